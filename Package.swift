@@ -1,0 +1,39 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Fastpull",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Fastpull", targets: ["Fastpull"]),
+        .executable(name: "fastpull", targets: ["fastpull"]),
+        .library(name: "FastpullFixtures", targets: ["FastpullFixtures"]),
+        .executable(name: "fastpull-fixture-server", targets: ["fastpull-fixture-server"]),
+        .executable(name: "fastpull-bench", targets: ["fastpull-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "Fastpull", dependencies: ["COpenSSL"]),
+        .executableTarget(name: "fastpull", dependencies: ["Fastpull"]),
+        .target(name: "FastpullFixtures", dependencies: ["COpenSSL"]),
+        .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
+        .executableTarget(
+            name: "fastpull-bench",
+            dependencies: ["FastpullFixtures"],
+            path: "Benchmarks/fastpull-bench"
+        ),
+        .testTarget(name: "FastpullTests", dependencies: ["Fastpull"]),
+        .testTarget(
+            name: "FastpullIntegrationTests",
+            dependencies: ["Fastpull", "FastpullFixtures"]
+        ),
+        .testTarget(
+            name: "FastpullCLITests",
+            dependencies: ["fastpull", "fastpull-fixture-server", "FastpullFixtures"]
+        ),
+    ]
+)
