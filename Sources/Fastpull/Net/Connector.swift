@@ -1,0 +1,46 @@
+/// Opens connections: resolve, TCP connect (each address in turn), then optionally TLS.
+enum Connector {
+    /// Resolves `host` (IPv4 and IPv6; `[::1]` style literals arrive without brackets), tries each
+    /// address in order with the connect timeout, sets `TCP_NODELAY`, and, when `tls` is non-nil,
+    /// performs the TLS handshake with SNI (not for IP literals) and hostname/IP verification unless
+    /// insecure. The handshake's reads and writes each wait at most `timeouts.connect`; afterwards the
+    /// idle timeout applies. Blocks the calling thread: call only from a connection thread.
+    ///
+    /// Errors: `.resolve`; `.connect` or `.timeout("connect")` from the last address tried; TLS errors
+    /// from the handshake (not retried on other addresses).
+    static func connect(
+        host: String, port: Int, tls: TLSContext?, timeouts: Timeouts
+    ) throws(NetError) -> any Transport {
+        let addresses = try Resolver.resolve(host: host, port: port)
+        let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
+        do {
+            guard let tls else {
+                try socket.setIdleTimeout(timeouts.idle)
+                return socket
+            }
+            try socket.setIdleTimeout(timeouts.connect)
+            let transport = try TLSTransport(socket: socket, host: host, context: tls)
+            try socket.setIdleTimeout(timeouts.idle)
+            return transport
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    /// Connects to the first of `addresses` that accepts within `timeout`, in order; throws the error of
+    /// the last attempt. `host` and `port` name the peer in errors.
+    static func connectSocket(
+        to addresses: [SocketAddress], host: String, port: Int, timeout: Duration
+    ) throws(NetError) -> Socket {
+        var lastError = NetError.connect(host: host, port: port, message: "no address to connect to")
+        for address in addresses {
+            do {
+                return try Socket.connect(to: address, host: host, port: port, timeout: timeout)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+}

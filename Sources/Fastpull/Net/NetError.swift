@@ -1,0 +1,59 @@
+import Glibc
+
+/// Errors from sockets, DNS and TLS.
+///
+/// `description` is a sentence a user can read: what failed, against which host, and why.
+enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `getaddrinfo` failed; `message` is its `gai_strerror` text.
+    case resolve(host: String, message: String)
+    /// Every address of `host` refused or was unreachable; `message` is the reason of the last attempt
+    /// (the `strerror` text, e.g. "Connection refused").
+    case connect(host: String, port: Int, message: String)
+    /// No progress within the timeout; the payload names the operation: "connect", "read", "write" or
+    /// "TLS handshake".
+    case timeout(String)
+    /// The peer reset the connection or closed it unexpectedly; the payload is a complete sentence
+    /// naming the peer and the operation.
+    case reset(String)
+    /// The TLS handshake failed for a reason other than certificate verification; the payload is a
+    /// complete sentence naming the peer and the OpenSSL error.
+    case tlsHandshake(String)
+    /// The server's certificate was rejected (chain, hostname or expiry); the payload is a complete
+    /// sentence naming the host and the verification error.
+    case tlsVerification(String)
+    /// The transport was shut down (usually by cancellation) while or before it was used.
+    case cancelled
+    /// Any other failed system call, with the call's name and its `errno`.
+    case system(call: String, errno: Int32)
+
+    var description: String {
+        switch self {
+        case .resolve(let host, let message):
+            return "could not resolve host \(host): \(message)"
+        case .connect(let host, let port, let message):
+            let peer = NetError.hostAndPort(host, port)
+            if message == NetError.errnoText(ECONNREFUSED) {
+                return "connection refused by \(peer)"
+            }
+            return "could not connect to \(peer): \(message)"
+        case .timeout(let operation):
+            return "\(operation) timed out"
+        case .reset(let sentence), .tlsHandshake(let sentence), .tlsVerification(let sentence):
+            return sentence
+        case .cancelled:
+            return "the connection was cancelled"
+        case .system(let call, let errno):
+            return "\(call) failed: \(NetError.errnoText(errno))"
+        }
+    }
+
+    /// `host:port`, with IPv6 literals in brackets (`[::1]:8080`).
+    static func hostAndPort(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The `strerror` text of `code`, e.g. "Connection refused".
+    static func errnoText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}

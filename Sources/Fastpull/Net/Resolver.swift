@@ -1,0 +1,83 @@
+import Glibc
+
+/// One resolved IPv4 or IPv6 address with a port, ready for `connect(2)`.
+struct SocketAddress: Sendable {
+    /// `AF_INET` or `AF_INET6`.
+    var family: Int32
+    /// The raw address; only the first `length` bytes are meaningful.
+    var storage: sockaddr_storage
+    /// The size of the `sockaddr_in`/`sockaddr_in6` inside `storage`.
+    var length: socklen_t
+
+    /// The numeric address, e.g. "127.0.0.1" or "::1".
+    var numericHost: String {
+        var storage = self.storage
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let result = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+            }
+        }
+        guard result == 0 else { return "?" }
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Calls `body` with the address as a `sockaddr` pointer and its length.
+    func withSockAddr<Result, Failure: Error>(
+        _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var storage = self.storage
+        return try withUnsafePointer(to: &storage) { (pointer) throws(Failure) -> Result in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                (address) throws(Failure) -> Result in
+                try body(address, length)
+            }
+        }
+    }
+}
+
+/// Name resolution with `getaddrinfo(3)`. Blocks: call only from a connection thread.
+enum Resolver {
+    /// All IPv4 and IPv6 addresses of `host` for TCP `port`, in the order `getaddrinfo` returns them
+    /// (which follows RFC 6724 and `/etc/gai.conf`). IP literals resolve to themselves.
+    static func resolve(host: String, port: Int) throws(NetError) -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_protocol = Int32(IPPROTO_TCP)
+        hints.ai_flags = AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0 else {
+            let message =
+                status == EAI_SYSTEM ? NetError.errnoText(errno) : String(cString: gai_strerror(status))
+            throw .resolve(host: host, message: message)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry?.pointee {
+            entry = current.ai_next
+            guard current.ai_family == AF_INET || current.ai_family == AF_INET6,
+                let source = current.ai_addr,
+                Int(current.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size
+            else { continue }
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { target in
+                target.copyMemory(from: UnsafeRawBufferPointer(start: source, count: Int(current.ai_addrlen)))
+            }
+            addresses.append(
+                SocketAddress(family: current.ai_family, storage: storage, length: current.ai_addrlen))
+        }
+        guard !addresses.isEmpty else {
+            throw .resolve(host: host, message: "no IPv4 or IPv6 address")
+        }
+        return addresses
+    }
+
+    /// True when `host` is an IPv4 or IPv6 literal (without brackets) rather than a name.
+    static func isIPLiteral(_ host: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
+    }
+}

@@ -1,0 +1,188 @@
+import Glibc
+import Synchronization
+
+/// A connected TCP socket in blocking mode, with idle timeouts from `SO_RCVTIMEO`/`SO_SNDTIMEO`.
+///
+/// Thread safety: `read`, `write` and `close` are meant for the connection's own thread; `shutdown()`
+/// may be called from any thread. The descriptor is closed only when no read or write is using it, so
+/// a concurrent `shutdown()` or `close()` can never act on a descriptor number that was reused.
+final class Socket: Transport {
+    private struct State {
+        /// The descriptor, or -1 once closed.
+        var fd: Int32
+        /// Set by `shutdown()`: reads and writes fail with `.cancelled` from then on.
+        var isShutDown = false
+        /// Set by `close()`; the descriptor is closed when `activeOperations` drops to 0.
+        var isClosed = false
+        /// Reads, writes and option changes currently using `fd`.
+        var activeOperations = 0
+    }
+
+    private let state: Mutex<State>
+    /// `host:port` as the caller named it, for error messages.
+    let peer: String
+
+    private init(fd: Int32, peer: String) {
+        self.state = Mutex(State(fd: fd))
+        self.peer = peer
+    }
+
+    deinit {
+        let fd = state.withLock { $0.fd }
+        if fd >= 0 { SystemCall.close(fd) }
+    }
+
+    /// Opens a TCP connection to `address` within `timeout` (a non-blocking connect and `poll`), then
+    /// switches the socket to blocking mode and sets `TCP_NODELAY`. `host` and `port` name the peer in
+    /// errors: `.connect` for a refused or unreachable address, `.timeout("connect")`.
+    static func connect(
+        to address: SocketAddress, host: String, port: Int, timeout: Duration
+    ) throws(NetError) -> Socket {
+        let fd: Int32
+        do {
+            fd = try SystemCall.socket(
+                family: address.family, type: Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+        } catch {
+            throw .system(call: error.call, errno: error.errno)
+        }
+        let socket = Socket(fd: fd, peer: NetError.hostAndPort(host, port))
+        func refused(_ code: Int32) -> NetError {
+            .connect(host: host, port: port, message: NetError.errnoText(code))
+        }
+        do {
+            try address.withSockAddr { (pointer, length) throws(SystemCallError) in
+                try SystemCall.connect(fd, to: pointer, length: length)
+            }
+        } catch where error.errno == EINPROGRESS || error.errno == EINTR {
+            let events: Int16
+            do {
+                events = try SystemCall.poll(fd, events: Int16(POLLOUT), timeout: timeout)
+            } catch {
+                throw .system(call: error.call, errno: error.errno)
+            }
+            guard events != 0 else { throw .timeout("connect") }
+            let pending: Int32
+            do {
+                pending = try SystemCall.getOption(fd, level: SOL_SOCKET, name: SO_ERROR)
+            } catch {
+                throw .system(call: error.call, errno: error.errno)
+            }
+            guard pending == 0 else { throw refused(pending) }
+        } catch {
+            throw refused(error.errno)
+        }
+        do {
+            try SystemCall.setNonBlocking(fd, false)
+            try SystemCall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: Int32(1))
+        } catch {
+            throw .system(call: error.call, errno: error.errno)
+        }
+        return socket
+    }
+
+    /// Sets how long one read or write may wait without progress before it throws `.timeout`.
+    func setIdleTimeout(_ timeout: Duration) throws(NetError) {
+        let fd = try beginOperation()
+        defer { endOperation() }
+        let value = Timeouts.timeval(timeout)
+        do {
+            try SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVTIMEO, value: value)
+            try SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_SNDTIMEO, value: value)
+        } catch {
+            throw .system(call: error.call, errno: error.errno)
+        }
+    }
+
+    /// True once `shutdown()` was called.
+    var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
+    /// One `recv`: returns what is available (up to `buffer.count` bytes), 0 at end of stream.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        let fd = try beginOperation()
+        defer { endOperation() }
+        let count: Int
+        do {
+            count = try SystemCall.recv(fd, into: buffer)
+        } catch {
+            throw failure(error, during: "read")
+        }
+        // After shutdown() the kernel reports end of stream; that must not look like the peer's EOF.
+        if count == 0 && isShutDown { throw .cancelled }
+        return count
+    }
+
+    /// Sends all of `bytes` (`MSG_NOSIGNAL`: a closed peer gives `.reset`, never `SIGPIPE`).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
+        let fd = try beginOperation()
+        defer { endOperation() }
+        var offset = 0
+        while offset < bytes.count {
+            do {
+                let remaining = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+                offset += try SystemCall.send(fd, remaining, flags: Int32(MSG_NOSIGNAL))
+            } catch {
+                throw failure(error, during: "write")
+            }
+        }
+    }
+
+    /// Shuts down both directions (`SHUT_RDWR`): blocked reads and writes return at once, and later ones
+    /// throw `.cancelled`. Safe from any thread, any number of times, before or after `close()`.
+    func shutdown() {
+        state.withLock { state in
+            state.isShutDown = true
+            if state.fd >= 0 { try? SystemCall.shutdown(state.fd, how: Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Closes the descriptor once no read or write uses it (waking any that do). Idempotent.
+    func close() {
+        let fd = state.withLock { state -> Int32 in
+            guard !state.isClosed else { return -1 }
+            state.isClosed = true
+            if state.activeOperations > 0 {
+                if state.fd >= 0 { try? SystemCall.shutdown(state.fd, how: Int32(SHUT_RDWR)) }
+                return -1
+            }
+            defer { state.fd = -1 }
+            return state.fd
+        }
+        if fd >= 0 { SystemCall.close(fd) }
+    }
+
+    /// Registers a use of the descriptor; fails with `.cancelled` after `shutdown()` or `close()`.
+    private func beginOperation() throws(NetError) -> Int32 {
+        try state.withLock { (state) throws(NetError) -> Int32 in
+            guard !state.isShutDown, !state.isClosed, state.fd >= 0 else { throw .cancelled }
+            state.activeOperations += 1
+            return state.fd
+        }
+    }
+
+    /// Ends a use of the descriptor, closing it if `close()` came meanwhile.
+    private func endOperation() {
+        let fd = state.withLock { state -> Int32 in
+            state.activeOperations -= 1
+            guard state.isClosed, state.activeOperations == 0, state.fd >= 0 else { return -1 }
+            defer { state.fd = -1 }
+            return state.fd
+        }
+        if fd >= 0 { SystemCall.close(fd) }
+    }
+
+    /// Maps a failed `recv`/`send` to the error the caller sees.
+    private func failure(_ error: SystemCallError, during operation: String) -> NetError {
+        if isShutDown { return .cancelled }
+        switch error.errno {
+        case EAGAIN, EWOULDBLOCK, ETIMEDOUT:
+            return .timeout(operation)
+        case ECONNRESET:
+            return .reset("connection reset by \(peer) during \(operation)")
+        case EPIPE, ENOTCONN:
+            return .reset("\(peer) closed the connection during \(operation)")
+        default:
+            return .system(call: error.call, errno: error.errno)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A `TaskExecutor` that owns one thread; blocking socket I/O runs there, never on the cooperative pool.
+///
+/// Used as `group.addTask(executorPreference: executor) { ... }`: the task's synchronous stretches run
+/// on this executor's thread, so a blocking `recv` stalls only that thread. `shutdown()` ends the thread
+/// once the queue is drained; the executor keeps itself alive until then, so every executor must be
+/// shut down. Jobs that arrive after the thread ended are handed to the global concurrent executor
+/// rather than lost.
+final class ThreadExecutor: TaskExecutor {
+    private let queue = JobQueue()
+    /// The thread's name, for debugging.
+    let name: String
+
+    /// Starts the thread named `name`.
+    init(name: String) {
+        self.name = name
+        // The name is set from the thread itself: Linux threads otherwise inherit their creator's name.
+        Thread { [self] in run() }.start()
+    }
+
+    /// Queues `job` to run on this executor's thread.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if !queue.push(job) {
+            globalConcurrentExecutor.enqueue(job)
+        }
+    }
+
+    /// Lets the thread exit once every queued job has run. Idempotent.
+    func shutdown() {
+        queue.shutDown()
+    }
+
+    /// Blocks until the thread has exited (after `shutdown()`). Never call it on the executor's thread.
+    func waitUntilFinished() {
+        queue.waitUntilFinished()
+    }
+
+    private func run() {
+        Thread.current.name = name
+        let executor = asUnownedTaskExecutor()
+        while let batch = queue.takeAll() {
+            for job in batch {
+                job.runSynchronously(on: executor)
+            }
+        }
+    }
+}
+
+/// The job queue of a ``ThreadExecutor``: a FIFO guarded by a condition.
+///
+/// `@unchecked Sendable` is sound because every stored `var` is read and written only while `condition`
+/// is locked (each method locks it on entry and unlocks it on every exit path), and `condition` itself is
+/// a thread-safe lock.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var isShutDown = false
+    private var isFinished = false
+
+    /// Appends `job`; false if the consuming thread has already exited.
+    func push(_ job: UnownedJob) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !isFinished else { return false }
+        jobs.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Waits for jobs and returns all of them in order; nil once shut down and empty (the thread must
+    /// then exit: later pushes are refused).
+    func takeAll() -> [UnownedJob]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while jobs.isEmpty && !isShutDown {
+            condition.wait()
+        }
+        guard !jobs.isEmpty else {
+            isFinished = true
+            condition.broadcast()
+            return nil
+        }
+        defer { jobs.removeAll(keepingCapacity: true) }
+        return jobs
+    }
+
+    func shutDown() {
+        condition.lock()
+        defer { condition.unlock() }
+        isShutDown = true
+        condition.broadcast()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !isFinished {
+            condition.wait()
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Glibc
+
+/// Time limits for one connection.
+struct Timeouts: Sendable {
+    /// How long to wait for a TCP connection to one address, and for each step of the TLS handshake.
+    var connect: Duration = .seconds(15)
+    /// How long a read or write may wait without transferring a byte.
+    var idle: Duration = .seconds(30)
+}
+
+extension Timeouts {
+    /// `duration` in whole milliseconds for `poll(2)`, rounded up so a short positive wait never becomes
+    /// 0 (which would mean "do not wait"), and clamped to `Int32.max`.
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, duration > .zero else { return 0 }
+        let millis = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let total = seconds.multipliedReportingOverflow(by: 1000)
+        guard !total.overflow else { return Int32.max }
+        return Int32(clamping: total.partialValue + millis)
+    }
+
+    /// `duration` as a `timeval` for `SO_RCVTIMEO`/`SO_SNDTIMEO`. A zero `timeval` means "no timeout"
+    /// to the kernel, so non-positive durations become the smallest positive one (1 µs).
+    static func timeval(_ duration: Duration) -> Glibc.timeval {
+        let (seconds, attoseconds) = duration.components
+        guard duration > .zero else { return Glibc.timeval(tv_sec: 0, tv_usec: 1) }
+        let micros = (attoseconds + 999_999_999_999) / 1_000_000_000_000
+        if micros >= 1_000_000 {
+            return Glibc.timeval(tv_sec: Int(clamping: seconds + 1), tv_usec: 0)
+        }
+        return Glibc.timeval(tv_sec: Int(clamping: seconds), tv_usec: Int(micros))
+    }
+}

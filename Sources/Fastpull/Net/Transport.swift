@@ -1,0 +1,16 @@
+/// A connected, blocking byte stream (plain TCP or TLS).
+///
+/// Call `read`/`write`/`close` from ONE thread (the connection's own thread). `shutdown()` may be
+/// called from any thread (e.g. a cancellation handler) and makes a blocked read or write return
+/// promptly: the read throws ``NetError/cancelled`` (or returns 0).
+protocol Transport: AnyObject, Sendable {
+    /// Reads up to `buffer.count` bytes; returns 0 at orderly EOF (and for an empty buffer); throws
+    /// `NetError.timeout("read")` after the idle timeout with no byte.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Writes all bytes or throws.
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Wakes blocked reads and writes and makes later ones throw ``NetError/cancelled``. Thread-safe.
+    func shutdown()
+    /// Releases the connection. Idempotent.
+    func close()
+}
