@@ -15,7 +15,8 @@ struct NetTests {
         }
         defer { server.stop() }
         let received = try await NetTestKit.blocking {
-            let transport = try Connector.connect(host: host, port: server.port, tls: nil, timeouts: Timeouts())
+            let transport = try Connector.connect(
+                host: host, port: server.port, tls: nil, timeouts: Timeouts())
             defer { transport.close() }
             try Array("hello".utf8).withUnsafeBytes { try transport.write($0) }
             return try NetTestKit.readToEnd(transport)
@@ -34,12 +35,38 @@ struct NetTests {
         #expect(!Resolver.isIPLiteral("localhost") && !Resolver.isIPLiteral("[::1]"))
     }
 
+    @Test func timeoutConversionsRoundUpAndClamp() {
+        #expect(Timeouts.milliseconds(.zero) == 0)
+        #expect(Timeouts.milliseconds(.seconds(-3)) == 0)
+        #expect(Timeouts.milliseconds(.nanoseconds(1)) == 1)
+        #expect(Timeouts.milliseconds(.milliseconds(1500)) == 1500)
+        #expect(Timeouts.milliseconds(.seconds(Int64.max)) == Int32.max)
+        let tiny = Timeouts.timeval(.zero)
+        #expect(tiny.tv_sec == 0 && tiny.tv_usec == 1)
+        let mixed = Timeouts.timeval(.milliseconds(2500))
+        #expect(mixed.tv_sec == 2 && mixed.tv_usec == 500_000)
+        let almost = Timeouts.timeval(.seconds(1) + .nanoseconds(999_999_999))
+        #expect(almost.tv_sec == 2 && almost.tv_usec == 0)
+    }
+
+    @Test func errorDescriptionsAreSentences() {
+        #expect(
+            NetError.connect(host: "::1", port: 8080, message: "Network is unreachable").description
+                == "could not connect to [::1]:8080: Network is unreachable")
+        #expect(NetError.timeout("TLS handshake").description == "TLS handshake timed out")
+        #expect(
+            NetError.system(call: "socket", errno: EMFILE).description == "socket failed: Too many open files"
+        )
+        #expect(NetError.cancelled.description == "the connection was cancelled")
+    }
+
     @Test func connectionRefused() async throws {
         let closed = try NetTestKit.UnlistenedPort(host: "127.0.0.1")
         defer { closed.close() }
         let error = await #expect(throws: NetError.self) {
             try await NetTestKit.blocking {
-                _ = try Connector.connect(host: "127.0.0.1", port: closed.port, tls: nil, timeouts: Timeouts())
+                _ = try Connector.connect(
+                    host: "127.0.0.1", port: closed.port, tls: nil, timeouts: Timeouts())
             }
         }
         #expect(error == .connect(host: "127.0.0.1", port: closed.port, message: "Connection refused"))
@@ -53,7 +80,9 @@ struct NetTests {
             refusingV6.close()
             refusingV4.close()
         }
-        let server = try NetTestKit.Server(host: "127.0.0.1") { connection in connection.send(Array("ok".utf8)) }
+        let server = try NetTestKit.Server(host: "127.0.0.1") { connection in
+            connection.send(Array("ok".utf8))
+        }
         defer { server.stop() }
         let refused6 = try Resolver.resolve(host: "::1", port: refusingV6.port)
         let refused4 = try Resolver.resolve(host: "127.0.0.1", port: refusingV4.port)
@@ -89,7 +118,8 @@ struct NetTests {
         }
         #expect(host == "no-such-host.fastpull.invalid")
         #expect(!message.isEmpty)
-        #expect(error?.description.hasPrefix("could not resolve host no-such-host.fastpull.invalid: ") == true)
+        #expect(
+            error?.description.hasPrefix("could not resolve host no-such-host.fastpull.invalid: ") == true)
     }
 
     @Test func readTimesOutWhenTheServerSendsNothing() async throws {
@@ -124,7 +154,8 @@ struct NetTests {
         }
         defer { server.stop() }
         try await NetTestKit.blocking {
-            let first = try Connector.connect(host: "127.0.0.1", port: server.port, tls: nil, timeouts: Timeouts())
+            let first = try Connector.connect(
+                host: "127.0.0.1", port: server.port, tls: nil, timeouts: Timeouts())
             first.shutdown()
             first.shutdown()
             #expect(throws: NetError.cancelled) { _ = try NetTestKit.readToEnd(first) }
@@ -133,7 +164,8 @@ struct NetTests {
             first.close()
             first.shutdown()
 
-            let second = try Connector.connect(host: "127.0.0.1", port: server.port, tls: nil, timeouts: Timeouts())
+            let second = try Connector.connect(
+                host: "127.0.0.1", port: server.port, tls: nil, timeouts: Timeouts())
             second.close()
             #expect(throws: NetError.cancelled) { _ = try NetTestKit.readToEnd(second) }
             second.close()
@@ -166,7 +198,10 @@ struct NetTests {
     }
 
     @Test func peerResetIsReportedAsReset() async throws {
-        let server = try NetTestKit.Server(host: "127.0.0.1") { connection in connection.reset() }
+        let server = try NetTestKit.Server(host: "127.0.0.1") { connection in
+            _ = connection.receive(count: 1)
+            connection.reset()
+        }
         defer { server.stop() }
         let error = await #expect(throws: NetError.self) {
             try await NetTestKit.blocking {
@@ -341,8 +376,11 @@ enum NetTestKit {
         init(_ initial: Value) { value = Atomic(initial) }
     }
 
-    /// The name of the thread running the caller.
-    static func currentThreadName() -> String? { Thread.current.name }
+    /// The kernel's name for the calling thread.
+    static func currentThreadName() -> String? {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 
     /// The kernel thread id of the caller, from the /proc/thread-self link ("<pid>/task/<tid>").
     static func currentThreadID() -> Int32 {
@@ -426,7 +464,9 @@ enum NetTestKit {
                 var bytes = [UInt8](repeating: 0, count: count)
                 var filled = 0
                 while filled < count {
-                    let result = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + filled, count - filled, 0) }
+                    let result = bytes.withUnsafeMutableBytes {
+                        recv(fd, $0.baseAddress! + filled, count - filled, 0)
+                    }
                     if result <= 0 { break }
                     filled += result
                 }

@@ -53,7 +53,8 @@ struct TLSTests {
 
     @Test func hostnameMismatchIsAVerificationError() async throws {
         let pki = try TestPKI.shared.get()
-        let error = try await handshakeError(certificate: pki.wrongHost, host: "localhost", caFile: pki.caFile)
+        let error = try await handshakeError(
+            certificate: pki.wrongHost, host: "localhost", caFile: pki.caFile)
         guard case .tlsVerification(let sentence)? = error else {
             Issue.record("expected .tlsVerification, got \(String(describing: error))")
             return
@@ -63,8 +64,11 @@ struct TLSTests {
 
     @Test func ipAddressMismatchIsAVerificationError() async throws {
         let pki = try TestPKI.shared.get()
-        let error = try await handshakeError(certificate: pki.wrongHost, host: "127.0.0.1", caFile: pki.caFile)
-        #expect(error == .tlsVerification("TLS certificate verification failed for 127.0.0.1: IP address mismatch"))
+        let error = try await handshakeError(
+            certificate: pki.wrongHost, host: "127.0.0.1", caFile: pki.caFile)
+        #expect(
+            error
+                == .tlsVerification("TLS certificate verification failed for 127.0.0.1: IP address mismatch"))
     }
 
     @Test func anUntrustedCAIsAVerificationErrorWithoutCAFile() async throws {
@@ -81,8 +85,13 @@ struct TLSTests {
     @Test func anExpiredCertificateIsAVerificationError() async throws {
         let pki = try TestPKI.shared.get()
         let error = try await handshakeError(certificate: pki.expired, host: "localhost", caFile: pki.caFile)
-        #expect(error == .tlsVerification("TLS certificate verification failed for localhost: certificate has expired"))
-        #expect(error?.description == "TLS certificate verification failed for localhost: certificate has expired")
+        #expect(
+            error
+                == .tlsVerification(
+                    "TLS certificate verification failed for localhost: certificate has expired"))
+        #expect(
+            error?.description == "TLS certificate verification failed for localhost: certificate has expired"
+        )
     }
 
     @Test func insecureSkipsVerification() async throws {
@@ -92,7 +101,8 @@ struct TLSTests {
         let context = try TLSContext(options: TLSOptions(insecure: true))
         let port = server.port
         let reply = try await NetTestKit.blocking {
-            let transport = try Connector.connect(host: "localhost", port: port, tls: context, timeouts: .forTests)
+            let transport = try Connector.connect(
+                host: "localhost", port: port, tls: context, timeouts: .forTests)
             defer { transport.close() }
             try Array("abc\n".utf8).withUnsafeBytes { try transport.write($0) }
             return try NetTestKit.readUntil(UInt8(ascii: "\n"), from: transport)
@@ -170,7 +180,8 @@ struct TLSTests {
         let context = try TLSContext(options: TLSOptions(caFile: pki.caFile))
         let port = server.port
         let rest = try await NetTestKit.blocking {
-            let transport = try Connector.connect(host: "127.0.0.1", port: port, tls: context, timeouts: .forTests)
+            let transport = try Connector.connect(
+                host: "127.0.0.1", port: port, tls: context, timeouts: .forTests)
             defer { transport.close() }
             // In -rev mode, "CLOSE" makes s_server end the connection with SSL_shutdown (close_notify).
             try Array("ab\nCLOSE\n".utf8).withUnsafeBytes { try transport.write($0) }
@@ -266,7 +277,8 @@ struct TestPKI: Sendable {
         try TestPKI.openssl(
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
             "-keyout", path("ca.key"), "-out", caFile, "-days", "2", "-subj", "/CN=Fastpull Test CA",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"
+        )
         func issue(_ name: String, names: String, days: Int) throws -> Certificate {
             let extensions = path("\(name).ext")
             try "subjectAltName=\(names)\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
@@ -309,7 +321,9 @@ final class OpenSSLServer {
 
     /// Starts the server on `host` (127.0.0.1, ::1; localhost means 127.0.0.1) and waits for its
     /// "ACCEPT host:port" line.
-    static func start(certificate: TestPKI.Certificate, host: String = "127.0.0.1") async throws -> OpenSSLServer {
+    static func start(certificate: TestPKI.Certificate, host: String = "127.0.0.1") async throws
+        -> OpenSSLServer
+    {
         let address = host == "::1" ? "[::1]:0" : "127.0.0.1:0"
         let output = Pipe()
         let process = Process()
@@ -335,7 +349,8 @@ final class OpenSSLServer {
                 }
                 let line = String(decoding: text, as: UTF8.self)
                 text.removeAll()
-                if line.hasPrefix("ACCEPT "), let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                if line.hasPrefix("ACCEPT "), let port = line.split(separator: ":").last.flatMap({ Int($0) })
+                {
                     return port
                 }
             }

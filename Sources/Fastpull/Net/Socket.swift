@@ -53,7 +53,7 @@ final class Socket: Transport {
             try address.withSockAddr { (pointer, length) throws(SystemCallError) in
                 try SystemCall.connect(fd, to: pointer, length: length)
             }
-        } catch where error.errno == EINPROGRESS || error.errno == EINTR {
+        } catch  where error.errno == EINPROGRESS || error.errno == EINTR {
             let events: Int16
             do {
                 events = try SystemCall.poll(fd, events: Int16(POLLOUT), timeout: timeout)

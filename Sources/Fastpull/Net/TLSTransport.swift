@@ -219,7 +219,8 @@ final class TLSTransport: Transport {
             readBytes?.pointee = 0
             guard let bio, let data, let link = TLSTransport.link(of: bio) else { return 0 }
             do throws(NetError) {
-                let count = try link.socket.read(into: UnsafeMutableRawBufferPointer(start: data, count: length))
+                let count = try link.socket.read(
+                    into: UnsafeMutableRawBufferPointer(start: data, count: length))
                 if count == 0 {
                     link.sawEndOfStream = true
                     return 0

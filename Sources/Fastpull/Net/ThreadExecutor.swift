@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A `TaskExecutor` that owns one thread; blocking socket I/O runs there, never on the cooperative pool.
 ///
@@ -9,13 +10,12 @@ import Foundation
 /// rather than lost.
 final class ThreadExecutor: TaskExecutor {
     private let queue = JobQueue()
-    /// The thread's name, for debugging.
+    /// The thread's name (at most 15 bytes are kept), shown by debuggers, `top -H` and `ps -L`.
     let name: String
 
     /// Starts the thread named `name`.
     init(name: String) {
         self.name = name
-        // The name is set from the thread itself: Linux threads otherwise inherit their creator's name.
         Thread { [self] in run() }.start()
     }
 
@@ -38,13 +38,25 @@ final class ThreadExecutor: TaskExecutor {
     }
 
     private func run() {
-        Thread.current.name = name
+        ThreadExecutor.nameCurrentThread(name)
         let executor = asUnownedTaskExecutor()
         while let batch = queue.takeAll() {
             for job in batch {
                 job.runSynchronously(on: executor)
             }
         }
+    }
+}
+
+extension ThreadExecutor {
+    /// Names the calling thread through `/proc/thread-self/comm`. (Foundation's `Thread.name` reaches the
+    /// kernel only sometimes on Linux, racing with `start()`; unnamed threads inherit their creator's name.)
+    fileprivate static func nameCurrentThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = write(fd, bytes, bytes.count)
+        SystemCall.close(fd)
     }
 }
 

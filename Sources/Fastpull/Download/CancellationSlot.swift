@@ -1,0 +1,34 @@
+import Synchronization
+
+/// Lets a cancellation handler reach the connection a task is blocked on: the task attaches its
+/// current connection, and `cancel()` (from any thread) shuts it down so the blocked call returns.
+final class CancellationSlot: Sendable {
+    private let state = Mutex<(cancelled: Bool, connection: HTTPConnection?)>((false, nil))
+
+    /// Makes `connection` the one to shut down on cancellation; throws if already cancelled.
+    func attach(_ connection: HTTPConnection) throws(NetError) {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.connection = connection }
+            return state.cancelled
+        }
+        if cancelled {
+            connection.cancel()
+            throw .cancelled
+        }
+    }
+
+    func detach() {
+        state.withLock { $0.connection = nil }
+    }
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Shuts down the attached connection, now and for any attached later.
+    func cancel() {
+        let connection = state.withLock { state in
+            state.cancelled = true
+            return state.connection
+        }
+        connection?.cancel()
+    }
+}

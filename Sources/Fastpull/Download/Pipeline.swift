@@ -1,0 +1,273 @@
+import Foundation
+
+/// The steps of one download, in order: validate, probe, resume or plan, fetch (with the streaming
+/// hash and the journal), verify, and move into place.
+struct Pipeline {
+    let download: Download
+    let counters: TransferCounters
+
+    var configuration: Configuration { download.configuration }
+    var outputPath: String { download.destination.path(percentEncoded: false) }
+    var partPath: String { outputPath + ".part" }
+    var store: JournalStore { JournalStore(partPath: partPath) }
+
+    /// How many times a download starts over because the remote file changed under it.
+    static let maximumRestarts = 2
+
+    /// Raised inside an attempt when the remote file changed and starting over is allowed.
+    struct RestartRequest: Error {
+        var reason: String
+    }
+
+    func run() async throws -> Report {
+        let started = ContinuousClock.now
+        counters.bytesFetched.store(0, ordering: .relaxed)
+        counters.retries.store(0, ordering: .relaxed)
+        try validate()
+        let pool = ConnectionPool(
+            tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
+            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
+        defer { pool.closeAll() }
+        let executors = ExecutorSet()
+        defer { executors.shutdown() }
+
+        if !configuration.resumeFromJournal { try discardProgress() }
+        var restarts = 0
+        while true {
+            do {
+                return try await attempt(pool: pool, executors: executors, started: started)
+            } catch let request as RestartRequest where restarts < Self.maximumRestarts {
+                restarts += 1
+                download.emit(.restarting(reason: request.reason))
+                try discardProgress()
+                counters.bytesWritten.store(0, ordering: .relaxed)
+            } catch let request as RestartRequest {
+                try? discardProgress()
+                throw FastpullError(
+                    .remoteChanged,
+                    "\(download.url.absoluteString) kept changing during the download (\(request.reason)); try again later")
+            }
+        }
+    }
+
+    /// Removes the `.part` file and its journals.
+    func discardProgress() throws {
+        do {
+            try store.remove()
+            try FileSystem.remove(partPath)
+        } catch {
+            throw Failure(error, url: download.url).error
+        }
+    }
+
+    private func attempt(pool: ConnectionPool, executors: ExecutorSet, started: ContinuousClock.Instant)
+        async throws -> Report
+    {
+        let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
+        let remote = outcome.remote
+        if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
+
+        guard remote.acceptsRanges, let size = remote.size, size > 0 else {
+            if store.exists {
+                download.emit(.warning("the server does not offer byte ranges now; the earlier progress is discarded"))
+                try discardProgress()
+            }
+            return try await stream(outcome: outcome, pool: pool, policy: policy, executors: executors, started: started)
+        }
+        outcome.pendingBody?.connection.close()
+
+        let start = try resumeOrCreate(remote: remote, size: size)
+        let plan = Plan(
+            size: size, segments: start.segments,
+            connections: min(configuration.connections, max(start.segments.filter { !$0.isComplete }.count, 1)))
+        let scheduler = Scheduler(segments: plan.segments)
+        let checkpointer = Checkpointer(
+            store: store, template: start.journal, scheduler: scheduler, file: start.file)
+
+        let sha256: [UInt8]
+        do {
+            try checkpointer.checkpoint(durably: true)
+            sha256 = try await fetchSegments(
+                plan: plan, remote: remote, file: start.file, scheduler: scheduler, checkpointer: checkpointer,
+                pool: pool, policy: policy, executors: executors)
+        } catch {
+            throw stopped(by: error, remote: remote, checkpointer: checkpointer)
+        }
+
+        let verified: [Checksum]
+        do {
+            verified = try verify(sha256: sha256, size: size, expectedSize: size, file: start.file)
+        } catch {
+            try? discardProgress()
+            throw Failure(error, url: remote.finalURL).error
+        }
+        do {
+            try start.file.sync()
+            try start.file.rename(to: outputPath)
+            try? store.remove()
+        } catch {
+            throw Failure(error, url: remote.finalURL).error
+        }
+        return Report(
+            url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: size,
+            seconds: (ContinuousClock.now - started).seconds,
+            bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(sha256),
+            verifiedChecksums: verified, connections: plan.connections, segments: plan.segments.count,
+            retries: counters.retries.load(ordering: .relaxed), resumedBytes: start.keptBytes,
+            rangesSupported: true)
+    }
+
+    /// Turns a failure of the segmented fetch into what the caller sees, saving the journal first
+    /// whenever the work can be resumed.
+    private func stopped(by error: any Error, remote: RemoteFile, checkpointer: Checkpointer) -> any Error {
+        if case TransferError.remoteChanged(let reason) = error {
+            if configuration.restartWhenRemoteChanges { return RestartRequest(reason: reason) }
+            try? discardProgress()
+            return Failure(error, url: remote.finalURL).error
+        }
+        let failure = Failure(error, url: remote.finalURL).error
+        guard failure.code != .integrity else {
+            try? discardProgress()
+            return failure
+        }
+        do {
+            try checkpointer.checkpoint(durably: true)
+        } catch {
+            return FastpullError(
+                failure.code, "\(failure.message); the journal could not be saved either: \(error)")
+        }
+        let kept = counters.bytesWritten.load(ordering: .relaxed)
+        let total = remote.size ?? 0
+        if failure.code == .interrupted {
+            return FastpullError(
+                .interrupted,
+                "interrupted with \(kept) of \(total) bytes saved in \(partPath); run the same command to resume")
+        }
+        return FastpullError(failure.code, "\(failure.message); run the same command to resume (\(kept) of \(total) bytes are saved)")
+    }
+
+    private func validate() throws {
+        guard (1...128).contains(configuration.connections) else {
+            throw FastpullError(.usage, "connections must be between 1 and 128, got \(configuration.connections)")
+        }
+        guard configuration.minimumSegmentSize >= 1 else {
+            throw FastpullError(.usage, "the minimum segment size must be at least 1 byte")
+        }
+        guard configuration.retries >= 0 else {
+            throw FastpullError(.usage, "retries cannot be negative, got \(configuration.retries)")
+        }
+        guard Origin(download.url) != nil else {
+            throw FastpullError(
+                .usage, "unsupported URL '\(download.url.absoluteString)': expected http:// or https:// with a host")
+        }
+        guard download.destination.isFileURL else {
+            throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
+        }
+        let folder = download.destination.deletingLastPathComponent().path(percentEncoded: false)
+        guard FileSystem.isDirectory(folder.isEmpty ? "." : folder) else {
+            throw FastpullError(.localIO, "the folder \(folder) does not exist; create it or choose another output path")
+        }
+        guard !FileSystem.isDirectory(outputPath) else {
+            throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
+        }
+    }
+
+    /// Probes with retries for transient failures, on a connection thread.
+    private func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
+        -> Probe.Outcome
+    {
+        let probe = Probe(pool: pool, maximumRedirects: configuration.maximumRedirects)
+        let url = download.url
+        let retries = configuration.retries
+        let counters = counters
+        return try await withTaskExecutorPreference(executor) {
+            let slot = CancellationSlot()
+            return try await withTaskCancellationHandler {
+                var failures = 0
+                while true {
+                    do {
+                        return try probe.run(url, slot: slot)
+                    } catch {
+                        let failure = Failure(error, url: url)
+                        if slot.isCancelled { throw CancellationError() }
+                        guard failure.retryable else { throw failure.error }
+                        if failure.staleConnection && failures == 0 { continue }
+                        failures += 1
+                        guard failures <= retries else { throw failure.error }
+                        counters.retries.add(1, ordering: .relaxed)
+                        try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                    }
+                }
+            } onCancel: {
+                slot.cancel()
+            }
+        }
+    }
+
+    /// One streaming connection for a server without ranges or without a length. Nothing to resume.
+    private func stream(
+        outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
+        started: ContinuousClock.Instant
+    ) async throws -> Report {
+        let remote = outcome.remote
+        let file: OutputFile
+        do {
+            file = try OutputFile(creatingAt: partPath)
+            if let size = remote.size { try file.preallocate(size: size) }
+        } catch {
+            outcome.pendingBody?.connection.close()
+            throw Failure(error, url: remote.finalURL).error
+        }
+        do {
+            let fetcher = StreamFetcher(
+                remote: remote, pool: pool, file: file, counters: counters, retries: configuration.retries,
+                policy: policy)
+            let pending = outcome.pendingBody
+            let result = try await withTaskExecutorPreference(executors[1]) {
+                try await fetcher.run(pending: pending)
+            }
+            let verified = try verify(
+                sha256: result.sha256, size: result.size, expectedSize: remote.size, file: file)
+            try file.sync()
+            try file.rename(to: outputPath)
+            return Report(
+                url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
+                seconds: (ContinuousClock.now - started).seconds,
+                bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(result.sha256),
+                verifiedChecksums: verified, connections: 1, segments: 1,
+                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0, rangesSupported: false)
+        } catch {
+            try? FileSystem.remove(partPath)
+            throw Failure(error, url: remote.finalURL).error
+        }
+    }
+
+    /// Checks the size and every expected checksum; returns the checksums that matched.
+    func verify(sha256: [UInt8], size: Int64, expectedSize: Int64?, file: OutputFile) throws -> [Checksum] {
+        if let expectedSize, size != expectedSize {
+            throw FastpullError(
+                .integrity, "\(file.path) has \(size) bytes but the server announced \(expectedSize); run again to retry")
+        }
+        let onDisk = try file.size()
+        guard onDisk == size else {
+            throw FastpullError(.integrity, "\(file.path) holds \(onDisk) bytes, expected \(size)")
+        }
+        let actual = Digest.hex(sha256)
+        for checksum in configuration.checksums where checksum.hexValue != actual {
+            throw FastpullError(
+                .integrity,
+                "\(checksum.algorithm) mismatch for \(outputPath): expected \(checksum.hexValue), got \(actual); the download was discarded"
+            )
+        }
+        return configuration.checksums
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// Failures the transfer path itself detects in what a server sent.
+enum TransferError: Error, Sendable {
+    /// An error status.
+    case status(Int, reason: String, retryAfter: Duration?)
+    /// A 200 with the whole body where a 206 for one range was asked.
+    case rangeIgnored(requested: ClosedRange<Int64>)
+    /// A 206 whose `Content-Range` (or length) does not match the request.
+    case badContentRange(requested: ClosedRange<Int64>, got: String)
+    /// More body bytes than the range or declared size allows.
+    case bodyTooLong(expected: Int64)
+    /// The body ended before the expected size.
+    case bodyTooShort(expected: Int64, got: Int64)
+    /// The file's size differs from what the probe saw.
+    case sizeChanged(expected: Int64, got: Int64)
+    /// The remote file is not the one the download started with (a 200 to `If-Range`, or a new
+    /// validator or size).
+    case remoteChanged(String)
+    /// More redirects than allowed.
+    case tooManyRedirects(Int)
+    /// A redirect without a usable `Location`.
+    case badRedirect(status: Int, location: String?)
+}
+
+/// A failure, classified: the user-facing error and whether retrying may help.
+struct Failure: Sendable {
+    var error: FastpullError
+    var retryable: Bool
+    var retryAfter: Duration? = nil
+    /// A stale keep-alive connection: retry at once on a fresh one, without counting a failure.
+    var staleConnection = false
+
+    /// Classifies any error thrown while talking to `url`.
+    init(_ thrown: any Error, url: URL) {
+        let location = url.absoluteString
+        switch thrown {
+        case let error as FastpullError:
+            self.init(error: error, retryable: false)
+        case let error as NetError:
+            switch error {
+            case .cancelled:
+                self.init(
+                    error: FastpullError(.interrupted, "interrupted while downloading \(location)"),
+                    retryable: false)
+            case .tlsVerification, .tlsHandshake:
+                self.init(
+                    error: FastpullError(
+                        .tls,
+                        "\(error) (\(location)); pass --cacert FILE to trust another authority, or --insecure to skip verification"
+                    ), retryable: false)
+            case .resolve:
+                self.init(
+                    error: FastpullError(
+                        .network, "\(error) (\(location)); check the host name and your network"),
+                    retryable: true)
+            default:
+                self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
+            }
+        case let error as HTTPBodyError:
+            self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
+            staleConnection = error == .closedBeforeResponse
+        case let error as HTTPParseError:
+            self.init(
+                error: FastpullError(.httpStatus, "malformed HTTP response from \(location): \(error)"),
+                retryable: true)
+        case let error as StorageError:
+            let hint = error.isNoSpace ? "; free some space and run the same command again" : ""
+            self.init(error: FastpullError(.localIO, "\(error)\(hint)"), retryable: false)
+        case let error as TransferError:
+            self.init(error, location: location)
+        case is CancellationError:
+            self.init(
+                error: FastpullError(.interrupted, "interrupted while downloading \(location)"),
+                retryable: false)
+        default:
+            self.init(
+                error: FastpullError(.internalError, "unexpected error: \(thrown) (\(location))"),
+                retryable: false)
+        }
+    }
+
+    init(error: FastpullError, retryable: Bool, retryAfter: Duration? = nil) {
+        self.error = error
+        self.retryable = retryable
+        self.retryAfter = retryAfter
+    }
+
+    private init(_ error: TransferError, location: String) {
+        switch error {
+        case .status(let status, let reason, let retryAfter):
+            let retryable = status == 408 || status == 429 || status >= 500
+            let text = reason.isEmpty ? "" : " \(reason)"
+            self.init(
+                error: FastpullError(.httpStatus, "HTTP \(status)\(text) from \(location)"),
+                retryable: retryable,
+                retryAfter: retryAfter)
+        case .rangeIgnored(let range):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "\(location) answered 200 with the whole file to a request for bytes \(range.lowerBound)-\(range.upperBound); the server stopped honouring ranges"
+                ), retryable: false)
+        case .badContentRange(let range, let got):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with Content-Range '\(got)'"
+                ),
+                retryable: true)
+        case .bodyTooLong(let expected):
+            self.init(
+                error: FastpullError(
+                    .httpStatus, "\(location) sent more than the \(expected) bytes it announced"),
+                retryable: true)
+        case .bodyTooShort(let expected, let got):
+            self.init(
+                error: FastpullError(
+                    .network, "\(location) sent \(got) of \(expected) bytes before the body ended"),
+                retryable: true)
+        case .sizeChanged(let expected, let got):
+            self.init(
+                error: FastpullError(
+                    .remoteChanged,
+                    "the size of \(location) changed from \(expected) to \(got) bytes during the download"),
+                retryable: false)
+        case .remoteChanged(let reason):
+            self.init(
+                error: FastpullError(
+                    .remoteChanged,
+                    "\(location) changed during the download (\(reason)); run again without --no-restart to start over"),
+                retryable: false)
+        case .tooManyRedirects(let count):
+            self.init(
+                error: FastpullError(.httpStatus, "more than \(count) redirects from \(location)"),
+                retryable: false)
+        case .badRedirect(let status, let target):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "HTTP \(status) from \(location) redirects to \(target.map { "'\($0)'" } ?? "nowhere"), which is not an http or https URL"
+                ), retryable: false)
+        }
+    }
+}

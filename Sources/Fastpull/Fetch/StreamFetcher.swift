@@ -1,0 +1,108 @@
+import Foundation
+
+/// Fetches the whole file over one connection when the server does not honour ranges or gives no
+/// length (chunked bodies included), hashing the bytes as they pass. A failure restarts from zero:
+/// without ranges there is no way to ask for the rest.
+///
+/// Runs on its own ``ThreadExecutor``.
+struct StreamFetcher: Sendable {
+    let remote: RemoteFile
+    let pool: ConnectionPool
+    let file: OutputFile
+    let counters: TransferCounters
+    let retries: Int
+    let policy: RetryPolicy
+
+    struct Result {
+        var size: Int64
+        var sha256: [UInt8]
+    }
+
+    func run(pending: (connection: HTTPConnection, head: ResponseHead)?) async throws -> Result {
+        let slot = CancellationSlot()
+        return try await withTaskCancellationHandler {
+            var pending = pending
+            var failures = 0
+            while true {
+                if slot.isCancelled { throw CancellationError() }
+                let digest = Digest(.sha256)
+                var written: Int64 = 0
+                do {
+                    try fetchOnce(pending: pending, digest: digest, written: &written, slot: slot)
+                    return Result(size: written, sha256: digest.finalize())
+                } catch {
+                    pending = nil
+                    let failure = Failure(error, url: remote.finalURL)
+                    if slot.isCancelled { throw CancellationError() }
+                    guard failure.retryable else { throw failure.error }
+                    if failure.staleConnection && written == 0 && failures == 0 { continue }
+                    failures = written > 0 ? 1 : failures + 1
+                    guard failures <= retries else { throw failure.error }
+                    counters.retries.add(1, ordering: .relaxed)
+                    counters.bytesWritten.subtract(written, ordering: .relaxed)
+                    try file.truncate(to: 0)
+                    try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                }
+            }
+        } onCancel: {
+            slot.cancel()
+        }
+    }
+
+    private func fetchOnce(
+        pending: (connection: HTTPConnection, head: ResponseHead)?, digest: Digest, written: inout Int64,
+        slot: CancellationSlot
+    ) throws {
+        let url = remote.finalURL
+        guard let origin = Origin(url) else {
+            throw TransferError.badRedirect(status: 0, location: url.absoluteString)
+        }
+        let connection: HTTPConnection
+        let head: ResponseHead
+        if let pending {
+            connection = pending.connection
+            head = pending.head
+            try slot.attach(connection)
+        } else {
+            connection = try pool.connection(to: origin)
+            try slot.attach(connection)
+            do {
+                try connection.send(Requests.make("GET", url, origin: origin))
+                head = try connection.readHead()
+            } catch {
+                slot.detach()
+                pool.giveBack(connection)
+                throw error
+            }
+        }
+        counters.activeConnections.add(1, ordering: .relaxed)
+        defer {
+            counters.activeConnections.subtract(1, ordering: .relaxed)
+            slot.detach()
+            pool.giveBack(connection)
+        }
+        guard (200..<300).contains(head.status), head.status != 206 else {
+            connection.discardBody(of: head, method: "GET")
+            let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+            throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
+        }
+        let expected = remote.size ?? head.contentLength
+        if let declared = head.contentLength, let size = remote.size, declared != size {
+            connection.close()
+            throw TransferError.sizeChanged(expected: size, got: declared)
+        }
+        var offset: Int64 = 0
+        defer { written = offset }
+        try connection.readBody(of: head, method: "GET") { bytes in
+            let count = Int64(bytes.count)
+            if let expected, offset + count > expected { throw TransferError.bodyTooLong(expected: expected) }
+            try file.write(bytes, at: offset)
+            digest.update(bytes)
+            offset += count
+            counters.addWritten(count)
+        }
+        if let expected, offset != expected {
+            throw TransferError.bodyTooShort(expected: expected, got: offset)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+/// One HTTP/1.1 connection: sends request heads and reads responses through a fixed buffer, streaming
+/// body bytes to the caller without copying them. Keep-alive reuse is decided per response.
+///
+/// A connection is used by one task at a time (handed over through ``ConnectionPool``'s lock), and
+/// only `cancel()` is called from elsewhere; that goes to ``Transport/shutdown()``, which is
+/// thread-safe.
+final class HTTPConnection: @unchecked Sendable {
+    let origin: Origin
+    let transport: any Transport
+    /// The read buffer; bytes `[readIndex, fillIndex)` are received but not yet consumed.
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var readIndex = 0
+    private var fillIndex = 0
+    /// False once a response could not be read to its end or asked to close.
+    private(set) var isReusable = true
+    /// Requests sent on this connection.
+    private(set) var requestCount = 0
+
+    static let bufferSize = 256 * 1024
+
+    init(origin: Origin, transport: any Transport, bufferSize: Int = HTTPConnection.bufferSize) {
+        self.origin = origin
+        self.transport = transport
+        self.buffer = .allocate(byteCount: bufferSize, alignment: 4096)
+    }
+
+    deinit {
+        transport.close()
+        buffer.deallocate()
+    }
+
+    /// Wakes any blocked read or write; the connection is dead afterwards.
+    func cancel() {
+        isReusable = false
+        transport.shutdown()
+    }
+
+    func close() {
+        isReusable = false
+        transport.close()
+    }
+
+    func send(_ request: RequestHead) throws {
+        requestCount += 1
+        let bytes = request.serialized()
+        do {
+            try bytes.withUnsafeBytes { try transport.write($0) }
+        } catch {
+            isReusable = false
+            throw error
+        }
+    }
+
+    /// Reads the next final response head, skipping interim 1xx responses.
+    func readHead() throws -> ResponseHead {
+        while true {
+            var parser = ResponseHeadParser()
+            let head: ResponseHead
+            parsing: while true {
+                if readIndex == fillIndex { try fill(expectingHead: true) }
+                let available = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<fillIndex])
+                switch try parser.feed(available) {
+                case .needMore:
+                    readIndex = fillIndex
+                case .complete(let parsed, let consumed):
+                    readIndex += consumed
+                    head = parsed
+                    break parsing
+                }
+            }
+            if (100..<200).contains(head.status) && head.status != 101 { continue }
+            if !head.keepAlive { isReusable = false }
+            return head
+        }
+    }
+
+    /// Streams the body of `head` (the answer to a request with `method`) to `sink`. Fails with
+    /// ``HTTPBodyError`` if the body ends early or is malformed; the connection is then not reusable.
+    func readBody(
+        of head: ResponseHead, method: String, into sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        do {
+            if method == "HEAD" || head.status == 204 || head.status == 304 {
+                return
+            } else if head.isChunked {
+                try readChunked(into: sink)
+            } else if let length = head.contentLength {
+                try readExactly(length, into: sink)
+            } else {
+                isReusable = false
+                try readUntilClose(into: sink)
+            }
+        } catch {
+            isReusable = false
+            throw error
+        }
+    }
+
+    /// Reads and drops a small body so the connection can be reused; gives up on reuse when the body
+    /// is larger than `limit` or has no length.
+    func discardBody(of head: ResponseHead, method: String, limit: Int64 = 64 * 1024) {
+        if method != "HEAD", head.status != 204, head.status != 304 {
+            guard let length = head.contentLength, length <= limit, !head.isChunked else {
+                isReusable = false
+                return
+            }
+        }
+        do { try readBody(of: head, method: method) { _ in } } catch { isReusable = false }
+    }
+
+    private func readExactly(_ length: Int64, into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var remaining = length
+        while remaining > 0 {
+            if readIndex == fillIndex { try fill(expectingHead: false) }
+            let take = Int(min(Int64(fillIndex - readIndex), remaining))
+            let slice = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<readIndex + take])
+            readIndex += take
+            remaining -= Int64(take)
+            try sink(slice)
+        }
+    }
+
+    private func readChunked(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var decoder = ChunkedDecoder()
+        while true {
+            if readIndex == fillIndex { try fill(expectingHead: false) }
+            let available = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<fillIndex])
+            switch try decoder.decode(available, emit: sink) {
+            case .needMore:
+                readIndex = fillIndex
+            case .finished(let consumed):
+                readIndex += consumed
+                return
+            }
+        }
+    }
+
+    private func readUntilClose(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        while true {
+            if readIndex < fillIndex {
+                let slice = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<fillIndex])
+                readIndex = fillIndex
+                try sink(slice)
+            }
+            readIndex = 0
+            fillIndex = 0
+            let count = try transport.read(into: buffer)
+            if count == 0 { return }
+            fillIndex = count
+        }
+    }
+
+    /// Reads more bytes into the buffer; end of stream here is an error.
+    private func fill(expectingHead: Bool) throws {
+        if readIndex == fillIndex {
+            readIndex = 0
+            fillIndex = 0
+        }
+        let free = UnsafeMutableRawBufferPointer(rebasing: buffer[fillIndex...])
+        let count = try transport.read(into: free)
+        guard count > 0 else {
+            isReusable = false
+            throw expectingHead && requestCount > 0 && fillIndex == readIndex
+                ? HTTPBodyError.closedBeforeResponse : HTTPBodyError.truncated
+        }
+        fillIndex += count
+    }
+}
+
+/// A response body that could not be read to its end.
+enum HTTPBodyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server closed the connection before sending a response (often a stale keep-alive connection).
+    case closedBeforeResponse
+    /// The connection closed before the body's declared end.
+    case truncated
+
+    var description: String {
+        switch self {
+        case .closedBeforeResponse: return "the server closed the connection before answering"
+        case .truncated: return "the connection closed before the end of the response"
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Scheme, host and port: what a connection is bound to, and what the pool keys on.
+struct Origin: Sendable, Hashable, CustomStringConvertible {
+    var secure: Bool
+    var host: String
+    var port: Int
+
+    /// The origin of an `http` or `https` URL, or nil for any other scheme or a URL without a host.
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
+        guard var host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.secure = scheme == "https"
+        self.host = host
+        self.port = url.port ?? (secure ? 443 : 80)
+    }
+
+    /// The `Host` header value: IPv6 literals in brackets, the port only when not the default.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    var description: String { "\(secure ? "https" : "http")://\(hostHeader)" }
+}
+
+extension URL {
+    /// The request target: the percent-encoded path (or `/`) and query.
+    var requestTarget: String {
+        guard let components = URLComponents(url: self, resolvingAgainstBaseURL: true) else { return "/" }
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        return target
+    }
+}

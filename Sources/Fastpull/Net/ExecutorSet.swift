@@ -1,0 +1,24 @@
+import Synchronization
+
+/// The threads of one download: one ``ThreadExecutor`` per connection plus one for the hasher,
+/// each started the first time it is asked for.
+final class ExecutorSet: Sendable {
+    private let executors = Mutex<[Int: ThreadExecutor]>([:])
+
+    subscript(index: Int) -> ThreadExecutor {
+        executors.withLock { all in
+            if let existing = all[index] { return existing }
+            let created = ThreadExecutor(name: "fastpull-\(index)")
+            all[index] = created
+            return created
+        }
+    }
+
+    func shutdown() {
+        let all = executors.withLock { all in
+            defer { all.removeAll() }
+            return Array(all.values)
+        }
+        for executor in all { executor.shutdown() }
+    }
+}

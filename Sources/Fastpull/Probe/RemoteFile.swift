@@ -1,0 +1,27 @@
+import Foundation
+
+/// What the probe learned about the remote file.
+struct RemoteFile: Sendable, Equatable {
+    /// The URL the user asked for.
+    var url: URL
+    /// The URL after redirects; every later request goes here.
+    var finalURL: URL
+    /// The size in bytes, when the server told it.
+    var size: Int64?
+    /// Whether the server answers byte-range requests with 206.
+    var acceptsRanges: Bool
+    /// A strong entity tag, if the server sent one.
+    var etag: String?
+    /// `Last-Modified`, if the server sent it.
+    var lastModified: String?
+
+    /// What `If-Range` carries: the strong ETag, else Last-Modified, else nothing.
+    var ifRangeValidator: String? { etag ?? lastModified }
+
+    /// Reads validators from a response head; weak ETags are not validators for ranges.
+    static func validators(of head: ResponseHead) -> (etag: String?, lastModified: String?) {
+        var etag = head.headers["ETag"]
+        if let value = etag, value.hasPrefix("W/") || !value.hasPrefix("\"") { etag = nil }
+        return (etag, head.headers["Last-Modified"])
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// The resume journal kept next to `<output>.part`: which remote file the bytes belong to, and how far
+/// each segment got. Versioned, human-readable JSON; it never holds header values such as credentials.
+///
+/// Each segment records two offsets: `durable` bytes were `fdatasync`ed before the journal was
+/// written, so they survive a power loss; `written` bytes were in the page cache when the journal was
+/// written, so they survive a crash of the process (`kill -9`) but not of the machine. `bootID` tells
+/// which case applies on resume.
+struct Journal: Codable, Equatable, Sendable {
+    static let formatName = "fastpull-journal"
+    static let currentVersion = 1
+
+    struct Entry: Codable, Equatable, Sendable {
+        var start: Int64
+        var end: Int64
+        var durable: Int64
+        var written: Int64
+    }
+
+    var format: String = Journal.formatName
+    var version: Int = Journal.currentVersion
+    var tool: String = Requests.userAgent
+    var url: String
+    var finalURL: String
+    var size: Int64
+    var etag: String?
+    var lastModified: String?
+    var checksums: [String]
+    /// The kernel's boot identifier when the journal was written.
+    var bootID: String?
+    var segments: [Entry]
+
+    /// Why a journal cannot be used.
+    enum Problem: Error, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case unsupportedVersion(Int)
+        case inconsistent(String)
+
+        var description: String {
+            switch self {
+            case .unreadable(let reason): return "it cannot be read (\(reason))"
+            case .unsupportedVersion(let version): return "it has unsupported version \(version)"
+            case .inconsistent(let reason): return "it is inconsistent (\(reason))"
+            }
+        }
+    }
+
+    /// Decodes and checks a journal.
+    static func decode(_ data: Data) throws(Problem) -> Journal {
+        let journal: Journal
+        do {
+            journal = try JSONDecoder().decode(Journal.self, from: data)
+        } catch {
+            throw .unreadable(data.isEmpty ? "empty file" : "not a valid journal")
+        }
+        guard journal.format == formatName else { throw .unreadable("not a fastpull journal") }
+        guard journal.version == currentVersion else { throw .unsupportedVersion(journal.version) }
+        try journal.validate()
+        return journal
+    }
+
+    func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain values cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// The segments must tile `[0, size)` in order, with `0 <= durable <= written <= length`.
+    func validate() throws(Problem) {
+        guard size > 0 else { throw .inconsistent("size \(size)") }
+        var expected: Int64 = 0
+        for (index, entry) in segments.enumerated() {
+            guard entry.start == expected, entry.end > entry.start else {
+                throw .inconsistent("segment \(index) does not follow the one before it")
+            }
+            let length = entry.end - entry.start
+            guard entry.durable >= 0, entry.durable <= entry.written, entry.written <= length else {
+                throw .inconsistent("segment \(index) claims impossible progress")
+            }
+            expected = entry.end
+        }
+        guard expected == size else { throw .inconsistent("segments cover \(expected) of \(size) bytes") }
+    }
+
+    /// The segments to resume: `written` progress when the machine has not rebooted since the journal
+    /// was written (the page cache still holds those bytes), else only `durable` progress.
+    func segmentsToResume(currentBootID: String?) -> [Segment] {
+        let sameBoot = bootID != nil && bootID == currentBootID
+        return segments.map {
+            Segment(start: $0.start, end: $0.end, written: sameBoot ? $0.written : $0.durable)
+        }
+    }
+
+    /// Bytes the journal lets a resume keep.
+    func keptBytes(currentBootID: String?) -> Int64 {
+        segmentsToResume(currentBootID: currentBootID).reduce(0) { $0 + $1.written }
+    }
+
+    /// Whether this journal describes the same remote file as a fresh probe.
+    func matches(_ remote: RemoteFile) -> RemoteComparison {
+        guard let size = remote.size, size == self.size else {
+            return .changed("its size changed from \(self.size) to \(remote.size.map(String.init) ?? "unknown") bytes")
+        }
+        if let old = etag, let new = remote.etag, old != new {
+            return .changed("its ETag changed from \(old) to \(new)")
+        }
+        if etag == nil, let old = lastModified, let new = remote.lastModified, old != new {
+            return .changed("its Last-Modified changed from \(old) to \(new)")
+        }
+        if etag != nil, remote.etag == nil {
+            return .changed("the server no longer sends the ETag \(etag!)")
+        }
+        if etag == nil && lastModified == nil {
+            return .unverifiable
+        }
+        return .same
+    }
+
+    enum RemoteComparison: Equatable {
+        case same
+        /// No validator to compare: the bytes may belong to another version.
+        case unverifiable
+        case changed(String)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// How long to wait before retrying: exponential backoff with jitter, or what the server asked for.
+struct RetryPolicy: Sendable {
+    var baseDelay: Duration
+    var maximumDelay: Duration = .seconds(8)
+    /// A server's `Retry-After` is honoured up to this long.
+    var maximumRetryAfter: Duration = .seconds(60)
+
+    /// The delay before retry number `attempt` (1-based). `retryAfter` is the server's wish, if any.
+    func delay(attempt: Int, retryAfter: Duration? = nil) -> Duration {
+        if let retryAfter { return min(retryAfter, maximumRetryAfter) }
+        let exponent = min(max(attempt - 1, 0), 16)
+        let ceiling = min(baseDelay * (1 << exponent), maximumDelay)
+        // Full jitter on the upper half: between half and all of the ceiling.
+        let fraction = Double.random(in: 0.5...1.0)
+        return ceiling * fraction
+    }
+
+    /// Parses `Retry-After`: delay-seconds or an HTTP-date, relative to `now`.
+    static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return .seconds(max(0, date.timeIntervalSince(now)))
+    }
+}

@@ -1,0 +1,143 @@
+import Glibc
+
+/// The `.part` file a download writes into: created without following symlinks, preallocated, written
+/// with positioned writes from every connection at once, and renamed into place when verified.
+///
+/// The descriptor never changes after `init`, `pwrite`/`pread` at distinct offsets are safe from many
+/// threads, and `close` is only called once all writers are done.
+final class OutputFile: Sendable {
+    let path: String
+    private let descriptor: Int32
+
+    /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
+    init(creatingAt path: String) throws(StorageError) {
+        let flags = O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC
+        var fd: Int32
+        repeat { fd = open(path, flags, 0o666) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    /// Opens an existing file to resume into it, without truncating it. Refuses to follow a symlink.
+    init(openingExisting path: String) throws(StorageError) {
+        var fd: Int32
+        repeat { fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// Reserves `size` bytes on disk so that a full disk fails now rather than mid-download. Falls
+    /// back to `ftruncate` where the file system cannot preallocate.
+    func preallocate(size: Int64) throws(StorageError) {
+        guard size > 0 else { return }
+        var failure: Int32
+        repeat { failure = posix_fallocate(descriptor, 0, off_t(size)) } while failure == EINTR
+        if failure == 0 { return }
+        guard failure == EOPNOTSUPP || failure == ENOSYS || failure == EINVAL else {
+            throw StorageError(call: "posix_fallocate", path: path, errno: failure)
+        }
+        try truncate(to: size)
+    }
+
+    /// Sets the file's length.
+    func truncate(to size: Int64) throws(StorageError) {
+        var result: Int32
+        repeat { result = ftruncate(descriptor, off_t(size)) } while result < 0 && errno == EINTR
+        guard result == 0 else { throw StorageError(call: "ftruncate", path: path, errno: errno) }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
+        var done = 0
+        while done < bytes.count {
+            let result = pwrite(
+                descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw StorageError(call: "pwrite", path: path, errno: errno)
+            }
+            if result == 0 { throw StorageError(call: "pwrite", path: path, errno: EIO) }
+            done += result
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns the count (0 at end of file).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StorageError) -> Int {
+        while true {
+            let result = pread(descriptor, buffer.baseAddress!, buffer.count, off_t(offset))
+            if result >= 0 { return result }
+            if errno != EINTR { throw StorageError(call: "pread", path: path, errno: errno) }
+        }
+    }
+
+    /// The file's current length.
+    func size() throws(StorageError) -> Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw StorageError(call: "fstat", path: path, errno: errno)
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Flushes data and metadata to stable storage.
+    func sync() throws(StorageError) {
+        var result: Int32
+        repeat { result = fsync(descriptor) } while result < 0 && errno == EINTR
+        guard result == 0 else { throw StorageError(call: "fsync", path: path, errno: errno) }
+    }
+
+    /// Flushes the file's data (not its timestamps) to stable storage: what a journal may then record.
+    func datasync() throws(StorageError) {
+        var result: Int32
+        repeat { result = fdatasync(descriptor) } while result < 0 && errno == EINTR
+        guard result == 0 else { throw StorageError(call: "fdatasync", path: path, errno: errno) }
+    }
+
+    /// Renames the file to `destination` and makes the rename durable by syncing the folder.
+    func rename(to destination: String) throws(StorageError) {
+        guard Glibc.rename(path, destination) == 0 else {
+            throw StorageError(call: "rename", path: destination, errno: errno)
+        }
+        FileSystem.syncDirectory(containing: destination)
+    }
+}
+
+/// Small file-system helpers used around the output file.
+enum FileSystem {
+    /// Removes a file if it exists; errors other than "not there" are reported.
+    static func remove(_ path: String) throws(StorageError) {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw StorageError(call: "unlink", path: path, errno: errno)
+        }
+    }
+
+    /// Whether something (of any kind, including a dangling symlink) exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Whether `path` is an existing directory.
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Best effort: fsync the folder holding `path`, so a rename survives a crash.
+    static func syncDirectory(containing path: String) {
+        let folder: String
+        if let slash = path.lastIndex(of: "/") {
+            folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        } else {
+            folder = "."
+        }
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        Glibc.close(fd)
+    }
+}

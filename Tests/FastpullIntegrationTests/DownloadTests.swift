@@ -1,0 +1,279 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+@Suite("Download against the fixture server")
+struct DownloadTests {
+    let server: FixtureServer
+    let folder = TemporaryFolder()
+
+    init() throws {
+        server = try FixtureServer()
+    }
+
+    func fetch(_ path: String, configuration: Configuration = .quickRetries(), name: String = "out.bin")
+        async throws -> (Report, URL)
+    {
+        let destination = folder.url(name)
+        let report = try await Fastpull.download(
+            from: server.url(path), to: destination, configuration: configuration)
+        return (report, destination)
+    }
+
+    @Test(arguments: [0, 1, (1 << 20) + 1])
+    func smallSizesAreByteIdentical(size: Int) async throws {
+        let (report, file) = try await fetch("/gen/\(size)")
+        #expect(report.size == Int64(size))
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: size, seed: 1)))
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(folder.contents == ["out.bin"])
+    }
+
+    @Test func sixtyFourMebibytesOverEightConnections() async throws {
+        let size = 64 << 20
+        let (report, file) = try await fetch("/gen/\(size)?seed=7")
+        let expected = Expected.sha256(size: size, seed: 7)
+        #expect(report.sha256 == expected)
+        #expect(try Expected.sha256(ofFile: file) == expected)
+        #expect(report.connections == 8)
+        #expect(report.segments > 8)
+        #expect(report.rangesSupported)
+        #expect(report.bytesFetched == Int64(size))
+        // Keep-alive: far fewer connections than segments.
+        #expect(server.stats.connections <= 9)
+        #expect(server.stats.bodyBytesSent <= Int64(size) + 1)
+    }
+
+    @Test func checksumGivenAndMatching() async throws {
+        let size = 3 << 20
+        let expected = Expected.sha256(size: size)
+        let configuration = Configuration(checksums: [.sha256(expected.uppercased())])
+        let (report, _) = try await fetch("/gen/\(size)", configuration: configuration)
+        #expect(report.verifiedChecksums == [.sha256(expected.uppercased())])
+    }
+
+    @Test func checksumMismatchLeavesNoFile() async throws {
+        let wrong = String(repeating: "0", count: 64)
+        let configuration = Configuration(checksums: [.sha256(wrong)])
+        await #expect {
+            _ = try await fetch("/gen/\(2 << 20)", configuration: configuration)
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .integrity && error.message.contains("expected \(wrong)")
+                && error.message.contains("sha256")
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func droppedConnectionsResumeAtTheirOffset() async throws {
+        let size = 8 << 20
+        // Every one of the first 6 responses is cut after 300 000 bytes.
+        let (report, file) = try await fetch("/gen/\(size)?drop-after=300000&drops=6")
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+        #expect(report.retries >= 6)
+        // Nothing fetched twice: each retry starts where the cut left off.
+        #expect(report.bytesFetched == Int64(size))
+        #expect(server.stats.bodyBytesSent <= Int64(size) + 6 * 300_000)
+    }
+
+    @Test func serverIgnoringRangesFallsBackToOneStream() async throws {
+        let size = 5 << 20
+        let (report, file) = try await fetch("/gen/\(size)?no-ranges=1")
+        #expect(!report.rangesSupported)
+        #expect(report.connections == 1)
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+        #expect(report.sha256 == Expected.sha256(size: size))
+    }
+
+    @Test func chunkedWithoutLengthIsStreamedAndDecoded() async throws {
+        let size = (2 << 20) + 333
+        let (report, file) = try await fetch("/gen/\(size)?chunked=1&no-ranges=1")
+        #expect(report.size == Int64(size))
+        #expect(!report.rangesSupported)
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+    }
+
+    @Test func headRefusedFallsBackToARangedGet() async throws {
+        let size = 3 << 20
+        let (report, file) = try await fetch("/gen/\(size)?head=405")
+        #expect(report.rangesSupported)
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+    }
+
+    @Test func redirectChainIsFollowedAndPinned() async throws {
+        let size = 2 << 20
+        let (report, file) = try await fetch("/redirect/4/gen/\(size)")
+        #expect(report.finalURL.path == "/gen/\(size)")
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+    }
+
+    @Test func tooManyRedirectsFail() async throws {
+        await #expect {
+            _ = try await fetch("/redirect/11/gen/10")
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .httpStatus && error.message.contains("redirects")
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func notFoundIsAClearError() async throws {
+        await #expect {
+            _ = try await fetch("/gen/100?status=404")
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .httpStatus && error.message.contains("404")
+                && error.message.contains(server.baseURL.absoluteString)
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func serverErrorIsRetriedThenReported() async throws {
+        await #expect {
+            _ = try await fetch("/gen/100?status=500", configuration: .quickRetries(2))
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .httpStatus && error.message.contains("500")
+        }
+        // The first try and two retries.
+        #expect(server.stats.requests == 3)
+    }
+
+    @Test func transientServiceUnavailableIsRetried() async throws {
+        let size = 2 << 20
+        let (report, file) = try await fetch("/gen/\(size)?status=503&statuses=2&retry-after=0")
+        #expect(report.retries >= 2)
+        #expect(try Expected.sha256(ofFile: file) == Expected.sha256(size: size))
+    }
+
+    @Test func wrongContentRangeNeverReachesTheFile() async throws {
+        await #expect {
+            _ = try await fetch("/gen/\(4 << 20)?bad-range=1", configuration: .quickRetries(1))
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .httpStatus && error.message.contains("Content-Range")
+                && error.message.contains("run the same command to resume")
+        }
+        // Nothing at the output path; what was written stays resumable.
+        #expect(!folder.contents.contains("out.bin"))
+        #expect(folder.contents.contains("out.bin.part.fastpull"))
+    }
+
+    @Test func missingFolderIsALocalError() async throws {
+        await #expect {
+            _ = try await fetch("/gen/10", name: "no/such/folder/out.bin")
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .localIO && error.message.contains("does not exist")
+        }
+        #expect(server.stats.requests == 0)
+    }
+
+    @Test func unsupportedSchemeIsAUsageError() async throws {
+        await #expect {
+            _ = try await Fastpull.download(from: URL(string: "ftp://127.0.0.1/x")!, to: folder.url("x"))
+        } throws: { error in
+            fastpullError(error)?.code == .usage
+        }
+    }
+
+    @Test func connectionRefusedIsANetworkError() async throws {
+        let port = server.port
+        server.stop()
+        await #expect {
+            _ = try await Fastpull.download(
+                from: URL(string: "http://127.0.0.1:\(port)/gen/10")!, to: folder.url("x"),
+                configuration: .quickRetries(1))
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .network && error.message.contains("127.0.0.1")
+        }
+    }
+
+    @Test func cancellingStopsPromptlyAndLeavesNoFile() async throws {
+        // 1 MB/s per connection: this would take seconds; cancel once bytes flow.
+        let download = Download(
+            from: server.url("/gen/\(16 << 20)?rate=1000000"), to: folder.url("slow.bin"),
+            configuration: .quickRetries())
+        let task = Task { try await download.run() }
+        for _ in 0..<2000 where download.progress.bytesWritten == 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(download.progress.bytesWritten > 0)
+        task.cancel()
+        let result = await task.result
+        #expect(throws: FastpullError.self) { try result.get() }
+        if case .failure(let error as FastpullError) = result { #expect(error.code == .interrupted) }
+        #expect(!FileManager.default.fileExists(atPath: folder.url("slow.bin").path))
+    }
+}
+
+@Suite("Download over IPv6")
+struct IPv6DownloadTests {
+    @Test func loopbackIPv6() async throws {
+        var configuration = FixtureServer.Configuration()
+        configuration.host = "::1"
+        let server = try FixtureServer(configuration)
+        let folder = TemporaryFolder()
+        let size = 3 << 20
+        let report = try await Fastpull.download(from: server.url("/gen/\(size)"), to: folder.url("v6.bin"))
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(server.baseURL.absoluteString.contains("[::1]"))
+    }
+}
+
+@Suite("Download over HTTPS")
+struct TLSDownloadTests {
+    let folder = TemporaryFolder()
+    var caFile: String { FixturePaths.certificatesDirectory + "/ca.pem" }
+
+    func server(_ certificate: FixtureServer.Certificate = .localhost) throws -> FixtureServer {
+        var configuration = FixtureServer.Configuration()
+        configuration.tls = true
+        configuration.certificate = certificate
+        return try FixtureServer(configuration)
+    }
+
+    @Test func trustedTestAuthority() async throws {
+        let server = try server()
+        let size = 5 << 20
+        let report = try await Fastpull.download(
+            from: server.url("/gen/\(size)"), to: folder.url("tls.bin"),
+            configuration: Configuration(caFile: caFile))
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(report.finalURL.scheme == "https")
+    }
+
+    @Test func unknownAuthorityIsRejected() async throws {
+        let server = try server()
+        await #expect {
+            _ = try await Fastpull.download(from: server.url("/gen/10"), to: folder.url("tls.bin"))
+        } throws: { error in
+            fastpullError(error)?.code == .tls
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func hostnameMismatchIsRejected() async throws {
+        let server = try server(.wrongHost)
+        await #expect {
+            _ = try await Fastpull.download(
+                from: server.url("/gen/10"), to: folder.url("tls.bin"),
+                configuration: Configuration(caFile: caFile))
+        } throws: { error in
+            let error = try #require(fastpullError(error))
+            return error.code == .tls && error.message.contains("--insecure")
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func insecureSkipsVerification() async throws {
+        let server = try server(.wrongHost)
+        let report = try await Fastpull.download(
+            from: server.url("/gen/1000"), to: folder.url("tls.bin"),
+            configuration: Configuration(insecure: true))
+        #expect(report.sha256 == Expected.sha256(size: 1000))
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+@Suite("Journal")
+struct JournalTests {
+    func journal(
+        segments: [(Int64, Int64, Int64, Int64)] = [(0, 10, 4, 6), (10, 20, 10, 10), (20, 25, 0, 2)],
+        bootID: String? = "boot-a"
+    ) -> Journal {
+        Journal(
+            url: "https://example.org/a.iso", finalURL: "https://cdn.example.org/a.iso", size: 25,
+            etag: "\"abc\"", lastModified: "Wed, 01 Jan 2020 00:00:00 GMT", checksums: ["sha256=00"],
+            bootID: bootID,
+            segments: segments.map { Journal.Entry(start: $0.0, end: $0.1, durable: $0.2, written: $0.3) })
+    }
+
+    func remote(size: Int64? = 25, etag: String? = "\"abc\"", lastModified: String? = "Wed, 01 Jan 2020 00:00:00 GMT")
+        -> RemoteFile
+    {
+        RemoteFile(
+            url: URL(string: "https://example.org/a.iso")!, finalURL: URL(string: "https://cdn.example.org/a.iso")!,
+            size: size, acceptsRanges: true, etag: etag, lastModified: lastModified)
+    }
+
+    @Test func roundTripsThroughJSON() throws {
+        let original = journal()
+        let data = original.encoded()
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("\"format\" : \"fastpull-journal\""))
+        #expect(text.contains("\"version\" : 1"))
+        #expect(text.contains("fastpull/"))
+        #expect(try Journal.decode(data) == original)
+    }
+
+    @Test func rejectsGarbageEmptyAndTruncated() throws {
+        let data = journal().encoded()
+        #expect(throws: Journal.Problem.unreadable("empty file")) { try Journal.decode(Data()) }
+        #expect(throws: Journal.Problem.unreadable("not a valid journal")) {
+            try Journal.decode(data.prefix(data.count / 2))
+        }
+        #expect(throws: Journal.Problem.unreadable("not a valid journal")) { try Journal.decode(Data("{}".utf8)) }
+    }
+
+    @Test func rejectsOtherFormatsAndVersions() throws {
+        var other = journal()
+        other.format = "something-else"
+        #expect(throws: Journal.Problem.unreadable("not a fastpull journal")) { try Journal.decode(other.encoded()) }
+        var future = journal()
+        future.version = 99
+        #expect(throws: Journal.Problem.unsupportedVersion(99)) { try Journal.decode(future.encoded()) }
+    }
+
+    @Test(arguments: [
+        [(0, 10, 0, 0), (11, 25, 0, 0)],  // gap
+        [(0, 10, 0, 0), (10, 20, 0, 0)],  // does not reach the size
+        [(0, 10, 5, 4), (10, 25, 0, 0)],  // durable beyond written
+        [(0, 10, 0, 11), (10, 25, 0, 0)],  // written beyond the segment
+        [(0, 10, -1, 0), (10, 25, 0, 0)],  // negative
+        [(0, 0, 0, 0), (0, 25, 0, 0)],  // empty segment
+    ] as [[(Int64, Int64, Int64, Int64)]])
+    func rejectsInconsistentProgress(segments: [(Int64, Int64, Int64, Int64)]) throws {
+        let bad = journal(segments: segments)
+        #expect(throws: Journal.Problem.self) { try Journal.decode(bad.encoded()) }
+    }
+
+    @Test func sameBootKeepsWrittenBytesOtherBootOnlyDurable() {
+        let saved = journal()
+        #expect(saved.segmentsToResume(currentBootID: "boot-a").map(\.written) == [6, 10, 2])
+        #expect(saved.segmentsToResume(currentBootID: "boot-b").map(\.written) == [4, 10, 0])
+        #expect(saved.segmentsToResume(currentBootID: nil).map(\.written) == [4, 10, 0])
+        #expect(saved.keptBytes(currentBootID: "boot-a") == 18)
+        #expect(saved.keptBytes(currentBootID: "boot-b") == 14)
+    }
+
+    @Test func comparesTheRemoteIdentity() {
+        let saved = journal()
+        #expect(saved.matches(remote()) == .same)
+        guard case .changed(let reason) = saved.matches(remote(etag: "\"xyz\"")) else {
+            Issue.record("a new ETag must count as a change")
+            return
+        }
+        #expect(reason.contains("ETag"))
+        guard case .changed = saved.matches(remote(size: 26)) else {
+            Issue.record("a new size must count as a change")
+            return
+        }
+        guard case .changed = saved.matches(remote(etag: nil)) else {
+            Issue.record("a vanished ETag must count as a change")
+            return
+        }
+        var dated = journal()
+        dated.etag = nil
+        guard case .changed = dated.matches(remote(etag: nil, lastModified: "Thu, 02 Jan 2020 00:00:00 GMT")) else {
+            Issue.record("a new Last-Modified must count as a change when there is no ETag")
+            return
+        }
+        var bare = journal()
+        bare.etag = nil
+        bare.lastModified = nil
+        #expect(bare.matches(remote(etag: nil, lastModified: nil)) == .unverifiable)
+    }
+
+    @Test func liveJournalImprovesTheDurableOneOnTheSameBootOnly() {
+        let durable = journal(segments: [(0, 10, 4, 4), (10, 20, 0, 3), (20, 25, 0, 0)])
+        let live = journal(segments: [(0, 10, 4, 9), (10, 20, 0, 2), (20, 25, 0, 5)])
+        let merged = Pipeline.merge(durable: durable, live: live, bootID: "boot-a")
+        #expect(merged?.segments.map(\.written) == [9, 3, 5])
+        #expect(merged?.segments.map(\.durable) == [4, 0, 0])
+        #expect(Pipeline.merge(durable: durable, live: live, bootID: "boot-b") == durable)
+        #expect(Pipeline.merge(durable: nil, live: live, bootID: "boot-a") == live)
+        #expect(Pipeline.merge(durable: nil, live: live, bootID: "boot-b") == nil)
+        var foreign = live
+        foreign.etag = "\"other\""
+        #expect(Pipeline.merge(durable: durable, live: foreign, bootID: "boot-a") == durable)
+    }
+
+    @Test func storeWritesAtomicallyAndReadsBack() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(partPath: folder.appendingPathComponent("a.iso.part").path)
+        #expect(!store.exists)
+        try store.write(journal(), durably: true)
+        try store.write(journal(bootID: "boot-live"), durably: false)
+        let (durable, live) = store.read()
+        #expect(try Journal.decode(try #require(durable)) == journal())
+        #expect(try Journal.decode(try #require(live)).bootID == "boot-live")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == ["a.iso.part.fastpull", "a.iso.part.fastpull-live"])
+        try store.remove()
+        #expect(!store.exists)
+    }
+}
