@@ -1,0 +1,56 @@
+import Foundation
+
+/// Runs the built `fastpull` binary and captures what it printed.
+struct CLIRunner {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The folder the test bundle and the package's executables are built into.
+    static let binaryFolder: URL = {
+        var candidate = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("fastpull").path)
+            {
+                return candidate
+            }
+            candidate.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }()
+
+    static var fastpull: URL { binaryFolder.appendingPathComponent("fastpull") }
+
+    /// Starts `fastpull` with `arguments` in `directory`; the caller waits or signals it.
+    static func start(_ arguments: [String], in directory: String) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = fastpull
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs `fastpull` to completion.
+    static func run(_ arguments: [String], in directory: String) throws -> Result {
+        let (process, out, err) = try start(arguments, in: directory)
+        return finish(process, out, err)
+    }
+
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+        // Read both pipes before waiting so a chatty child never blocks on a full pipe.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -1,0 +1,147 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@Suite("fastpull command line")
+struct CLITests {
+    let server: FixtureServer
+    let folder: String
+
+    init() throws {
+        server = try FixtureServer()
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-cli-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }
+    var listing: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
+
+    @Test func downloadsAndPrintsASummary() throws {
+        let size = 3 << 20
+        let result = try CLIRunner.run(
+            [server.url("/gen/\(size)?seed=3").absoluteString, "-o", "a.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("a.bin") == Data(FixtureContent.bytes(count: size, seed: 3)))
+        #expect(result.stderr.contains("saved"))
+        #expect(result.stderr.contains("sha256 "))
+        #expect(listing == ["a.bin"])
+    }
+
+    @Test func quietPrintsNothing() throws {
+        let result = try CLIRunner.run(
+            ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)
+        #expect(result.status == 0)
+        #expect(result.stderr.isEmpty)
+        #expect(result.stdout.isEmpty)
+        #expect(contents("q.bin")?.count == 1000)
+    }
+
+    @Test func outputNameComesFromTheURL() throws {
+        let result = try CLIRunner.run([server.url("/redirect/1/gen/2048").absoluteString], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(listing == ["2048"])
+    }
+
+    @Test func checksumMismatchExitsSixAndLeavesNothing() throws {
+        let wrong = String(repeating: "ab", count: 32)
+        let result = try CLIRunner.run(
+            [server.url("/gen/5000").absoluteString, "-o", "c.bin", "--checksum", "sha256=\(wrong)"],
+            in: folder)
+        #expect(result.status == 6)
+        #expect(result.stderr.contains("sha256 mismatch"))
+        #expect(result.stderr.contains(wrong))
+        #expect(listing.isEmpty)
+    }
+
+    @Test func matchingChecksumIsReported() throws {
+        let result = try CLIRunner.run(
+            [
+                server.url("/gen/0").absoluteString, "-o", "empty.bin", "--checksum",
+                "sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            ], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("checksum verified"))
+        #expect(contents("empty.bin") == Data())
+    }
+
+    @Test func notFoundExitsFourNamingTheURL() throws {
+        let url = server.url("/gen/10?status=404").absoluteString
+        let result = try CLIRunner.run([url, "-o", "x"], in: folder)
+        #expect(result.status == 4)
+        #expect(result.stderr.contains("404"))
+        #expect(result.stderr.contains(url))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(listing.isEmpty)
+    }
+
+    @Test func connectionRefusedExitsThree() throws {
+        let port = server.port
+        server.stop()
+        let result = try CLIRunner.run(
+            ["--retries", "0", "http://127.0.0.1:\(port)/x", "-o", "x"], in: folder)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("127.0.0.1"))
+    }
+
+    @Test(arguments: [
+        (["-n", "x", "http://h/x"], "--connections"),
+        (["-n", "0", "http://h/x"], "--connections"),
+        (["--min-segment", "lots", "http://h/x"], "--min-segment"),
+        (["--checksum", "sha256=xyz", "http://h/x"], "--checksum"),
+        (["--checksum", "crc99=00", "http://h/x"], "--checksum"),
+        (["--timeout", "-1", "http://h/x"], "--timeout"),
+        (["--bogus", "http://h/x"], "--bogus"),
+        (["-o"], "--output"),
+        ([], "missing URL"),
+        (["ftp://h/x"], "unsupported scheme"),
+        (["not a url"], "not a valid URL"),
+        (["http://h/a", "http://h/b"], "one URL"),
+    ])
+    func badUsageExitsTwo(arguments: [String], mention: String) throws {
+        let result = try CLIRunner.run(arguments, in: folder)
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("fastpull: error: "))
+        #expect(result.stderr.contains(mention))
+        #expect(listing.isEmpty)
+    }
+
+    @Test func helpListsOptionsAndExitCodes() throws {
+        let result = try CLIRunner.run(["--help"], in: folder)
+        #expect(result.status == 0)
+        for text in ["--connections", "--checksum", "--cacert", "--insecure", "EXIT CODES", "130"] {
+            #expect(result.stdout.contains(text))
+        }
+    }
+
+    @Test func httpsWithTheTestAuthorityAndWithout() throws {
+        var configuration = FixtureServer.Configuration()
+        configuration.tls = true
+        let tlsServer = try FixtureServer(configuration)
+        let url = tlsServer.url("/gen/100000").absoluteString
+        let ca = FixturePaths.certificatesDirectory + "/ca.pem"
+        let trusted = try CLIRunner.run([url, "-o", "t.bin", "--cacert", ca], in: folder)
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(contents("t.bin") == Data(FixtureContent.bytes(count: 100_000, seed: 1)))
+        let untrusted = try CLIRunner.run([url, "-o", "u.bin"], in: folder)
+        #expect(untrusted.status == 8)
+        #expect(untrusted.stderr.contains("--cacert"))
+        let insecure = try CLIRunner.run([url, "-o", "i.bin", "--insecure"], in: folder)
+        #expect(insecure.status == 0)
+        #expect(insecure.stderr.contains("warning: --insecure"))
+    }
+
+    @Test func interruptExitsOneThirty() throws {
+        let url = server.url("/gen/\(64 << 20)?rate=500000").absoluteString
+        let (process, out, err) = try CLIRunner.start([url, "-o", "slow.bin"], in: folder)
+        // Wait until the download is under way (the .part file exists and has a connection).
+        for _ in 0..<1000 where server.stats.bodyBytesSent == 0 { usleep(10_000) }
+        #expect(server.stats.bodyBytesSent > 0)
+        process.interrupt()
+        let result = CLIRunner.finish(process, out, err)
+        #expect(result.status == 130)
+        #expect(result.stderr.contains("interrupted"))
+        #expect(!listing.contains("slow.bin"))
+    }
+}
