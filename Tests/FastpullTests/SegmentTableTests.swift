@@ -2,78 +2,313 @@ import Testing
 
 @testable import Fastpull
 
-@Suite("SegmentTable")
+@Suite("SegmentTable: the scheduler's state machine")
 struct SegmentTableTests {
-    func table(_ lengths: [Int64]) -> SegmentTable {
+    let mebibyte: Int64 = 1 << 20
+    let t0 = ContinuousClock.now
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+
+    func table(_ lengths: [Int64], settings: SegmentTable.Settings = .init()) -> SegmentTable {
         var start: Int64 = 0
         return SegmentTable(
             segments: lengths.map { length in
                 defer { start += length }
                 return Segment(start: start, end: start + length)
-            })
+            }, settings: settings)
     }
 
-    @Test func assignsInFileOrderThenRunsOut() {
-        var state = table([10, 10, 10])
-        #expect(state.assignNext()?.index == 0)
-        #expect(state.assignNext()?.index == 1)
-        #expect(state.assignNext()?.index == 2)
-        #expect(state.assignNext() == nil)
+    /// Claims and commits `count` bytes for `worker` as a fetcher would; returns what was allowed.
+    @discardableResult
+    func write(_ state: inout SegmentTable, _ worker: Int, _ count: Int64, at time: Double) -> Int64 {
+        let allowed = state.claim(worker, count: count)
+        state.commit(worker, count: allowed, now: at(time))
+        return allowed
+    }
+
+    /// The invariant that keeps bytes from being written twice: pieces tile the file, in order.
+    func checkTiling(_ state: SegmentTable, size: Int64) {
+        var expected: Int64 = 0
+        for piece in state.pieces {
+            #expect(piece.start == expected)
+            #expect(piece.end > piece.start)
+            #expect(piece.claimed >= piece.segment.resumeOffset && piece.claimed <= piece.end)
+            expected = piece.end
+        }
+        #expect(expected == size)
+    }
+
+    @Test func assignsWaitingPiecesInFileOrder() throws {
+        var state = table([10 * mebibyte, 10 * mebibyte, 10 * mebibyte])
+        let assigned1 = state.nextWindow(for: 0, now: at(0))
+        let first = try #require(assigned1)
+        let assigned2 = state.nextWindow(for: 1, now: at(0))
+        let second = try #require(assigned2)
+        #expect(first.0.piece == 0 && first.1 == .waiting)
+        #expect(second.0.piece == 10 * mebibyte)
+        // A connection of unknown speed gets the initial window.
+        #expect(first.0.range == 0..<mebibyte)
+    }
+
+    @Test func windowsGrowWithMeasuredSpeedAndContinueTheSamePiece() throws {
+        var state = table([64 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, mebibyte, at: 0.5)  // 2 MiB/s measured
+        let assigned3 = state.nextWindow(for: 0, now: at(0.5))
+        let next = try #require(assigned3)
+        #expect(next.1 == .continued)
+        #expect(next.0.range.lowerBound == mebibyte)
+        #expect(next.0.range.count == Int(2 * mebibyte))
     }
 
     @Test func frontierFollowsTheContiguousPrefix() {
-        var state = table([10, 10, 10])
-        for _ in 0..<3 { _ = state.assignNext() }
+        var state = table([10, 10, 10], settings: .init(minimumSplit: 100))
+        for worker in 0..<3 { _ = state.nextWindow(for: worker, now: at(0)) }
+        write(&state, 1, 10, at: 0.1)
         #expect(state.frontier == 0)
-        #expect(state.recordWritten(index: 1, count: 10) == false)
-        #expect(state.frontier == 0)
-        #expect(state.recordWritten(index: 0, count: 4) == true)
+        write(&state, 0, 4, at: 0.1)
         #expect(state.frontier == 4)
-        state.recordWritten(index: 0, count: 6)
+        write(&state, 0, 6, at: 0.2)
         #expect(state.frontier == 20)
-        state.recordWritten(index: 2, count: 10)
+        write(&state, 2, 10, at: 0.2)
         #expect(state.frontier == 30)
         #expect(state.isComplete)
         #expect(state.writtenBytes == 30)
     }
 
-    @Test func givenBackSegmentResumesAtItsWrittenOffset() {
-        var state = table([10, 10])
-        let first = state.assignNext()
-        #expect(first?.index == 0)
-        state.recordWritten(index: 0, count: 3)
-        state.giveBack(index: 0)
-        let again = state.assignNext()
-        #expect(again?.index == 0)
-        #expect(again?.segment.resumeOffset == 3)
-        #expect(again?.segment.remaining == 7)
+    @Test func idleConnectionStealsTheUpperHalfOfTheLargestRange() throws {
+        var state = table([8 * mebibyte, 2 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))  // [0, 1 MiB) window of the 8 MiB piece
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.1)
+        write(&state, 1, mebibyte, at: 0.2)  // worker 1 finished its piece
+        let assigned4 = state.nextWindow(for: 1, now: at(0.2))
+        let (window, how) = try #require(assigned4)
+        // Unclaimed of piece 0 is [0, 8 MiB); the midpoint is 4 MiB, outside worker 0's window.
+        #expect(how == .stolen(from: 0, at: 4 * mebibyte))
+        #expect(window.range.lowerBound == 4 * mebibyte)
+        #expect(state.piece(of: 0)?.end == 4 * mebibyte)
+        checkTiling(state, size: 10 * mebibyte)
     }
 
-    @Test func completedSegmentsFromAResumeAreNotAssigned() {
-        let state0 = SegmentTable(segments: [
+    @Test func aStealNeverCutsIntoTheOwnersWindow() throws {
+        var state = table(
+            [3 * mebibyte, mebibyte], settings: .init(minimumSplit: mebibyte / 4, initialWindow: 2 * mebibyte)
+        )
+        _ = state.nextWindow(for: 0, now: at(0))  // window [0, 2 MiB)
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.1)
+        let assigned5 = state.nextWindow(for: 1, now: at(0.1))
+        let (_, how) = try #require(assigned5)
+        #expect(how == .stolen(from: 0, at: 2 * mebibyte))
+    }
+
+    @Test func noStealBelowTheMinimumSplit() {
+        var state = table([mebibyte + 10, mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.1)
+        // Piece 0's upper half would be 0.5 MiB: too small to steal; speeds unknown: no hedge.
+        #expect(state.nextWindow(for: 1, now: at(0.1)) == nil)
+    }
+
+    @Test func theOwnerStopsExactlyAtTheShrunkenEnd() {
+        var state = table([4 * mebibyte], settings: .init(minimumSplit: mebibyte, initialWindow: mebibyte))
+        _ = state.nextWindow(for: 0, now: at(0))
+        let stolen = state.nextWindow(for: 1, now: at(0))  // steals [2 MiB, 4 MiB)
+        #expect(stolen?.1 == .stolen(from: 0, at: 2 * mebibyte))
+        #expect(state.piece(of: 0)?.end == 2 * mebibyte)
+        write(&state, 0, mebibyte, at: 0.1)
+        _ = state.nextWindow(for: 0, now: at(0.1))
+        // Worker 0 may claim only up to its new end, never into the thief's range.
+        #expect(write(&state, 0, 3 * mebibyte, at: 0.2) == mebibyte)
+        #expect(state.claim(0, count: 1) == 0)
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
+    @Test func aSlowTailIsHedgedByAFastIdleConnection() throws {
+        var state = table([2 * mebibyte, 2 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))  // slow one
+        _ = state.nextWindow(for: 1, now: at(0))  // fast one
+        write(&state, 0, 100_000, at: 1)  // 100 kB/s
+        for step in 1...2 { write(&state, 1, mebibyte, at: 0.25 * Double(step)) }  // 4 MiB/s, done
+        let assigned6 = state.nextWindow(for: 1, now: at(1))
+        let (window, how) = try #require(assigned6)
+        guard case .hedged(let victim, let cut) = how else {
+            Issue.record("expected a hedge, got \(how)")
+            return
+        }
+        #expect(victim == 0)
+        // The slow owner keeps about a quarter second of its speed past what it claimed.
+        #expect(cut == 100_000 + 25_000)
+        #expect(window.range.lowerBound == cut)
+        #expect(state.piece(of: 0)?.end == cut)
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
+    @Test func noHedgeWhenTheOwnerIsNotMuchSlower() throws {
+        var state = table([2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte))
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 0, mebibyte, at: 0.5)  // 2 MiB/s
+        write(&state, 1, mebibyte, at: 0.3)
+        write(&state, 1, mebibyte, at: 0.5)  // 4 MiB/s, done
+        #expect(state.nextWindow(for: 1, now: at(0.5)) == nil)
+    }
+
+    @Test func aStalledConnectionGivesItsRangeBack() throws {
+        var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(10)))
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, 1000, at: 1)
+        #expect(state.stalledConnections(now: at(10.5)).isEmpty)
+        #expect(state.stalledConnections(now: at(11)) == [0])
+        // The range beyond what it wrote waits for another connection.
+        let assigned7 = state.nextWindow(for: 1, now: at(11))
+        let (window, how) = try #require(assigned7)
+        #expect(how == .waiting)
+        #expect(window.range.lowerBound == 1000)
+        #expect(state.claim(0, count: 10) == 0)
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
+    @Test func aConnectionStalledBeforeItsFirstByteGivesBackEverything() throws {
+        var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(1)))
+        _ = state.nextWindow(for: 0, now: at(0))
+        #expect(state.stalledConnections(now: at(2)) == [0])
+        let assigned8 = state.nextWindow(for: 1, now: at(2))
+        let (window, _) = try #require(assigned8)
+        #expect(window.range.lowerBound == 0)
+        #expect(state.pieces.count == 1)
+    }
+
+    @Test func leavingReturnsTheRangeAtItsFirstUnwrittenByte() throws {
+        var state = table([10, 10], settings: .init(minimumSplit: 100))
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, 3, at: 0.1)
+        _ = state.claim(0, count: 2)  // claimed, never written: the connection died mid-write
+        state.leave(0)
+        let assigned9 = state.nextWindow(for: 1, now: at(0.2))
+        let (window, how) = try #require(assigned9)
+        #expect(how == .waiting)
+        #expect(window.range == 3..<10)
+    }
+
+    @Test func completedSegmentsFromAResumeAreNotAssigned() throws {
+        var state = SegmentTable(segments: [
             Segment(start: 0, end: 10, written: 10), Segment(start: 10, end: 20, written: 4),
         ])
-        var state = state0
         #expect(state.frontier == 14)
-        let next = state.assignNext()
-        #expect(next?.index == 1)
-        #expect(next?.segment.resumeOffset == 14)
-        #expect(state.assignNext() == nil)
-    }
-
-    @Test func givingBackACompleteSegmentDoesNothing() {
-        var state = table([10])
-        _ = state.assignNext()
-        state.recordWritten(index: 0, count: 10)
-        state.giveBack(index: 0)
-        #expect(state.assignNext() == nil)
-        #expect(state.isComplete)
+        let assigned10 = state.nextWindow(for: 0, now: at(0))
+        let (window, _) = try #require(assigned10)
+        #expect(window.range == 14..<20)
+        #expect(state.nextWindow(for: 1, now: at(0)) == nil)
     }
 
     @Test func emptyTableIsComplete() {
         var state = table([])
         #expect(state.isComplete)
         #expect(state.frontier == 0)
-        #expect(state.assignNext() == nil)
+        #expect(state.nextWindow(for: 0, now: at(0)) == nil)
+        #expect(!state.hasWorkForAnotherConnection)
+    }
+
+    @Test func randomScheduleNeverOverlapsAndCompletes() {
+        // Many connections at different speeds, with steals, hedges and leaves, in a seeded order:
+        // every byte is claimed exactly once and the file completes.
+        var generator = SplitMix(seed: 42)
+        let size: Int64 = 40 * mebibyte
+        var state = table(Array(repeating: 4 * mebibyte, count: 10))
+        var claimedOwner = [Int64: Int]()  // 64 KiB block -> claims
+        var time = 0.0
+        var rounds = 0
+        while !state.isComplete && rounds < 100_000 {
+            rounds += 1
+            time += 0.01
+            let worker = Int(generator.next() % 6)
+            if state.piece(of: worker) == nil || state.piece(of: worker)!.unclaimed == 0 {
+                _ = state.nextWindow(for: worker, now: at(time))
+            }
+            guard let piece = state.piece(of: worker) else { continue }
+            let offset = piece.claimed
+            let want = Int64(generator.next() % UInt64(256 << 10)) + 1
+            let allowed = state.claim(worker, count: worker == 5 ? min(want, 4096) : want)
+            var block = offset
+            while block < offset + allowed {
+                claimedOwner[block, default: 0] += 1
+                block += 1 << 12
+            }
+            state.commit(worker, count: allowed, now: at(time))
+            if generator.next() % 500 == 0 { state.leave(worker) }
+        }
+        #expect(state.isComplete)
+        #expect(state.writtenBytes == size)
+        checkTiling(state, size: size)
+        #expect(claimedOwner.values.allSatisfy { $0 <= 1 })
+    }
+}
+
+/// A small deterministic generator for reproducible schedules.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("ConnectionRamp")
+struct ConnectionRampTests {
+    let t0 = ContinuousClock.now
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+
+    @Test func fixedNeverChanges() {
+        var ramp = ConnectionRamp(fixed: 4)
+        #expect(ramp.observe(totalBytes: 0, now: at(0)) == 4)
+        #expect(ramp.observe(totalBytes: 1 << 30, now: at(1)) == 4)
+        ramp.refused(working: 2)
+        #expect(ramp.target == 2)
+    }
+
+    @Test func rampsWhileThroughputImprovesThenSettles() {
+        var ramp = ConnectionRamp(automaticUpTo: 64, work: 100)
+        #expect(ramp.target == ConnectionRamp.initialAuto)
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        // 60 MB/s with 6 connections: the first measurement doubles them.
+        #expect(ramp.observe(totalBytes: 15_000_000, now: at(0.25)) == 12)
+        // 100 MB/s: +67%, double again.
+        #expect(ramp.observe(totalBytes: 40_000_000, now: at(0.5)) == 24)
+        // 105 MB/s: +5% only, settle.
+        #expect(ramp.observe(totalBytes: 66_250_000, now: at(0.75)) == 24)
+        #expect(ramp.phase == .settled)
+        #expect(ramp.observe(totalBytes: 200_000_000, now: at(2)) == 24)
+    }
+
+    @Test func neverExceedsTheMaximumOrTheWork() {
+        var ramp = ConnectionRamp(automaticUpTo: 8, work: 100)
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        var bytes: Int64 = 0
+        for step in 1...10 {
+            bytes += Int64(step) * 10_000_000
+            _ = ramp.observe(totalBytes: bytes, now: at(0.25 * Double(step)))
+        }
+        #expect(ramp.target == 8)
+        #expect(ConnectionRamp(automaticUpTo: 16, work: 2).target == 2)
+    }
+
+    @Test func refusalSettlesAtTheWorkingConnections() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100)
+        ramp.refused(working: 3)
+        #expect(ramp.target == 3)
+        #expect(ramp.phase == .settled)
+    }
+
+    @Test func measurementsShorterThanAStepAreIgnored() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100)
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        #expect(ramp.observe(totalBytes: 100_000_000, now: at(0.1)) == ConnectionRamp.initialAuto)
     }
 }

@@ -3,7 +3,8 @@ import Synchronization
 /// Lets a cancellation handler reach the connection a task is blocked on: the task attaches its
 /// current connection, and `cancel()` (from any thread) shuts it down so the blocked call returns.
 final class CancellationSlot: Sendable {
-    private let state = Mutex<(cancelled: Bool, connection: HTTPConnection?)>((false, nil))
+    private let state = Mutex<(cancelled: Bool, evicted: Bool, connection: HTTPConnection?)>(
+        (false, false, nil))
 
     /// Makes `connection` the one to shut down on cancellation; throws if already cancelled.
     func attach(_ connection: HTTPConnection) throws(NetError) {
@@ -22,6 +23,24 @@ final class CancellationSlot: Sendable {
     }
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Shuts down the attached connection because the scheduler took its range away (a stall); the
+    /// task goes on with other work. Returns true once, to the task, via ``takeEviction()``.
+    func evict() {
+        let connection = state.withLock { state in
+            state.evicted = true
+            return state.connection
+        }
+        connection?.cancel()
+    }
+
+    /// Whether the last failure was an eviction; clears the mark.
+    func takeEviction() -> Bool {
+        state.withLock { state in
+            defer { state.evicted = false }
+            return state.evicted
+        }
+    }
 
     /// Shuts down the attached connection, now and for any attached later.
     func cancel() {

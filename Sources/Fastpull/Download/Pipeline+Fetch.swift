@@ -1,60 +1,140 @@
+import Foundation
+
 extension Pipeline {
     /// What each task of the fetch group ends with.
     enum GroupResult: Sendable {
         case digest([UInt8])
-        case fetcherDone
+        case fetcher(Int, SegmentFetcher.Outcome)
         case checkpointerDone
+        case tick
     }
 
-    /// Runs one fetcher per connection, the prefix hasher and the checkpointer, each on a thread of
-    /// its own, and returns the file's SHA-256 once every byte is written and hashed.
+    /// How often the fetch loop looks at stalls and the connection count.
+    static let tickInterval: Duration = .milliseconds(100)
+
+    /// Runs the prefix hasher, the checkpointer and the connections, each on a thread of its own, and
+    /// returns the file's SHA-256 once every byte is written and hashed. The loop here is the only
+    /// place that starts connections: at first, as the adaptive ramp raises the count, and to replace
+    /// stalled or failed ones while work is left.
     func fetchSegments(
         plan: Plan, remote: RemoteFile, file: OutputFile, scheduler: Scheduler, checkpointer: Checkpointer,
-        pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet
-    ) async throws -> [UInt8] {
-        let fetcher = SegmentFetcher(
-            remote: remote, size: plan.size, pool: pool, file: file, scheduler: scheduler, counters: counters,
-            retries: configuration.retries, policy: policy)
-        let hasher = PrefixHasher(file: file, scheduler: scheduler, size: plan.size)
-        let connections = scheduler.isComplete ? 0 : plan.connections
+        digests: PrefixHasher.Digests, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
+        trace: TraceRecorder?
+    ) async throws -> (sha256: [UInt8], peakConnections: Int) {
+        let hasher = PrefixHasher(file: file, scheduler: scheduler, size: plan.size, digests: digests)
+        let host = Origin(remote.finalURL)?.host ?? ""
+        let perHost = max(configuration.maximumConnectionsPerHost, 1)
+        let download = download
+        var ramp: ConnectionRamp
+        switch configuration.connections {
+        case .fixed(let count): ramp = ConnectionRamp(fixed: min(count, plan.connections))
+        case .automatic:
+            ramp = ConnectionRamp(automaticUpTo: configuration.maximumConnections, work: scheduler.pieceCount)
+        }
+        let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
+            SegmentFetcher(
+                worker: worker, remote: remote, size: plan.size, pool: pool, file: file, scheduler: scheduler,
+                counters: counters, retries: configuration.retries, policy: policy, slot: slot, trace: trace,
+                emit: { download.emit($0) })
+        }
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: GroupResult.self) { group in
                 group.addTask(executorPreference: executors[0]) {
                     guard let digest = try hasher.run() else { throw CancellationError() }
                     return .digest(digest)
                 }
-                group.addTask(executorPreference: executors[connections + 1]) {
+                group.addTask(executorPreference: executors[1]) {
                     try await checkpointer.run()
                     return .checkpointerDone
                 }
-                for index in 0..<connections {
-                    group.addTask(executorPreference: executors[index + 1]) {
-                        try await fetcher.run()
-                        return .fetcherDone
+                group.addTask {
+                    try? await Task.sleep(for: Self.tickInterval)
+                    return .tick
+                }
+
+                var slots: [Int: CancellationSlot] = [:]
+                var nextWorker = 0
+                var peak = 0
+                var lastFailure: FastpullError?
+                var replacementRounds = 0
+                var digest: [UInt8]?
+
+                func spawn(upTo target: Int) {
+                    var started = 0
+                    while slots.count < target, scheduler.hasWorkForAnotherConnection {
+                        guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else { break }
+                        let worker = nextWorker
+                        nextWorker += 1
+                        let slot = CancellationSlot()
+                        slots[worker] = slot
+                        let fetcher = makeFetcher(worker, slot)
+                        // New connections start a little apart rather than all in the same instant.
+                        let stagger = Duration.milliseconds(started * 15)
+                        started += 1
+                        group.addTask(executorPreference: executors[worker + 2]) {
+                            defer { HostConnectionLimiter.shared.release(host) }
+                            if stagger > .zero { try await Task.sleep(for: stagger) }
+                            return .fetcher(worker, try await fetcher.run())
+                        }
+                    }
+                    peak = max(peak, slots.count)
+                    if started > 0 {
+                        trace?.record("connections", ["count": slots.count])
+                        download.emit(.connections(slots.count))
                     }
                 }
-                var digest: [UInt8]?
-                var running = connections + 1
+
+                spawn(upTo: ramp.target)
+                _ = ramp.observe(totalBytes: scheduler.writtenBytes, now: .now)  // the first step starts now
                 do {
                     for try await result in group {
                         switch result {
                         case .digest(let value):
                             digest = value
-                            running -= 1
-                        case .fetcherDone:
-                            running -= 1
+                        case .fetcher(let worker, let outcome):
+                            slots[worker] = nil
+                            executors.retire(worker + 2)
+                            switch outcome {
+                            case .finished: break
+                            case .refused: ramp.refused(working: slots.count)
+                            case .gaveUp(let error): lastFailure = error
+                            }
+                            if slots.isEmpty, !scheduler.isComplete {
+                                // Nobody left while work is: start afresh, but not forever.
+                                if let lastFailure {
+                                    replacementRounds += 1
+                                    if replacementRounds > 2 { throw lastFailure }
+                                }
+                                spawn(upTo: max(ramp.target, 1))
+                                if slots.isEmpty {
+                                    throw lastFailure
+                                        ?? FastpullError(.internalError, "no connection could be started")
+                                }
+                            }
                         case .checkpointerDone:
                             break
+                        case .tick:
+                            if digest == nil || !slots.isEmpty {
+                                for worker in scheduler.takeStalledConnections() {
+                                    slots[worker]?.evict()
+                                }
+                                let target = ramp.observe(totalBytes: scheduler.writtenBytes, now: .now)
+                                if slots.count < target { spawn(upTo: target) }
+                                group.addTask {
+                                    try? await Task.sleep(for: Self.tickInterval)
+                                    return .tick
+                                }
+                            }
                         }
                         // Everything is fetched and hashed: the checkpointer can stop.
-                        if running == 0 { group.cancelAll() }
+                        if digest != nil && slots.isEmpty { group.cancelAll() }
                     }
                 } catch {
                     scheduler.stop()
                     throw error
                 }
-                guard let digest else { throw CancellationError() }
-                return digest
+                guard let digest else { throw lastFailure ?? CancellationError() }
+                return (digest, peak)
             }
         } onCancel: {
             scheduler.stop()

@@ -1,11 +1,27 @@
 import Foundation
 
-/// One connection's work loop: take a segment from the scheduler, fetch it with a ranged GET into the
-/// file, and ask for more, reusing the connection (keep-alive). A failure mid-segment retries from the
-/// segment's first unwritten byte, never from its start.
+/// One connection's work loop: ask the scheduler for a window (more of its own range, a waiting
+/// range, a stolen half, or a slow connection's tail), fetch it with a ranged GET into the file, and
+/// ask again, reusing the connection (keep-alive). Bytes are claimed before they are written, so a
+/// range cut by a steal stops exactly at its new end. A failure gives the range back and retries with
+/// backoff; progress resets the failure budget.
 ///
 /// Runs on its own ``ThreadExecutor``: its socket calls block that thread only.
 struct SegmentFetcher: Sendable {
+    /// How a fetcher ended without throwing.
+    enum Outcome: Sendable {
+        /// No work left for it.
+        case finished
+        /// The server refused it (429/503) while other connections work: fewer connections are better.
+        case refused
+        /// It ran out of retries; other connections may still finish the work.
+        case gaveUp(FastpullError)
+    }
+
+    /// Thrown out of a body when the range was cut: the rest of the response is not ours.
+    private struct Cut: Error {}
+
+    let worker: Int
     let remote: RemoteFile
     let size: Int64
     let pool: ConnectionPool
@@ -14,48 +30,94 @@ struct SegmentFetcher: Sendable {
     let counters: TransferCounters
     let retries: Int
     let policy: RetryPolicy
+    let slot: CancellationSlot
+    let trace: TraceRecorder?
+    let emit: @Sendable (Event) -> Void
 
-    func run() async throws {
-        let slot = CancellationSlot()
-        try await withTaskCancellationHandler {
-            while let assignment = scheduler.assignNext() {
+    func run() async throws -> Outcome {
+        defer { scheduler.leave(worker) }
+        trace?.record("open", connection: worker)
+        return try await withTaskCancellationHandler {
+            var failures = 0
+            while let (window, assignment) = scheduler.nextWindow(for: worker) {
+                if slot.isCancelled { throw CancellationError() }
+                note(assignment, window: window)
+                scheduler.waitForHasher(before: window.range.lowerBound)
+                var written: Int64 = 0
                 do {
-                    try await fetch(assignment, slot: slot)
+                    try fetch(window, written: &written)
+                    trace?.record(
+                        "done", connection: worker, ["start": window.range.lowerBound, "bytes": written])
+                    failures = 0
+                } catch is Cut {
+                    trace?.record(
+                        "cut", connection: worker, ["start": window.range.lowerBound, "bytes": written])
+                    failures = 0
                 } catch {
-                    scheduler.giveBack(index: assignment.index)
-                    throw error
+                    if slot.isCancelled { throw CancellationError() }
+                    if written > 0 { failures = 0 }
+                    if slot.takeEviction() {
+                        trace?.record("stall", connection: worker, ["start": window.range.lowerBound])
+                        continue
+                    }
+                    let failure = Failure(error, url: remote.finalURL)
+                    // The original error goes up: the pipeline decides what a changed file means.
+                    guard failure.retryable else { throw error }
+                    if failure.staleConnection && written == 0 && failures == 0 {
+                        failures += 1
+                        continue
+                    }
+                    if Self.isRefusal(error), scheduler.workingConnections(besides: worker) > 0 {
+                        trace?.record("close", connection: worker, ["reason": "refused"])
+                        return .refused
+                    }
+                    failures += 1
+                    guard failures <= retries else {
+                        trace?.record("close", connection: worker, ["reason": "gave up"])
+                        return .gaveUp(failure.error)
+                    }
+                    // Let another connection take the range while this one waits.
+                    scheduler.leave(worker)
+                    let delay = policy.delay(attempt: failures, retryAfter: failure.retryAfter)
+                    counters.retries.add(1, ordering: .relaxed)
+                    trace?.record(
+                        "retry", connection: worker, ["error": failure.error.message, "delay": delay.seconds])
+                    emit(
+                        .retry(connection: worker, reason: failure.error.message, delaySeconds: delay.seconds)
+                    )
+                    try await Task.sleep(for: delay)
                 }
             }
+            trace?.record("close", connection: worker, ["reason": "finished"])
+            return .finished
         } onCancel: {
             slot.cancel()
         }
     }
 
-    private func fetch(_ assignment: SegmentTable.Assignment, slot: CancellationSlot) async throws {
-        var segment = assignment.segment
-        var failures = 0
-        while !segment.isComplete {
-            if slot.isCancelled { throw CancellationError() }
-            let before = segment.written
-            do {
-                try fetchOnce(&segment, index: assignment.index, slot: slot)
-            } catch {
-                let failure = Failure(error, url: remote.finalURL)
-                if slot.isCancelled { throw CancellationError() }
-                // The original error goes up: the pipeline decides what a changed file means.
-                guard failure.retryable else { throw error }
-                if failure.staleConnection && before == segment.written && failures == 0 { continue }
-                // A failure after progress starts a fresh budget: the link works, it just drops.
-                failures = segment.written > before ? 1 : failures + 1
-                guard failures <= retries else { throw error }
-                counters.retries.add(1, ordering: .relaxed)
-                try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
-            }
+    private func note(_ assignment: SegmentTable.Assignment, window: SegmentTable.Window) {
+        let range = window.range
+        trace?.record(
+            "window", connection: worker,
+            ["start": range.lowerBound, "end": range.upperBound, "how": assignment.traceName])
+        switch assignment {
+        case .stolen(let victim, let at), .hedged(let victim, let at):
+            var hedged = false
+            if case .hedged = assignment { hedged = true }
+            let end = scheduler.snapshot().first { $0.start == window.piece }?.end ?? range.upperBound
+            emit(.steal(from: victim, to: worker, offset: at, end: end, hedged: hedged))
+        case .continued, .waiting:
+            break
         }
     }
 
-    /// One request for the segment's unwritten bytes, written as they arrive.
-    private func fetchOnce(_ segment: inout Segment, index: Int, slot: CancellationSlot) throws {
+    private static func isRefusal(_ error: any Error) -> Bool {
+        if case TransferError.status(let status, _, _) = error { return status == 429 || status == 503 }
+        return false
+    }
+
+    /// One request for `window`, written as it arrives, stopping where the scheduler says.
+    private func fetch(_ window: SegmentTable.Window, written: inout Int64) throws {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
@@ -68,7 +130,7 @@ struct SegmentFetcher: Sendable {
             slot.detach()
             pool.giveBack(connection)
         }
-        let requested = segment.resumeOffset...(segment.end - 1)
+        let requested = window.range.lowerBound...(window.range.upperBound - 1)
         let ifRange = remote.ifRangeValidator
         try connection.send(Requests.make("GET", url, origin: origin, range: requested, ifRange: ifRange))
         let head = try connection.readHead()
@@ -76,19 +138,23 @@ struct SegmentFetcher: Sendable {
             head, requested: requested, size: size, conditional: ifRange != nil, connection: connection)
 
         var offset = requested.lowerBound
-        let end = segment.end
-        var written: Int64 = 0
-        defer { segment.written += written }
+        let end = window.range.upperBound
+        var total: Int64 = 0
+        defer { written = total }
         try connection.readBody(of: head, method: "GET") { bytes in
             let count = Int64(bytes.count)
             guard offset + count <= end else {
                 throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
             }
-            try file.write(bytes, at: offset)
-            offset += count
-            written += count
-            counters.addWritten(count)
-            scheduler.recordWritten(index: index, count: count)
+            let allowed = scheduler.claim(worker, count: bytes.count)
+            if allowed > 0 {
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+                scheduler.commit(worker, count: allowed)
+                counters.addWritten(Int64(allowed))
+                offset += Int64(allowed)
+                total += Int64(allowed)
+            }
+            if allowed < bytes.count { throw Cut() }
         }
         guard offset == end else {
             throw TransferError.bodyTooShort(
@@ -129,6 +195,17 @@ struct SegmentFetcher: Sendable {
             connection.close()
             throw TransferError.badContentRange(
                 requested: requested, got: "\(text) with Content-Length \(length)")
+        }
+    }
+}
+
+extension SegmentTable.Assignment {
+    var traceName: String {
+        switch self {
+        case .continued: return "continued"
+        case .waiting: return "next"
+        case .stolen: return "stolen"
+        case .hedged: return "hedged"
         }
     }
 }

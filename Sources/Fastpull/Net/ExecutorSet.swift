@@ -14,6 +14,11 @@ final class ExecutorSet: Sendable {
         }
     }
 
+    /// Ends one executor's thread once its queue drains; a later request for the index starts anew.
+    func retire(_ index: Int) {
+        executors.withLock { $0.removeValue(forKey: index) }?.shutdown()
+    }
+
     func shutdown() {
         let all = executors.withLock { all in
             defer { all.removeAll() }

@@ -11,8 +11,9 @@ final class Checkpointer: Sendable {
     private let template: Journal
     private let scheduler: Scheduler
     private let file: OutputFile
-    private let durableOffsets: Mutex<[Int64]>
-    private let lastWritten = Mutex<[Int64]?>(nil)
+    /// Written bytes at the last sync, by segment start (segments split, but starts never move).
+    private let durableOffsets: Mutex<[Int64: Int64]>
+    private let lastWritten = Mutex<[Segment]?>(nil)
 
     static let liveInterval: Duration = .milliseconds(50)
     static let durableInterval: Duration = .seconds(1)
@@ -22,28 +23,31 @@ final class Checkpointer: Sendable {
         self.template = template
         self.scheduler = scheduler
         self.file = file
-        durableOffsets = Mutex(template.segments.map(\.durable))
+        durableOffsets = Mutex(
+            Dictionary(uniqueKeysWithValues: template.segments.map { ($0.start, $0.durable) }))
     }
 
     /// Records progress now. `durably` syncs the data first and writes the durable journal.
     func checkpoint(durably: Bool) throws(StorageError) {
         let snapshot = scheduler.snapshot()
-        let written = snapshot.map(\.written)
         if durably {
             try file.datasync()
-            durableOffsets.withLock { $0 = written }
-        } else if lastWritten.withLock({ $0 == written }) {
+            durableOffsets.withLock { durable in
+                durable = Dictionary(uniqueKeysWithValues: snapshot.map { ($0.start, $0.written) })
+            }
+        } else if lastWritten.withLock({ $0 == snapshot }) {
             return
         }
         let durable = durableOffsets.withLock { $0 }
         var journal = template
-        journal.segments = snapshot.indices.map { index in
+        journal.segments = snapshot.map { segment in
             Journal.Entry(
-                start: snapshot[index].start, end: snapshot[index].end, durable: durable[index],
-                written: written[index])
+                start: segment.start, end: segment.end,
+                durable: min(durable[segment.start] ?? 0, segment.written),
+                written: segment.written)
         }
         try store.write(journal, durably: durably)
-        if !durably { lastWritten.withLock { $0 = written } }
+        if !durably { lastWritten.withLock { $0 = snapshot } }
     }
 
     /// Checkpoints until cancelled. Blocks its thread during syncs: run it on its own executor.

@@ -4,26 +4,54 @@ import Synchronization
 /// The shared scheduler the connections pull work from: a ``SegmentTable`` behind a lock, plus a
 /// condition the streaming hasher waits on for the contiguous prefix to grow.
 final class Scheduler: Sendable {
+    typealias Worker = SegmentTable.Worker
+
     private let table: Mutex<SegmentTable>
     /// Signalled whenever the frontier moves or the download stops; guards nothing else.
     private let frontierChanged = NSCondition()
     private let stopped = Atomic<Bool>(false)
+    private let clock = ContinuousClock()
+    /// How far the streaming hash has read; connections starting a window further than ``hashLag``
+    /// ahead of it wait, so the hash keeps up even when the CPU is short and the last byte is
+    /// verified moments after it lands.
+    private let hashed = Atomic<Int64>(0)
+    private let hashProgress = NSCondition()
+    static let hashLag: Int64 = 64 << 20
 
-    init(segments: [Segment]) {
-        table = Mutex(SegmentTable(segments: segments))
+    init(segments: [Segment], settings: SegmentTable.Settings = .init()) {
+        table = Mutex(SegmentTable(segments: segments, settings: settings))
     }
 
-    func assignNext() -> SegmentTable.Assignment? {
-        table.withLock { $0.assignNext() }
+    func nextWindow(for worker: Worker) -> (SegmentTable.Window, SegmentTable.Assignment)? {
+        let now = clock.now
+        return table.withLock { $0.nextWindow(for: worker, now: now) }
     }
 
-    func recordWritten(index: Int, count: Int64) {
-        let moved = table.withLock { $0.recordWritten(index: index, count: count) }
+    /// How many of `count` bytes the worker may write now (fewer when its range was cut).
+    func claim(_ worker: Worker, count: Int) -> Int {
+        Int(table.withLock { $0.claim(worker, count: Int64(count)) })
+    }
+
+    func commit(_ worker: Worker, count: Int) {
+        let now = clock.now
+        let moved = table.withLock { $0.commit(worker, count: Int64(count), now: now) }
         if moved { signal() }
     }
 
-    func giveBack(index: Int) {
-        table.withLock { $0.giveBack(index: index) }
+    func leave(_ worker: Worker) {
+        table.withLock { $0.leave(worker) }
+    }
+
+    /// Connections stalled past the timeout; their ranges are already given back.
+    func takeStalledConnections() -> [Worker] {
+        let now = clock.now
+        return table.withLock { $0.stalledConnections(now: now) }
+    }
+
+    /// Other connections that are receiving bytes right now.
+    func workingConnections(besides worker: Worker) -> Int {
+        let now = clock.now
+        return table.withLock { $0.workingConnections(besides: worker, now: now) }
     }
 
     /// Every segment with its progress, for the journal.
@@ -32,11 +60,37 @@ final class Scheduler: Sendable {
     var frontier: Int64 { table.withLock { $0.frontier } }
     var writtenBytes: Int64 { table.withLock { $0.writtenBytes } }
     var isComplete: Bool { table.withLock { $0.isComplete } }
+    var hasWaitingWork: Bool { table.withLock { $0.hasWaitingWork } }
+    var hasWorkForAnotherConnection: Bool { table.withLock { $0.hasWorkForAnotherConnection } }
+    var pieceCount: Int { table.withLock { $0.pieces.count } }
 
     /// Wakes every waiter for good: the download finished, failed or was cancelled.
     func stop() {
         stopped.store(true, ordering: .releasing)
         signal()
+        hashProgress.lock()
+        hashProgress.broadcast()
+        hashProgress.unlock()
+    }
+
+    /// The hasher has read everything before `offset`.
+    func recordHashed(_ offset: Int64) {
+        hashed.store(offset, ordering: .releasing)
+        hashProgress.lock()
+        hashProgress.broadcast()
+        hashProgress.unlock()
+    }
+
+    /// Blocks the calling connection thread while `offset` is more than ``hashLag`` ahead of the
+    /// hash, for at most `limit` (a bound, so no connection can wait on a hash that waits on it).
+    func waitForHasher(before offset: Int64, limit: Duration = .seconds(1)) {
+        guard offset - hashed.load(ordering: .acquiring) > Self.hashLag else { return }
+        let deadline = Date().addingTimeInterval(limit.seconds)
+        hashProgress.lock()
+        defer { hashProgress.unlock() }
+        while offset - hashed.load(ordering: .acquiring) > Self.hashLag, !stopped.load(ordering: .acquiring) {
+            if !hashProgress.wait(until: deadline) { return }
+        }
     }
 
     /// Blocks the calling thread (never a cooperative one) until the frontier passes `offset` or the

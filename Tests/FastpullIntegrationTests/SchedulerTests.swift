@@ -1,0 +1,121 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+@Suite("Scheduling against uneven servers")
+struct SchedulerTests {
+    let server: FixtureServer
+    let folder = TemporaryFolder()
+
+    init() throws {
+        server = try FixtureServer()
+    }
+
+    func run(_ path: String, _ configuration: Configuration) async throws -> (Report, [Event]) {
+        let download = Download(
+            from: server.url(path), to: folder.url("out.bin"), configuration: configuration)
+        let log = EventLog(download)
+        let report = try await download.run()
+        return (report, await log.finish())
+    }
+
+    func traceRecords(_ path: String) throws -> [[String: Any]] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func aSlowConnectionsTailIsTakenOverByFastOnes() async throws {
+        // Three connections; every third accepted one crawls at 100 kB/s, the others at 4 MB/s.
+        let size = 6 << 20
+        var configuration = Configuration.quickRetries(connections: 3)
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, events) = try await run(
+            "/gen/\(size)?rate=4000000&slow-every=3&slow-rate=100000", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let takeovers = events.filter { if case .steal = $0 { true } else { false } }
+        #expect(!takeovers.isEmpty)
+        // The trace shows who fetched what; the slow connection fetched a small part of the file.
+        let records = try traceRecords(folder.path + "/trace.jsonl")
+        var bytesByConnection: [Int: Int] = [:]
+        for record in records
+        where record["event"] as? String == "done" || record["event"] as? String == "cut" {
+            bytesByConnection[record["conn"] as? Int ?? -1, default: 0] += record["bytes"] as? Int ?? 0
+        }
+        #expect(bytesByConnection.values.reduce(0, +) == size)
+        #expect(bytesByConnection.values.min()! < size / 6)
+    }
+
+    @Test func aConnectionThatStallsForeverIsReplaced() async throws {
+        let size = 4 << 20
+        var configuration = Configuration.quickRetries(connections: 2)
+        configuration.stallTimeout = .milliseconds(300)
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        // The first response stops sending after 100 000 bytes and never closes.
+        let (report, _) = try await run("/gen/\(size)?stall-after=100000&stalls=1", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let records = try traceRecords(folder.path + "/trace.jsonl")
+        #expect(records.contains { $0["event"] as? String == "stall" })
+    }
+
+    @Test func automaticConnectionCountRampsUpWhenConnectionsAreThrottled() async throws {
+        // 300 kB/s per connection: every added connection adds throughput, so the ramp keeps going
+        // (slow enough that a machine busy with other tests is not what limits it).
+        let size = 6 << 20
+        var configuration = Configuration(retryBaseDelay: .milliseconds(5))
+        configuration.maximumConnections = 16
+        // Other tests download from 127.0.0.1 at the same time; the shared per-host limit must not be
+        // what stops this ramp.
+        configuration.maximumConnectionsPerHost = 128
+        // Small segments, so that there is work for every connection the ramp adds.
+        configuration.minimumSegmentSize = 128 << 10
+        let (report, events) = try await run("/gen/\(size)?rate=300000", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(report.connections > ConnectionRamp.initialAuto)
+        #expect(report.connections <= 16)
+        #expect(
+            events.contains {
+                if case .connections(let count) = $0 { count > ConnectionRamp.initialAuto } else { false }
+            })
+    }
+
+    @Test func aFixedCountIsKept() async throws {
+        let size = 8 << 20
+        let (report, events) = try await run("/gen/\(size)?rate=4000000", .quickRetries(connections: 3))
+        #expect(report.connections == 3)
+        #expect(!events.contains { if case .connections(let count) = $0 { count > 3 } else { false } })
+    }
+
+    @Test func theTraceIsValidJSONLines() async throws {
+        var configuration = Configuration.quickRetries(connections: 4)
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        _ = try await run("/gen/\(6 << 20)?rate=4000000", configuration)
+        let records = try traceRecords(folder.path + "/trace.jsonl")
+        #expect(records.allSatisfy { $0["t"] is Double && $0["event"] is String })
+        let windows = records.filter { $0["event"] as? String == "window" }
+        #expect(!windows.isEmpty)
+        #expect(windows.allSatisfy { ($0["start"] as? Int ?? -1) < ($0["end"] as? Int ?? -1) })
+        #expect(Set(windows.compactMap { $0["conn"] as? Int }).count >= 2)
+    }
+}
+
+@Suite("HostConnectionLimiter")
+struct HostConnectionLimiterTests {
+    @Test func limitsPerHostAndReleases() {
+        let limiter = HostConnectionLimiter()
+        #expect(limiter.acquire("a", limit: 2))
+        #expect(limiter.acquire("a", limit: 2))
+        #expect(!limiter.acquire("a", limit: 2))
+        #expect(limiter.acquire("b", limit: 2))
+        limiter.release("a")
+        #expect(limiter.count("a") == 1)
+        #expect(limiter.acquire("a", limit: 2))
+        limiter.release("a")
+        limiter.release("a")
+        limiter.release("b")
+        #expect(limiter.count("a") == 0 && limiter.count("b") == 0)
+    }
+}
