@@ -16,7 +16,8 @@ public struct Report: Sendable {
     public var bytesFetched: Int64
     /// The SHA-256 of the file, as lowercase hexadecimal.
     public var sha256: String
-    /// The checksums that were given and matched.
+    /// Every expected checksum the file matched, whatever its source (given, from a checksum file, or
+    /// offered by the server), without repeats. ``checks`` says where each came from.
     public var verifiedChecksums: [Checksum]
     /// How many connections fetched data in parallel.
     public var connections: Int
@@ -28,7 +29,76 @@ public struct Report: Sendable {
     public var resumedBytes: Int64
     /// Whether the server honoured byte ranges (false means one streaming connection was used).
     public var rangesSupported: Bool
+    /// Every digest computed over the file, by algorithm name (`sha256`, `sha512`, `sha1`, `md5`,
+    /// `crc32c`) → lowercase hexadecimal. SHA-256 is always there; the others when an expected checksum
+    /// needed them.
+    public var digests: [String: String]
+    /// Every expected checksum the download considered, in order: the given ones, those from checksum
+    /// files, then the server's, including the server fields that were ignored and why.
+    public var checks: [ChecksumCheck]
+    /// Seconds from the probe to the moment the file's last byte was written.
+    public var transferSeconds: Double
+    /// Seconds from the moment the last byte was written until every checksum was verified: what
+    /// verification cost beyond the transfer (the prefix was hashed while the download ran).
+    public var hashTailSeconds: Double
 
     /// Average speed in bytes per second.
     public var bytesPerSecond: Double { seconds > 0 ? Double(size) / seconds : 0 }
+}
+
+extension Report {
+    /// One expected checksum the download was checked against, where it came from, and the outcome.
+    public struct ChecksumCheck: Sendable, Hashable, CustomStringConvertible {
+        /// Where an expected checksum came from.
+        public enum Source: Sendable, Hashable, CustomStringConvertible {
+            /// ``Configuration/checksums`` (the `--checksum` option).
+            case user
+            /// A checksum file, by the path or URL it was read from.
+            case checksumFile(String)
+            /// A response header of the server, by name (`Repr-Digest`, `x-goog-hash`, `X-Linked-Etag`).
+            case header(String)
+
+            /// `--checksum`, `checksum file SHA256SUMS` or `Repr-Digest header`.
+            public var description: String {
+                switch self {
+                case .user: return "--checksum"
+                case .checksumFile(let name): return "checksum file \(name)"
+                case .header(let name): return "\(name) header"
+                }
+            }
+        }
+
+        /// How the file fared against the expectation.
+        public enum Verdict: Sendable, Hashable {
+            /// The file's digest is the expected one.
+            case matched
+            /// A server field that cannot be trusted to describe the file (weak, composite, encoded or
+            /// malformed), for the reason given; it was not compared and fails nothing.
+            case ignored(reason: String)
+        }
+
+        /// The expected digest; nil for an ignored server field.
+        public var expected: Checksum?
+        /// Where the expectation came from.
+        public var source: Source
+        /// The outcome.
+        public var verdict: Verdict
+
+        /// Creates a check.
+        public init(expected: Checksum?, source: Source, verdict: Verdict) {
+            self.expected = expected
+            self.source = source
+            self.verdict = verdict
+        }
+
+        /// `sha256=9f86… from --checksum: matched`, or `x-amz-checksum-sha256 header: ignored (…)`.
+        public var description: String {
+            switch verdict {
+            case .matched:
+                return "\(expected.map { "\($0)" } ?? "checksum") from \(source): matched"
+            case .ignored(let reason):
+                return "\(source): ignored (\(reason))"
+            }
+        }
+    }
 }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no
-/// length (chunked bodies included), hashing the bytes as they pass. A failure restarts from zero:
-/// without ranges there is no way to ask for the rest.
+/// length (chunked bodies included), hashing the bytes as they pass (SHA-256 and every algorithm in
+/// `algorithms`, through one ``DigestSet``). A failure restarts from zero: without ranges there is no
+/// way to ask for the rest.
 ///
 /// Runs on its own ``ThreadExecutor``.
 struct StreamFetcher: Sendable {
@@ -12,10 +13,17 @@ struct StreamFetcher: Sendable {
     let counters: TransferCounters
     let retries: Int
     let policy: RetryPolicy
+    /// Algorithms to compute besides SHA-256.
+    var algorithms: [Digest.Algorithm] = []
 
     struct Result {
         var size: Int64
-        var sha256: [UInt8]
+        /// Every digest of the body: SHA-256 and each of `algorithms`.
+        var digests: [Digest.Algorithm: [UInt8]]
+        /// When the body's last byte was written.
+        var lastByteAt: ContinuousClock.Instant
+
+        var sha256: [UInt8] { digests[.sha256] ?? [] }
     }
 
     func run(pending: (connection: HTTPConnection, head: ResponseHead)?) async throws -> Result {
@@ -25,11 +33,12 @@ struct StreamFetcher: Sendable {
             var failures = 0
             while true {
                 if slot.isCancelled { throw CancellationError() }
-                let digest = Digest(.sha256)
+                let digests = DigestSet(algorithms)
                 var written: Int64 = 0
                 do {
-                    try fetchOnce(pending: pending, digest: digest, written: &written, slot: slot)
-                    return Result(size: written, sha256: digest.finalize())
+                    try fetchOnce(pending: pending, digests: digests, written: &written, slot: slot)
+                    let lastByteAt = ContinuousClock.now
+                    return Result(size: written, digests: digests.finalize(), lastByteAt: lastByteAt)
                 } catch {
                     pending = nil
                     let failure = Failure(error, url: remote.finalURL)
@@ -50,7 +59,7 @@ struct StreamFetcher: Sendable {
     }
 
     private func fetchOnce(
-        pending: (connection: HTTPConnection, head: ResponseHead)?, digest: Digest, written: inout Int64,
+        pending: (connection: HTTPConnection, head: ResponseHead)?, digests: DigestSet, written: inout Int64,
         slot: CancellationSlot
     ) throws {
         let url = remote.finalURL
@@ -97,7 +106,7 @@ struct StreamFetcher: Sendable {
             let count = Int64(bytes.count)
             if let expected, offset + count > expected { throw TransferError.bodyTooLong(expected: expected) }
             try file.write(bytes, at: offset)
-            digest.update(bytes)
+            digests.update(bytes)
             offset += count
             counters.addWritten(count)
         }

@@ -19,6 +19,7 @@ struct Probe {
         var current = url
         var redirects = 0
         var method = "HEAD"
+        var digests = DigestLog()
         while true {
             guard let origin = Origin(current) else {
                 throw TransferError.badRedirect(status: 0, location: current.absoluteString)
@@ -29,13 +30,17 @@ struct Probe {
             let range: ClosedRange<Int64>? = method == "GET" ? 0...0 : nil
             let head: ResponseHead
             do {
-                try connection.send(Requests.make(method, current, origin: origin, range: range))
+                try connection.send(
+                    Requests.make(
+                        method, current, origin: origin, range: range,
+                        extraHeaders: ServerDigests.probeRequestHeaders))
                 head = try connection.readHead()
             } catch {
                 pool.giveBack(connection)
                 throw error
             }
 
+            digests.record(head, method: method)
             if Redirect.isRedirect(head.status) {
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -60,7 +65,7 @@ struct Probe {
                     let remote = RemoteFile(
                         url: url, finalURL: current, size: length, acceptsRanges: length > 0,
                         etag: etag, lastModified: lastModified)
-                    return Outcome(remote: remote, pendingBody: nil)
+                    return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
                 }
                 if (200..<300).contains(head.status) || [403, 405, 501].contains(head.status) {
                     method = "GET"
@@ -82,13 +87,13 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: contentRange.completeLength,
                     acceptsRanges: contentRange.completeLength != nil, etag: etag, lastModified: lastModified)
-                return Outcome(remote: remote, pendingBody: nil)
+                return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
             case 200..<300:
                 // The server ignored the range: this response is the whole file; keep it.
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: head.contentLength, acceptsRanges: false,
                     etag: etag, lastModified: lastModified)
-                return Outcome(remote: remote, pendingBody: (connection, head))
+                return Outcome(remote: digests.applied(to: remote), pendingBody: (connection, head))
             case 416:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -100,12 +105,53 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: 0, acceptsRanges: false, etag: etag,
                     lastModified: lastModified)
-                return Outcome(remote: remote, pendingBody: nil)
+                return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
             default:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
                 throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter(head))
             }
+        }
+    }
+
+    /// The server digests seen along the probe: every response head is recorded, and ``ServerDigests``
+    /// decides what each one may contribute (a redirect only its `X-Linked-Etag`, a 206 only what
+    /// describes the whole representation).
+    struct DigestLog: Sendable, Equatable {
+        var trusted: [ChecksumExpectation] = []
+        var ignored: [RemoteFile.IgnoredDigest] = []
+
+        /// Adds what `head`, the answer to a `method` request, says about the whole file.
+        ///
+        /// Left out of `ignored`, because they are no digest of the file and say nothing worth reporting:
+        /// `Content-Digest` and `Content-MD5` of a 206 (they cover the range just sent), and `ETag`s
+        /// that are not a SHA-256 (an ETag is a validator first; nginx's `"mtime-size"` looks like a
+        /// multipart one).
+        mutating func record(_ head: ResponseHead, method: String) {
+            let full = method == "HEAD" || head.status != 206
+            let found = ServerDigests.expectations(from: head, isFullRepresentation: full)
+            for expectation in found.trusted where !trusted.contains(expectation) {
+                trusted.append(expectation)
+            }
+            for entry in found.ignored {
+                if entry.header == ServerDigests.HeaderName.etag { continue }
+                if head.status == 206,
+                    entry.header == ServerDigests.HeaderName.contentDigest
+                        || entry.header == ServerDigests.HeaderName.contentMD5
+                {
+                    continue
+                }
+                let ignoredDigest = RemoteFile.IgnoredDigest(header: entry.header, reason: entry.reason)
+                if !ignored.contains(ignoredDigest) { ignored.append(ignoredDigest) }
+            }
+        }
+
+        /// `remote` with these digests.
+        func applied(to remote: RemoteFile) -> RemoteFile {
+            var remote = remote
+            remote.serverDigests = trusted
+            remote.ignoredServerDigests = ignored
+            return remote
         }
     }
 

@@ -14,6 +14,22 @@ struct RemoteFile: Sendable, Equatable {
     var etag: String?
     /// `Last-Modified`, if the server sent it.
     var lastModified: String?
+    /// Digests of the whole file the server offered and that can be trusted to verify it: from the
+    /// probe's final response and from redirect hops' `X-Linked-Etag`, without repeats.
+    var serverDigests: [ChecksumExpectation] = []
+    /// Digest fields the server sent that cannot be trusted (weak, composite, encoded, malformed), with
+    /// the reason; they verify nothing and fail nothing.
+    var ignoredServerDigests: [IgnoredDigest] = []
+
+    /// A server digest field that was not trusted, and why.
+    struct IgnoredDigest: Sendable, Equatable, CustomStringConvertible {
+        /// The header field's name, as ``ServerDigests/HeaderName`` spells it.
+        var header: String
+        var reason: String
+
+        /// `x-amz-checksum-sha256 header: composite checksum of 3 parts, …`.
+        var description: String { "\(header) header: \(reason)" }
+    }
 
     /// What `If-Range` carries: the strong ETag, else Last-Modified, else nothing.
     var ifRangeValidator: String? { etag ?? lastModified }

@@ -1,32 +1,81 @@
+import Synchronization
+
 /// Hashes the file as it is downloaded by following the scheduler's contiguous frontier and reading
 /// the newly completed bytes back while they are still in the page cache. When the last byte lands,
 /// only the tail behind the frontier remains to hash, so verification costs no second pass.
+///
+/// Every chunk goes through one ``DigestSet``: SHA-256 always, plus every algorithm in
+/// ``digests``. On resume the hasher starts from byte 0 like any other run, so the kept prefix is
+/// rehashed once, as it is read back.
 ///
 /// `run()` blocks its thread: call it from a task on its own ``ThreadExecutor``.
 struct PrefixHasher {
     let file: OutputFile
     let scheduler: Scheduler
     let size: Int64
+    /// The algorithms to compute besides SHA-256, and where every result is left.
+    var digests = Digests()
     var chunkSize = 1 << 20
 
     /// Returns the SHA-256 of `[0, size)`, or nil if the scheduler stopped before the whole file was
-    /// complete.
+    /// complete. Every digest of ``digests`` is recorded there, with the moment the last byte was seen.
     func run() throws(StorageError) -> [UInt8]? {
-        let digest = Digest(.sha256)
+        let set = DigestSet(digests.algorithms)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 4096)
         defer { buffer.deallocate() }
         var hashed: Int64 = 0
+        var lastByteAt: ContinuousClock.Instant?
         while hashed < size {
             guard let frontier = scheduler.waitForFrontier(beyond: hashed) else { return nil }
+            if frontier >= size, lastByteAt == nil { lastByteAt = .now }
             while hashed < frontier {
                 let want = Int(min(Int64(chunkSize), frontier - hashed))
                 let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
                 let got = try file.read(into: slice, at: hashed)
                 guard got > 0 else { throw StorageError(call: "pread", path: file.path, errno: 5) }
-                digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+                set.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
                 hashed += Int64(got)
+                scheduler.recordHashed(hashed)
+                // The frontier may reach the end while this loop is still behind it: note when.
+                if lastByteAt == nil, scheduler.frontier >= size { lastByteAt = .now }
             }
         }
-        return digest.finalize()
+        let values = set.finalize()
+        digests.record(values, lastByteAt: lastByteAt ?? .now)
+        return values[.sha256]
+    }
+}
+
+extension PrefixHasher {
+    /// What one download's streaming hash computes and, once it has run to the end, the results: shared
+    /// by the pipeline, which chooses the algorithms from the expectations and reads the values to
+    /// verify them, and the hasher's thread, which fills them in.
+    final class Digests: Sendable {
+        /// SHA-256 first, then every other algorithm asked for, without repeats.
+        let algorithms: [Digest.Algorithm]
+        private let state = Mutex<
+            (values: [Digest.Algorithm: [UInt8]]?, lastByteAt: ContinuousClock.Instant?)
+        >(
+            (nil, nil))
+
+        /// SHA-256 and every algorithm in `algorithms`.
+        init(_ algorithms: some Sequence<Digest.Algorithm> = []) {
+            var ordered: [Digest.Algorithm] = [.sha256]
+            for algorithm in algorithms where !ordered.contains(algorithm) {
+                ordered.append(algorithm)
+            }
+            self.algorithms = ordered
+        }
+
+        /// Stores the finished digests and when the hasher saw the file's last byte written.
+        func record(_ values: [Digest.Algorithm: [UInt8]], lastByteAt: ContinuousClock.Instant) {
+            state.withLock { $0 = (values, lastByteAt) }
+        }
+
+        /// The digests of the whole file, once the hasher has finished.
+        var values: [Digest.Algorithm: [UInt8]]? { state.withLock { $0.values } }
+
+        /// When the hasher saw the last byte written, once it has finished.
+        var lastByteAt: ContinuousClock.Instant? { state.withLock { $0.lastByteAt } }
     }
 }
