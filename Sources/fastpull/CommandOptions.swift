@@ -7,6 +7,8 @@ struct CommandOptions {
     var output: String
     var configuration: Configuration
     var quiet: Bool
+    /// `--checksum-file` values, paths or http(s) URLs, read by ``ChecksumFileLoader`` before the download.
+    var checksumFiles: [String] = []
 
     /// Validates parsed arguments; every error names the option and the bad value.
     init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -31,12 +33,28 @@ struct CommandOptions {
 
         var configuration = Configuration()
         if let text = parsed.last("connections") {
+            if text == "auto" {
+                configuration.connections = .automatic
+            } else {
+                guard let count = Int(text), (1...128).contains(count) else {
+                    throw UsageError(
+                        message:
+                            "error: --connections: expected a number from 1 to 128 or 'auto', got '\(text)'")
+                }
+                configuration.connections = .fixed(count)
+            }
+        }
+        if let text = parsed.last("max-connections") {
             guard let count = Int(text), (1...128).contains(count) else {
                 throw UsageError(
-                    message: "error: --connections: expected a number from 1 to 128, got '\(text)'")
+                    message: "error: --max-connections: expected a number from 1 to 128, got '\(text)'")
             }
-            configuration.connections = count
+            configuration.maximumConnections = count
         }
+        if let text = parsed.last("stall-timeout") {
+            configuration.stallTimeout = try Self.seconds(text, option: "stall-timeout")
+        }
+        configuration.traceFile = parsed.last("trace")
         if let text = parsed.last("min-segment") {
             guard let size = SizeParser.parse(text), size > 0 else {
                 throw UsageError(
@@ -63,6 +81,14 @@ struct CommandOptions {
                 throw UsageError(message: "error: --checksum: \(error.message)")
             }
         }
+        for source in parsed.all("checksum-file") {
+            let readable = FileManager.default.isReadableFile(atPath: source)
+            guard ChecksumFileLoader.isURL(source) || readable else {
+                throw UsageError(message: "error: --checksum-file: cannot read '\(source)'")
+            }
+            checksumFiles.append(source)
+        }
+        configuration.keepPartialOnMismatch = parsed.has("keep-partial")
         if let path = parsed.last("cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "error: --cacert: cannot read '\(path)'")

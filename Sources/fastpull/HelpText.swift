@@ -3,7 +3,7 @@ import Fastpull
 /// `fastpull --help`, generated from ``OptionTable`` and the exit-code table.
 enum HelpText {
     static let exitCodes: [(Int32, String)] = [
-        (0, "success: the file is in place, size and every given checksum verified"),
+        (0, "success: the file is in place, size and every known checksum verified"),
         (1, "internal error (a bug; please report it with the command you ran)"),
         (2, "usage: bad option, bad URL, unsupported scheme"),
         (3, "network: DNS, connect, reset or timeout after the retries"),

@@ -23,14 +23,29 @@ enum OptionTable {
             long: "output", short: "o", kind: .value(placeholder: "PATH"),
             help: "Write to PATH (default: the last part of the URL's path)."),
         OptionSpec(
-            long: "connections", short: "n", kind: .value(placeholder: "N"),
-            help: "Parallel connections, 1-128 (default: 8)."),
+            long: "connections", short: "n", kind: .value(placeholder: "N|auto"),
+            help: "Parallel connections, 1-128, or auto to find the best count (default: auto)."),
+        OptionSpec(
+            long: "max-connections", short: nil, kind: .value(placeholder: "N"),
+            help: "Most connections auto may open, 1-128 (default: 16)."),
+        OptionSpec(
+            long: "stall-timeout", short: nil, kind: .value(placeholder: "SECONDS"),
+            help: "Replace a connection that receives nothing for this long (default: 10)."),
+        OptionSpec(
+            long: "trace", short: nil, kind: .value(placeholder: "FILE"),
+            help: "Write each connection's ranges over time to FILE (JSON lines)."),
         OptionSpec(
             long: "min-segment", short: nil, kind: .value(placeholder: "SIZE"),
             help: "Smallest segment, e.g. 1M or 512KiB (default: 1MiB)."),
         OptionSpec(
-            long: "checksum", short: nil, kind: .value(placeholder: "ALGO=HEX"),
-            help: "Fail unless the file has this digest (sha256). Repeatable."),
+            long: "checksum", short: nil, kind: .value(placeholder: "ALGO=VALUE"),
+            help: "Fail unless the file has this digest (sha256/sha512/sha1/md5/crc32c). Repeatable."),
+        OptionSpec(
+            long: "checksum-file", short: nil, kind: .value(placeholder: "PATH|URL"),
+            help: "Fail unless the file matches its line in this sha256sum-style file. Repeatable."),
+        OptionSpec(
+            long: "keep-partial", short: nil, kind: .flag,
+            help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
         OptionSpec(
             long: "cacert", short: nil, kind: .value(placeholder: "FILE"),
             help: "Also trust the certificate authorities in this PEM file."),

@@ -26,6 +26,17 @@ final class SignalWatcher {
         }
     }
 
+    /// Unblocks SIGINT and SIGTERM for this thread and the threads it starts: a parent may have started
+    /// us with them blocked (Foundation's `Process` does, from some threads), and then Ctrl-C would do
+    /// nothing. Call first thing in `main`.
+    static func unblockStopSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     func stop() {
         for source in sources { source.cancel() }
     }

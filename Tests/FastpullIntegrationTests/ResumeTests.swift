@@ -1,5 +1,5 @@
-import Foundation
 import FastpullFixtures
+import Foundation
 import Testing
 
 @testable import Fastpull
@@ -55,9 +55,11 @@ struct ResumeTests {
         return error
     }
 
+    /// Publishes a version of a file the way servers' files are replaced: a new file renamed over the
+    /// old one, so a response already under way keeps reading the old version.
     func writeFile(_ name: String, seed: UInt64) throws -> Data {
         let data = Data(FixtureContent.bytes(count: size, seed: seed))
-        try data.write(to: URL(fileURLWithPath: files.path).appendingPathComponent(name))
+        try data.write(to: URL(fileURLWithPath: files.path).appendingPathComponent(name), options: .atomic)
         return data
     }
 
@@ -85,7 +87,8 @@ struct ResumeTests {
         // allowing for the one rate-limited slice (50 KB here) each paused connection's server thread
         // may still have pushed into its closed socket after the pause.
         #expect(report.bytesFetched == Int64(size) - report.resumedBytes)
-        #expect(server.stats.bodyBytesSent - sentBeforeResume <= Int64(size) - report.resumedBytes + 4 * 50_000)
+        #expect(
+            server.stats.bodyBytesSent - sentBeforeResume <= Int64(size) - report.resumedBytes + 4 * 50_000)
         #expect(folder.contents == ["out.bin"])
         let events = await log.finish()
         #expect(events.contains { if case .resumed = $0 { return true } else { return false } })
@@ -106,22 +109,28 @@ struct ResumeTests {
     @Test func remoteChangeBetweenRunsStartsOverWithTheNewVersion() async throws {
         _ = try writeFile("v.bin", seed: 1)
         let url = server.url("/files/v.bin?rate=1000000")
-        _ = try await startAndPause(Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
+        _ = try await startAndPause(
+            Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         let second = try writeFile("v.bin", seed: 2)  // same size, new bytes, new ETag
 
-        let download = Download(from: server.url("/files/v.bin?rate=1000000"), to: output, configuration: .quickRetries())
+        let download = Download(
+            from: server.url("/files/v.bin?rate=1000000"), to: output, configuration: .quickRetries())
         let log = EventLog(download)
         let report = try await download.run()
         #expect(report.resumedBytes == 0)
         #expect(try Data(contentsOf: output) == second)
         let events = await log.finish()
-        #expect(events.contains { if case .restarting(let reason) = $0 { reason.contains("ETag") } else { false } })
+        #expect(
+            events.contains {
+                if case .restarting(let reason) = $0 { reason.contains("ETag") } else { false }
+            })
     }
 
     @Test func remoteChangeWithNoRestartFailsWithItsOwnCode() async throws {
         _ = try writeFile("w.bin", seed: 1)
         let url = server.url("/files/w.bin?rate=1000000")
-        _ = try await startAndPause(Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
+        _ = try await startAndPause(
+            Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         _ = try writeFile("w.bin", seed: 3)
         var configuration = Configuration.quickRetries()
         configuration.restartWhenRemoteChanges = false
@@ -157,19 +166,23 @@ struct ResumeTests {
             Download(
                 from: server.url("/gen/\(size)?rate=1000000&seed=5"), to: output,
                 configuration: .quickRetries(connections: 4)))
-        let download = Download(from: server.url("/gen/\(size)?seed=6"), to: output, configuration: .quickRetries())
+        let download = Download(
+            from: server.url("/gen/\(size)?seed=6"), to: output, configuration: .quickRetries())
         let log = EventLog(download)
         let report = try await download.run()
         #expect(report.resumedBytes == 0)
         #expect(report.sha256 == Expected.sha256(size: size, seed: 6))
         let events = await log.finish()
-        #expect(events.contains { if case .warning(let text) = $0 { text.contains("belongs to") } else { false } })
+        #expect(
+            events.contains { if case .warning(let text) = $0 { text.contains("belongs to") } else { false } }
+        )
     }
 
     @Test(arguments: ["corrupt", "truncated", "empty"])
     func damagedJournalRestartsSafely(damage: String) async throws {
         let url = server.url("/gen/\(size)?rate=1000000")
-        _ = try await startAndPause(Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
+        _ = try await startAndPause(
+            Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         let data = try Data(contentsOf: URL(fileURLWithPath: journalPath))
         let damaged: Data
         switch damage {
@@ -186,13 +199,15 @@ struct ResumeTests {
         #expect(report.resumedBytes == 0)
         #expect(report.sha256 == Expected.sha256(size: size))
         let events = await log.finish()
-        #expect(events.contains { if case .warning(let text) = $0 { text.contains("unusable") } else { false } })
+        #expect(
+            events.contains { if case .warning(let text) = $0 { text.contains("unusable") } else { false } })
     }
 
     @Test(arguments: ["truncated part", "missing part"])
     func damagedPartFileRestartsSafely(damage: String) async throws {
         let url = server.url("/gen/\(size)?rate=1000000")
-        _ = try await startAndPause(Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
+        _ = try await startAndPause(
+            Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         if damage == "missing part" {
             try FileManager.default.removeItem(atPath: partPath)
         } else {
@@ -207,15 +222,19 @@ struct ResumeTests {
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
         let events = await log.finish()
         let expected = damage == "missing part" ? "is missing" : "has 1000 bytes"
-        #expect(events.contains { if case .warning(let text) = $0 { text.contains(expected) } else { false } })
+        #expect(
+            events.contains { if case .warning(let text) = $0 { text.contains(expected) } else { false } })
     }
 
     @Test func restartDiscardsTheJournal() async throws {
         let url = server.url("/gen/\(size)?rate=1000000")
-        _ = try await startAndPause(Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
+        _ = try await startAndPause(
+            Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         var configuration = Configuration.quickRetries()
         configuration.resumeFromJournal = false
-        let report = try await Download(from: server.url("/gen/\(size)?rate=1000000"), to: output, configuration: configuration).run()
+        let report = try await Download(
+            from: server.url("/gen/\(size)?rate=1000000"), to: output, configuration: configuration
+        ).run()
         #expect(report.resumedBytes == 0)
         #expect(report.bytesFetched == Int64(size))
         #expect(folder.contents == ["out.bin"])

@@ -259,6 +259,9 @@ struct TestPKI: Sendable {
 
     /// Made once per test process.
     static let shared = Result { try TestPKI() }
+    /// Where the files live; removed when the test process exits.
+    private static let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("fastpull-tls-\(UUID().uuidString)").path
 
     let caFile: String
     /// Signed by the CA for localhost, 127.0.0.1 and ::1.
@@ -269,9 +272,9 @@ struct TestPKI: Sendable {
     let expired: Certificate
 
     private init() throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("fastpull-tls-\(UUID().uuidString)").path
+        let folder = TestPKI.folder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: TestPKI.folder) }
         func path(_ name: String) -> String { "\(folder)/\(name)" }
         let caFile = path("ca.pem")
         try TestPKI.openssl(

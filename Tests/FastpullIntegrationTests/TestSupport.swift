@@ -39,8 +39,13 @@ enum Expected {
 
 extension Configuration {
     /// Fast retries, so failure tests finish quickly.
+    /// Tests run side by side in one process, all against 127.0.0.1: the process-wide per-host
+    /// limit is raised so that it does not decide how many connections a test gets.
     static func quickRetries(_ retries: Int = 5, connections: Int = 8) -> Configuration {
-        Configuration(connections: connections, retries: retries, retryBaseDelay: .milliseconds(5))
+        var configuration = Configuration(
+            connections: .fixed(connections), retries: retries, retryBaseDelay: .milliseconds(5))
+        configuration.maximumConnectionsPerHost = 1000
+        return configuration
     }
 }
 

@@ -1,11 +1,25 @@
 /// How a download runs. Every property has a default, so `Configuration()` is a good start.
 public struct Configuration: Sendable {
-    /// How many connections fetch segments in parallel (1...128).
-    public var connections: Int
+    /// How many connections fetch in parallel: `.automatic` (the default) or a fixed count.
+    public var connections: ConnectionCount
+    /// The most connections `.automatic` opens (1...128, default 16).
+    public var maximumConnections: Int
+    /// A connection that receives nothing for this long gives its range back and is replaced.
+    public var stallTimeout: Duration
+    /// Connections to one host, shared by every download in the process (default 32).
+    public var maximumConnectionsPerHost: Int
+    /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.
+    public var traceFile: String?
     /// No segment is planned smaller than this many bytes (except the file's last one).
     public var minimumSegmentSize: Int64
     /// Digests the file must match before it is moved into place.
     public var checksums: [Checksum]
+    /// Checksum files whose entry for this download the file must match as well.
+    public var checksumFiles: [ChecksumFileContents] = []
+    /// After a size or checksum mismatch, keep the bytes in `<output>.part` for inspection instead of
+    /// deleting them (`--keep-partial`). The journal is deleted either way, so a later run starts over
+    /// rather than resume into bytes known to be bad.
+    public var keepPartialOnMismatch = false
     /// A PEM file of extra certificate authorities to trust, besides the system store.
     public var caFile: String?
     /// Skips TLS certificate and hostname verification. Unsafe; for testing only.
@@ -29,7 +43,8 @@ public struct Configuration: Sendable {
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
-        connections: Int = 8,
+        connections: ConnectionCount = .automatic,
+        maximumConnections: Int = 16,
         minimumSegmentSize: Int64 = 1 << 20,
         checksums: [Checksum] = [],
         caFile: String? = nil,
@@ -43,6 +58,10 @@ public struct Configuration: Sendable {
         restartWhenRemoteChanges: Bool = true
     ) {
         self.connections = connections
+        self.maximumConnections = maximumConnections
+        self.stallTimeout = .seconds(10)
+        self.maximumConnectionsPerHost = 32
+        self.traceFile = nil
         self.minimumSegmentSize = minimumSegmentSize
         self.checksums = checksums
         self.caFile = caFile
@@ -54,5 +73,37 @@ public struct Configuration: Sendable {
         self.retryBaseDelay = retryBaseDelay
         self.resumeFromJournal = resumeFromJournal
         self.restartWhenRemoteChanges = restartWhenRemoteChanges
+    }
+
+    /// The most connections this configuration may open: the fixed count, or the automatic maximum.
+    var connectionLimit: Int {
+        switch connections {
+        case .automatic: return maximumConnections
+        case .fixed(let count): return count
+        }
+    }
+}
+
+extension Configuration {
+    /// The text of a checksum file, and the path or URL it came from.
+    ///
+    /// The text is what `sha256sum`, `sha512sum`, `sha1sum`, `md5sum` and `shasum` write (`HEX  name`,
+    /// `HEX *name`), the BSD `--tag` and OpenSSL form (`SHA256 (name) = HEX`), or a single bare digest,
+    /// which applies whatever the file's name. CRLF line ends, blank lines and comments are fine. The
+    /// download uses the entry for the output file's name, else for the last path component of the URL
+    /// (as given, then after redirects); an exact name wins over a match of the last path component.
+    /// A file without a usable entry fails the download before any byte is fetched.
+    public struct ChecksumFileContents: Sendable, Hashable {
+        /// Where the text came from. Errors and the ``Report`` name it, and a name such as `SHA512SUMS`
+        /// or `x.iso.md5` picks the algorithm when the file lists several for one name.
+        public var source: String
+        /// The file's contents.
+        public var text: String
+
+        /// Checksum file text read from `source` (a path or URL).
+        public init(source: String, text: String) {
+            self.source = source
+            self.text = text
+        }
     }
 }

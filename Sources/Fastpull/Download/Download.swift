@@ -34,7 +34,8 @@ public final class Download: Sendable {
         self.url = url
         self.destination = destination
         self.configuration = configuration
-        (eventStream, eventSink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
+        (eventStream, eventSink) = AsyncStream.makeStream(
+            of: Event.self, bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Notes and warnings while the download runs (resumed, restarting, warnings). One consumer.

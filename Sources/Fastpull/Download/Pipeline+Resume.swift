@@ -34,7 +34,8 @@ extension Pipeline {
         }
 
         let plan = Planner.plan(
-            size: size, connections: configuration.connections, minimumSegmentSize: configuration.minimumSegmentSize)
+            size: size, connections: configuration.connectionLimit,
+            minimumSegmentSize: configuration.minimumSegmentSize)
         do {
             let file = try OutputFile(creatingAt: partPath)
             try file.preallocate(size: size)
@@ -53,7 +54,8 @@ extension Pipeline {
         let store = store
         guard store.exists else {
             if FileSystem.exists(partPath) {
-                download.emit(.warning("\(partPath) has no journal, so its bytes cannot be trusted; starting over"))
+                download.emit(
+                    .warning("\(partPath) has no journal, so its bytes cannot be trusted; starting over"))
             }
             return nil
         }
@@ -72,7 +74,9 @@ extension Pipeline {
         }
         guard journal.url == download.url.absoluteString else {
             download.emit(
-                .warning("the journal \(store.durablePath) belongs to \(journal.url), not this URL; starting over"))
+                .warning(
+                    "the journal \(store.durablePath) belongs to \(journal.url), not this URL; starting over")
+            )
             try discardProgress()
             return nil
         }
@@ -84,7 +88,8 @@ extension Pipeline {
                     "\(download.url.absoluteString) changed since the interrupted download (\(reason)); run without --no-restart to start over, or with --restart"
                 )
             }
-            download.emit(.restarting(reason: "the remote file changed since the interrupted download: \(reason)"))
+            download.emit(
+                .restarting(reason: "the remote file changed since the interrupted download: \(reason)"))
             try discardProgress()
             return nil
         case .unverifiable:
@@ -101,7 +106,8 @@ extension Pipeline {
         let partSize = Self.fileSize(partPath)
         guard partSize == journal.size else {
             let found = partSize.map { "has \($0) bytes" } ?? "is missing"
-            download.emit(.warning("\(partPath) \(found), but its journal expects \(journal.size); starting over"))
+            download.emit(
+                .warning("\(partPath) \(found), but its journal expects \(journal.size); starting over"))
             try discardProgress()
             return nil
         }

@@ -30,12 +30,13 @@ struct Pipeline {
         defer { pool.closeAll() }
         let executors = ExecutorSet()
         defer { executors.shutdown() }
+        let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
 
         if !configuration.resumeFromJournal { try discardProgress() }
         var restarts = 0
         while true {
             do {
-                return try await attempt(pool: pool, executors: executors, started: started)
+                return try await attempt(pool: pool, executors: executors, trace: trace, started: started)
             } catch let request as RestartRequest where restarts < Self.maximumRestarts {
                 restarts += 1
                 download.emit(.restarting(reason: request.reason))
@@ -45,7 +46,8 @@ struct Pipeline {
                 try? discardProgress()
                 throw FastpullError(
                     .remoteChanged,
-                    "\(download.url.absoluteString) kept changing during the download (\(request.reason)); try again later")
+                    "\(download.url.absoluteString) kept changing during the download (\(request.reason)); try again later"
+                )
             }
         }
     }
@@ -60,9 +62,9 @@ struct Pipeline {
         }
     }
 
-    private func attempt(pool: ConnectionPool, executors: ExecutorSet, started: ContinuousClock.Instant)
-        async throws -> Report
-    {
+    private func attempt(
+        pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant
+    ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
         let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
@@ -70,36 +72,50 @@ struct Pipeline {
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             if store.exists {
-                download.emit(.warning("the server does not offer byte ranges now; the earlier progress is discarded"))
+                download.emit(
+                    .warning("the server does not offer byte ranges now; the earlier progress is discarded"))
                 try discardProgress()
             }
-            return try await stream(outcome: outcome, pool: pool, policy: policy, executors: executors, started: started)
+            return try await stream(
+                outcome: outcome, pool: pool, policy: policy, executors: executors, started: started)
         }
         outcome.pendingBody?.connection.close()
+        let expectations = try expectations(for: remote)
 
         let start = try resumeOrCreate(remote: remote, size: size)
         let plan = Plan(
             size: size, segments: start.segments,
-            connections: min(configuration.connections, max(start.segments.filter { !$0.isComplete }.count, 1)))
-        let scheduler = Scheduler(segments: plan.segments)
+            connections: min(
+                configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
+        var settings = SegmentTable.Settings()
+        settings.stallTimeout = configuration.stallTimeout
+        settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
+        let scheduler = Scheduler(segments: plan.segments, settings: settings)
         let checkpointer = Checkpointer(
             store: store, template: start.journal, scheduler: scheduler, file: start.file)
 
         let sha256: [UInt8]
+        let peakConnections: Int
+        // The prefix hasher computes every algorithm the expectations need.
+        let digests = PrefixHasher.Digests(expectations.algorithms)
         do {
             try checkpointer.checkpoint(durably: true)
-            sha256 = try await fetchSegments(
-                plan: plan, remote: remote, file: start.file, scheduler: scheduler, checkpointer: checkpointer,
-                pool: pool, policy: policy, executors: executors)
+            (sha256, peakConnections) = try await fetchSegments(
+                plan: plan, remote: remote, file: start.file, scheduler: scheduler,
+                checkpointer: checkpointer,
+                digests: digests, pool: pool, policy: policy, executors: executors, trace: trace)
         } catch {
             throw stopped(by: error, remote: remote, checkpointer: checkpointer)
         }
 
-        let verified: [Checksum]
+        let lastByteAt = digests.lastByteAt ?? .now
+        let verification: Verification
         do {
-            verified = try verify(sha256: sha256, size: size, expectedSize: size, file: start.file)
+            verification = try verify(
+                digests: digests.values ?? [.sha256: sha256], lastByteAt: lastByteAt, size: size,
+                expectedSize: size, expectations: expectations, file: start.file)
         } catch {
-            try? discardProgress()
+            discardAfterFailedVerification()
             throw Failure(error, url: remote.finalURL).error
         }
         do {
@@ -113,9 +129,11 @@ struct Pipeline {
             url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: size,
             seconds: (ContinuousClock.now - started).seconds,
             bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(sha256),
-            verifiedChecksums: verified, connections: plan.connections, segments: plan.segments.count,
+            verifiedChecksums: verification.verified, connections: peakConnections,
+            segments: scheduler.pieceCount,
             retries: counters.retries.load(ordering: .relaxed), resumedBytes: start.keptBytes,
-            rangesSupported: true)
+            rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
+            transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds)
     }
 
     /// Turns a failure of the segmented fetch into what the caller sees, saving the journal first
@@ -142,14 +160,23 @@ struct Pipeline {
         if failure.code == .interrupted {
             return FastpullError(
                 .interrupted,
-                "interrupted with \(kept) of \(total) bytes saved in \(partPath); run the same command to resume")
+                "interrupted with \(kept) of \(total) bytes saved in \(partPath); run the same command to resume"
+            )
         }
-        return FastpullError(failure.code, "\(failure.message); run the same command to resume (\(kept) of \(total) bytes are saved)")
+        return FastpullError(
+            failure.code,
+            "\(failure.message); run the same command to resume (\(kept) of \(total) bytes are saved)")
     }
 
     private func validate() throws {
-        guard (1...128).contains(configuration.connections) else {
-            throw FastpullError(.usage, "connections must be between 1 and 128, got \(configuration.connections)")
+        if case .fixed(let count) = configuration.connections, !(1...128).contains(count) {
+            throw FastpullError(.usage, "connections must be between 1 and 128, got \(count)")
+        }
+        guard (1...128).contains(configuration.maximumConnections) else {
+            throw FastpullError(
+                .usage,
+                "the maximum number of connections must be between 1 and 128, got \(configuration.maximumConnections)"
+            )
         }
         guard configuration.minimumSegmentSize >= 1 else {
             throw FastpullError(.usage, "the minimum segment size must be at least 1 byte")
@@ -159,14 +186,16 @@ struct Pipeline {
         }
         guard Origin(download.url) != nil else {
             throw FastpullError(
-                .usage, "unsupported URL '\(download.url.absoluteString)': expected http:// or https:// with a host")
+                .usage,
+                "unsupported URL '\(download.url.absoluteString)': expected http:// or https:// with a host")
         }
         guard download.destination.isFileURL else {
             throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
         }
         let folder = download.destination.deletingLastPathComponent().path(percentEncoded: false)
         guard FileSystem.isDirectory(folder.isEmpty ? "." : folder) else {
-            throw FastpullError(.localIO, "the folder \(folder) does not exist; create it or choose another output path")
+            throw FastpullError(
+                .localIO, "the folder \(folder) does not exist; create it or choose another output path")
         }
         guard !FileSystem.isDirectory(outputPath) else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
@@ -196,7 +225,8 @@ struct Pipeline {
                         failures += 1
                         guard failures <= retries else { throw failure.error }
                         counters.retries.add(1, ordering: .relaxed)
-                        try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                        try await Task.sleep(
+                            for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
                     }
                 }
             } onCancel: {
@@ -211,8 +241,10 @@ struct Pipeline {
         started: ContinuousClock.Instant
     ) async throws -> Report {
         let remote = outcome.remote
+        let expectations: Expectations
         let file: OutputFile
         do {
+            expectations = try self.expectations(for: remote)
             file = try OutputFile(creatingAt: partPath)
             if let size = remote.size { try file.preallocate(size: size) }
         } catch {
@@ -220,47 +252,38 @@ struct Pipeline {
             throw Failure(error, url: remote.finalURL).error
         }
         do {
-            let fetcher = StreamFetcher(
+            var fetcher = StreamFetcher(
                 remote: remote, pool: pool, file: file, counters: counters, retries: configuration.retries,
                 policy: policy)
+            fetcher.algorithms = expectations.algorithms
             let pending = outcome.pendingBody
-            let result = try await withTaskExecutorPreference(executors[1]) {
+            let result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
                 try await fetcher.run(pending: pending)
             }
-            let verified = try verify(
-                sha256: result.sha256, size: result.size, expectedSize: remote.size, file: file)
+            let verification = try verify(
+                digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
+                expectedSize: remote.size, expectations: expectations, file: file)
             try file.sync()
             try file.rename(to: outputPath)
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
                 seconds: (ContinuousClock.now - started).seconds,
-                bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(result.sha256),
-                verifiedChecksums: verified, connections: 1, segments: 1,
-                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0, rangesSupported: false)
+                bytesFetched: counters.bytesFetched.load(ordering: .relaxed),
+                sha256: Digest.hex(result.sha256), verifiedChecksums: verification.verified, connections: 1,
+                segments: 1,
+                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0, rangesSupported: false,
+                digests: verification.digestsByName, checks: verification.checks,
+                transferSeconds: (result.lastByteAt - started).seconds,
+                hashTailSeconds: verification.hashTailSeconds)
         } catch {
-            try? FileSystem.remove(partPath)
-            throw Failure(error, url: remote.finalURL).error
+            let failure = Failure(error, url: remote.finalURL).error
+            if failure.code == .integrity {
+                discardAfterFailedVerification()
+            } else {
+                try? FileSystem.remove(partPath)
+            }
+            throw failure
         }
-    }
-
-    /// Checks the size and every expected checksum; returns the checksums that matched.
-    func verify(sha256: [UInt8], size: Int64, expectedSize: Int64?, file: OutputFile) throws -> [Checksum] {
-        if let expectedSize, size != expectedSize {
-            throw FastpullError(
-                .integrity, "\(file.path) has \(size) bytes but the server announced \(expectedSize); run again to retry")
-        }
-        let onDisk = try file.size()
-        guard onDisk == size else {
-            throw FastpullError(.integrity, "\(file.path) holds \(onDisk) bytes, expected \(size)")
-        }
-        let actual = Digest.hex(sha256)
-        for checksum in configuration.checksums where checksum.hexValue != actual {
-            throw FastpullError(
-                .integrity,
-                "\(checksum.algorithm) mismatch for \(outputPath): expected \(checksum.hexValue), got \(actual); the download was discarded"
-            )
-        }
-        return configuration.checksums
     }
 }
 

@@ -128,7 +128,8 @@ struct Failure: Sendable {
             self.init(
                 error: FastpullError(
                     .remoteChanged,
-                    "\(location) changed during the download (\(reason)); run again without --no-restart to start over"),
+                    "\(location) changed during the download (\(reason)); run again without --no-restart to start over"
+                ),
                 retryable: false)
         case .tooManyRedirects(let count):
             self.init(

@@ -101,7 +101,8 @@ struct Journal: Codable, Equatable, Sendable {
     /// Whether this journal describes the same remote file as a fresh probe.
     func matches(_ remote: RemoteFile) -> RemoteComparison {
         guard let size = remote.size, size == self.size else {
-            return .changed("its size changed from \(self.size) to \(remote.size.map(String.init) ?? "unknown") bytes")
+            return .changed(
+                "its size changed from \(self.size) to \(remote.size.map(String.init) ?? "unknown") bytes")
         }
         if let old = etag, let new = remote.etag, old != new {
             return .changed("its ETag changed from \(old) to \(new)")

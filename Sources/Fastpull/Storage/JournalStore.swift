@@ -75,7 +75,9 @@ struct JournalStore: Sendable {
                 done += count
             }
         }
-        if failure == nil, sync, fsync(fd) != 0 { failure = StorageError(call: "fsync", path: temporary, errno: errno) }
+        if failure == nil, sync, fsync(fd) != 0 {
+            failure = StorageError(call: "fsync", path: temporary, errno: errno)
+        }
         close(fd)
         if let failure {
             unlink(temporary)
