@@ -38,13 +38,26 @@ struct CLIRunner {
         return (process, out, err)
     }
 
-    /// Runs `fastpull` to completion.
-    static func run(_ arguments: [String], in directory: String) throws -> Result {
+    /// Runs `fastpull` to completion, waiting on a thread of its own: a test must never block Swift's
+    /// cooperative pool (two threads here), or every other test's downloads stall with it.
+    static func run(_ arguments: [String], in directory: String) async throws -> Result {
         let (process, out, err) = try start(arguments, in: directory)
-        return finish(process, out, err)
+        return await finish(process, out, err)
     }
 
-    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+    /// Waits for a started `fastpull` on a thread of its own and collects its output.
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+        await offPool { finishBlocking(process, out, err) }
+    }
+
+    /// Runs blocking `work` on a new thread and returns its result without holding a pool thread.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
+    }
+
+    static func finishBlocking(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
         // Read both pipes before waiting so a chatty child never blocks on a full pipe.
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()

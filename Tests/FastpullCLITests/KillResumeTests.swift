@@ -1,5 +1,5 @@
-import Foundation
 import FastpullFixtures
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -10,10 +10,12 @@ import Testing
 struct KillResumeTests {
     /// Twenty `kill -9`s at random moments, then a run to the end: the file is byte-identical and the
     /// server sent at most 1.05 × size + connections × 1 MiB in all.
-    @Test func twentyKillsInARow() throws {
+    @Test func twentyKillsInARow() async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-kill-\(UUID().uuidString)")
-            .path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-kill-\(UUID().uuidString)"
+        )
+        .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
@@ -23,8 +25,35 @@ struct KillResumeTests {
         let connections = 4
         let url = server.url("/gen/\(size)?seed=9&rate=500000").absoluteString
         let arguments = ["-q", "-n", "\(connections)", url, "-o", "k.bin"]
+        // The kill loop blocks while it watches the child: run it on a thread of its own.
+        let (kills, finishedEarly, notKilled) = try await Self.killLoop(arguments: arguments, folder: folder)
+        #expect(notKilled == 0, "every killed run must end by SIGKILL")
+        #expect(kills >= 15, "the download finished too early to test much (finishedEarly: \(finishedEarly))")
+        let final = try await CLIRunner.run(arguments, in: folder)
+        #expect(final.status == 0, "\(final.stderr)")
+        let data = try #require(FileManager.default.contents(atPath: folder + "/k.bin"))
+        #expect(data == Data(FixtureContent.bytes(count: size, seed: 9)))
+        let bound = Int64(Double(size) * 1.05) + Int64(connections << 20)
+        #expect(server.stats.bodyBytesSent <= bound, "sent \(server.stats.bodyBytesSent), bound \(bound)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(leftovers == ["k.bin"])
+    }
+
+    /// Starts and `kill -9`s the command up to twenty times; returns the kills, whether a run ended by
+    /// itself first, and how many killed runs did not end by the signal.
+    static func killLoop(arguments: [String], folder: String) async throws -> (Int, Bool, Int) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result { try killLoopBlocking(arguments: arguments, folder: folder) })
+            }.start()
+        }
+    }
+
+    private static func killLoopBlocking(arguments: [String], folder: String) throws -> (Int, Bool, Int) {
         var generator = SystemRandomNumberGenerator()
         var kills = 0
+        var notKilled = 0
         var finishedEarly = false
         for _ in 0..<20 {
             let (process, out, err) = try CLIRunner.start(arguments, in: folder)
@@ -33,22 +62,14 @@ struct KillResumeTests {
             while Date() < deadline && process.isRunning { usleep(5_000) }
             if !process.isRunning {
                 finishedEarly = true
-                _ = CLIRunner.finish(process, out, err)
+                _ = CLIRunner.finishBlocking(process, out, err)
                 break
             }
             kill(process.processIdentifier, SIGKILL)
-            let result = CLIRunner.finish(process, out, err)
-            #expect(result.status == SIGKILL || result.status == 9 || process.terminationReason == .uncaughtSignal)
+            let result = CLIRunner.finishBlocking(process, out, err)
+            if !(result.status == SIGKILL && process.terminationReason == .uncaughtSignal) { notKilled += 1 }
             kills += 1
         }
-        #expect(kills >= 15, "the download finished too early to test much (finishedEarly: \(finishedEarly))")
-        let final = try CLIRunner.run(arguments, in: folder)
-        #expect(final.status == 0, "\(final.stderr)")
-        let data = try #require(FileManager.default.contents(atPath: folder + "/k.bin"))
-        #expect(data == Data(FixtureContent.bytes(count: size, seed: 9)))
-        let bound = Int64(Double(size) * 1.05) + Int64(connections << 20)
-        #expect(server.stats.bodyBytesSent <= bound, "sent \(server.stats.bodyBytesSent), bound \(bound)")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-        #expect(leftovers == ["k.bin"])
+        return (kills, finishedEarly, notKilled)
     }
 }
