@@ -16,11 +16,14 @@ struct JournalTests {
             segments: segments.map { Journal.Entry(start: $0.0, end: $0.1, durable: $0.2, written: $0.3) })
     }
 
-    func remote(size: Int64? = 25, etag: String? = "\"abc\"", lastModified: String? = "Wed, 01 Jan 2020 00:00:00 GMT")
+    func remote(
+        size: Int64? = 25, etag: String? = "\"abc\"", lastModified: String? = "Wed, 01 Jan 2020 00:00:00 GMT"
+    )
         -> RemoteFile
     {
         RemoteFile(
-            url: URL(string: "https://example.org/a.iso")!, finalURL: URL(string: "https://cdn.example.org/a.iso")!,
+            url: URL(string: "https://example.org/a.iso")!,
+            finalURL: URL(string: "https://cdn.example.org/a.iso")!,
             size: size, acceptsRanges: true, etag: etag, lastModified: lastModified)
     }
 
@@ -40,26 +43,31 @@ struct JournalTests {
         #expect(throws: Journal.Problem.unreadable("not a valid journal")) {
             try Journal.decode(data.prefix(data.count / 2))
         }
-        #expect(throws: Journal.Problem.unreadable("not a valid journal")) { try Journal.decode(Data("{}".utf8)) }
+        #expect(throws: Journal.Problem.unreadable("not a valid journal")) {
+            try Journal.decode(Data("{}".utf8))
+        }
     }
 
     @Test func rejectsOtherFormatsAndVersions() throws {
         var other = journal()
         other.format = "something-else"
-        #expect(throws: Journal.Problem.unreadable("not a fastpull journal")) { try Journal.decode(other.encoded()) }
+        #expect(throws: Journal.Problem.unreadable("not a fastpull journal")) {
+            try Journal.decode(other.encoded())
+        }
         var future = journal()
         future.version = 99
         #expect(throws: Journal.Problem.unsupportedVersion(99)) { try Journal.decode(future.encoded()) }
     }
 
-    @Test(arguments: [
-        [(0, 10, 0, 0), (11, 25, 0, 0)],  // gap
-        [(0, 10, 0, 0), (10, 20, 0, 0)],  // does not reach the size
-        [(0, 10, 5, 4), (10, 25, 0, 0)],  // durable beyond written
-        [(0, 10, 0, 11), (10, 25, 0, 0)],  // written beyond the segment
-        [(0, 10, -1, 0), (10, 25, 0, 0)],  // negative
-        [(0, 0, 0, 0), (0, 25, 0, 0)],  // empty segment
-    ] as [[(Int64, Int64, Int64, Int64)]])
+    @Test(
+        arguments: [
+            [(0, 10, 0, 0), (11, 25, 0, 0)],  // gap
+            [(0, 10, 0, 0), (10, 20, 0, 0)],  // does not reach the size
+            [(0, 10, 5, 4), (10, 25, 0, 0)],  // durable beyond written
+            [(0, 10, 0, 11), (10, 25, 0, 0)],  // written beyond the segment
+            [(0, 10, -1, 0), (10, 25, 0, 0)],  // negative
+            [(0, 0, 0, 0), (0, 25, 0, 0)],  // empty segment
+        ] as [[(Int64, Int64, Int64, Int64)]])
     func rejectsInconsistentProgress(segments: [(Int64, Int64, Int64, Int64)]) throws {
         let bad = journal(segments: segments)
         #expect(throws: Journal.Problem.self) { try Journal.decode(bad.encoded()) }
@@ -92,7 +100,8 @@ struct JournalTests {
         }
         var dated = journal()
         dated.etag = nil
-        guard case .changed = dated.matches(remote(etag: nil, lastModified: "Thu, 02 Jan 2020 00:00:00 GMT")) else {
+        guard case .changed = dated.matches(remote(etag: nil, lastModified: "Thu, 02 Jan 2020 00:00:00 GMT"))
+        else {
             Issue.record("a new Last-Modified must count as a change when there is no ETag")
             return
         }
@@ -117,7 +126,8 @@ struct JournalTests {
     }
 
     @Test func storeWritesAtomicallyAndReadsBack() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "journal-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = JournalStore(partPath: folder.appendingPathComponent("a.iso.part").path)
