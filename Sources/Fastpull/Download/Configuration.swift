@@ -10,6 +10,18 @@ public struct Configuration: Sendable {
     public var maximumConnectionsPerHost: Int
     /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.
     public var traceFile: String?
+    /// Extra header fields for every request. `Authorization`, `Cookie` and `Proxy-Authorization`
+    /// go only to the origin of the URL asked for, never to another origin after a redirect, and are
+    /// never written to the journal, a trace or a message.
+    public var headers: [Header] = []
+    /// HTTP Basic credentials for the origin of the URL asked for; never sent to another origin.
+    public var credentials: Credentials? = nil
+    /// The HTTP proxy to use (default: none; the command line uses the environment).
+    public var proxy: ProxySetting = .none
+    /// A limit on the total download rate in bytes per second, across all connections.
+    public var maximumBytesPerSecond: Int64? = nil
+    /// Replaces `fastpull/<version>` in `User-Agent`.
+    public var userAgent: String? = nil
     /// No segment is planned smaller than this many bytes (except the file's last one).
     public var minimumSegmentSize: Int64
     /// Digests the file must match before it is moved into place.
