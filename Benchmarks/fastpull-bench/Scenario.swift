@@ -1,0 +1,205 @@
+/// How a server limits the body bytes of its responses.
+enum RateRule: Sendable, Hashable {
+    /// No limit.
+    case unlimited
+    /// Every connection (every request, for nginx) at most this many bytes per second.
+    case perConnection(Int)
+    /// Every `every`-th connection (by the server's connection number) at `slow` bytes per second, the
+    /// others at `fast`.
+    case stragglers(every: Int, slow: Int, fast: Int)
+}
+
+/// The server a scenario downloads from.
+enum ServerChoice: Sendable {
+    /// nginx from a generated configuration; files are served under `/<location>/`.
+    case nginx(location: String, rate: RateRule)
+    /// The in-process `FastpullFixtures` server, for what nginx cannot do: a shared total rate, time to
+    /// first byte. Files are served under `/files/` with these query parameters.
+    case fixture(totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int)
+
+    /// A short description for the report.
+    var summary: String {
+        switch self {
+        case .nginx(_, let rate):
+            switch rate {
+            case .unlimited: return "nginx, sendfile, no limit"
+            case .perConnection(let bytes): return "nginx, limit_rate \(megabytes(bytes)) per connection"
+            case .stragglers(let every, let slow, let fast):
+                return
+                    "nginx, \(megabytes(fast)) per connection, every \(every)th connection \(megabytes(slow))"
+            }
+        case .fixture(let total, let perConnection, let ttfb):
+            var parts = ["fixture server"]
+            if let perConnection { parts.append("\(megabytes(perConnection)) per connection") }
+            if let total { parts.append("\(megabytes(total)) total") }
+            if ttfb > 0 { parts.append("\(ttfb) ms to first byte") }
+            return parts.joined(separator: ", ")
+        }
+    }
+
+    private func megabytes(_ bytesPerSecond: Int) -> String {
+        let value = Double(bytesPerSecond) / 1e6
+        return value == value.rounded() ? "\(Int(value)) MB/s" : "\(value) MB/s"
+    }
+}
+
+/// What is downloaded in one run.
+enum Workload: Sendable {
+    /// One file.
+    case singleFile
+    /// Many small files through each tool's batch mode.
+    case manyFiles(count: Int, quickCount: Int)
+    /// One file, interrupted with SIGINT once the server has sent `killFraction` of it, then the same
+    /// command again (with the tool's resume option).
+    case resume(killFraction: Double)
+}
+
+/// Where the output files go.
+enum Destination: String, Sendable, Codable {
+    /// A tmpfs folder (`/dev/shm` by default), so the disk is never the limit.
+    case tmpfs
+    /// A folder on the disk that holds the output directory (the repository's disk by default).
+    case disk
+}
+
+/// The best time a perfect client could reach: `latency + size / bytesPerSecond`.
+struct IdealModel: Sendable {
+    /// The achievable aggregate rate in bytes per second.
+    var bytesPerSecond: Double
+    /// A fixed cost added once (e.g. one time-to-first-byte).
+    var latency: Double = 0
+    /// How the rate was derived, for the report.
+    var note: String
+
+    /// The ideal seconds for `bytes`.
+    func seconds(for bytes: Int64) -> Double { latency + Double(bytes) / bytesPerSecond }
+}
+
+/// One named benchmark scenario: a workload, a server with its limits, and where the output goes.
+struct Scenario: Sendable {
+    /// The name used with `--scenario`.
+    var name: String
+    /// What it shows, for the README and the report.
+    var summary: String
+    var workload: Workload = .singleFile
+    /// The file size (each file's size for `manyFiles`).
+    var size: Int64
+    /// The file size in `--quick` mode.
+    var quickSize: Int64
+    var server: ServerChoice
+    var tls = false
+    var destination = Destination.tmpfs
+    var ideal: IdealModel? = nil
+    /// A run that takes longer is killed and reported as a timeout.
+    var timeoutSeconds: Double
+    /// Restart the server before every run (so connection numbers start at 1 each time).
+    var restartServerEachRun = false
+
+    /// The number of files a run downloads.
+    func fileCount(quick: Bool) -> Int {
+        if case .manyFiles(let count, let quickCount) = workload { return quick ? quickCount : count }
+        return 1
+    }
+
+    /// The size of each file.
+    func fileSize(quick: Bool) -> Int64 { quick ? quickSize : size }
+
+    /// The bytes one run downloads.
+    func totalBytes(quick: Bool) -> Int64 { fileSize(quick: quick) * Int64(fileCount(quick: quick)) }
+}
+
+private let kibibyte: Int64 = 1024
+private let mebibyte: Int64 = 1024 * 1024
+private let gibibyte: Int64 = 1024 * 1024 * 1024
+
+/// The nine scenarios, in the order they run.
+enum ScenarioTable {
+    /// Rates shared by the scenarios and their ideal models (MB = 10^6 bytes).
+    static let throttledRate = 20_000_000
+    static let stragglerSlowRate = 1_000_000
+    static let linkCapPerConnection = 10_000_000
+    static let linkCapTotal = 100_000_000
+    static let latencyPerConnection = 5_000_000
+    static let latencyTTFB = 50
+    static let resumeTotal = 200_000_000
+
+    static let all: [Scenario] = [
+        Scenario(
+            name: "loopback",
+            summary: "1 GiB from nginx (sendfile) over loopback into tmpfs, no limits. No ideal time: this "
+                + "shows CPU per byte and what the client itself can move.",
+            size: gibibyte, quickSize: 64 * mebibyte,
+            server: .nginx(location: "plain", rate: .unlimited), timeoutSeconds: 180),
+        Scenario(
+            name: "loopback-disk",
+            summary: "The same 1 GiB, written to the disk that holds the output folder instead of tmpfs: "
+                + "where the disk (and fsync) becomes the limit.",
+            size: gibibyte, quickSize: 64 * mebibyte,
+            server: .nginx(location: "plain", rate: .unlimited), destination: .disk, timeoutSeconds: 300),
+        Scenario(
+            name: "throttled",
+            summary: "256 MiB, nginx limit_rate 20 MB/s per connection: the value of more connections.",
+            size: 256 * mebibyte, quickSize: 16 * mebibyte,
+            server: .nginx(location: "throttled", rate: .perConnection(throttledRate)),
+            ideal: IdealModel(
+                bytesPerSecond: Double(16 * throttledRate), note: "16 connections × 20 MB/s"),
+            timeoutSeconds: 120),
+        Scenario(
+            name: "stragglers",
+            summary: "256 MiB, nginx: every 5th connection (by nginx's connection number, restarted "
+                + "before each run) at 1 MB/s, the others at 20 MB/s. A static split waits for its slowest part.",
+            size: 256 * mebibyte, quickSize: 16 * mebibyte,
+            server: .nginx(
+                location: "stragglers",
+                rate: .stragglers(every: 5, slow: stragglerSlowRate, fast: throttledRate)),
+            ideal: IdealModel(
+                bytesPerSecond: Double(13 * throttledRate + 3 * stragglerSlowRate),
+                note: "16 connections, 3 of them at 1 MB/s: 13 × 20 + 3 × 1 MB/s"),
+            timeoutSeconds: 120, restartServerEachRun: true),
+        Scenario(
+            name: "link-cap",
+            summary: "128 MiB, fixture server: 10 MB/s per connection and 100 MB/s in total (a shared link). "
+                + "Every tool at its default and at its best settings.",
+            size: 128 * mebibyte, quickSize: 8 * mebibyte,
+            server: .fixture(
+                totalRate: linkCapTotal, perConnectionRate: linkCapPerConnection, ttfbMilliseconds: 0),
+            ideal: IdealModel(bytesPerSecond: Double(linkCapTotal), note: "the 100 MB/s total cap"),
+            timeoutSeconds: 90),
+        Scenario(
+            name: "latency",
+            summary: "64 MiB, fixture server: 50 ms before every response and 5 MB/s per connection, "
+                + "standing for a long round trip (window ÷ RTT). Many small requests pay the delay each time.",
+            size: 64 * mebibyte, quickSize: 4 * mebibyte,
+            server: .fixture(
+                totalRate: nil, perConnectionRate: latencyPerConnection, ttfbMilliseconds: latencyTTFB),
+            ideal: IdealModel(
+                bytesPerSecond: Double(16 * latencyPerConnection), latency: Double(latencyTTFB) / 1000,
+                note: "16 connections × 5 MB/s, plus one 50 ms first byte"),
+            timeoutSeconds: 90),
+        Scenario(
+            name: "many-files",
+            summary: "500 files of 256 KiB from nginx through each tool's batch mode (a loop of single "
+                + "downloads where a tool has none). Per-file overhead: process start, probe, connection setup.",
+            workload: .manyFiles(count: 500, quickCount: 50),
+            size: 256 * kibibyte, quickSize: 256 * kibibyte,
+            server: .nginx(location: "plain", rate: .unlimited), timeoutSeconds: 300),
+        Scenario(
+            name: "https",
+            summary: "1 GiB over TLS from nginx (test CA from Fixtures/certs), no limits: TLS cost per byte.",
+            size: gibibyte, quickSize: 64 * mebibyte,
+            server: .nginx(location: "plain", rate: .unlimited), tls: true, timeoutSeconds: 240),
+        Scenario(
+            name: "resume",
+            summary: "256 MiB, fixture server capped at 200 MB/s: SIGINT once the server has sent half, then "
+                + "the same command again (with the tool's resume option). Bytes re-fetched and total time.",
+            workload: .resume(killFraction: 0.5),
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .fixture(totalRate: resumeTotal, perConnectionRate: nil, ttfbMilliseconds: 0),
+            ideal: IdealModel(
+                bytesPerSecond: Double(resumeTotal), note: "the 200 MB/s cap, as if never interrupted"),
+            timeoutSeconds: 60),
+    ]
+
+    /// The scenario with this name.
+    static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
+}

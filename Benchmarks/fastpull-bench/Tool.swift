@@ -1,0 +1,186 @@
+/// How a tool is told to trust the test CA of the HTTPS scenarios.
+enum TLSMode: Sendable {
+    /// Extra arguments for HTTPS runs.
+    case arguments([String])
+    /// The tool cannot trust a test CA; the reason goes into the report.
+    case unsupported(String)
+}
+
+/// Which program a tool variant runs.
+enum Program: Sendable, Equatable {
+    /// The `fastpull` binary under test (`--fastpull PATH`).
+    case fastpull
+    /// This executable in its URLSession-baseline child mode.
+    case urlSession
+    /// A peer found in `PATH`.
+    case external(String)
+}
+
+/// Whether a variant uses the tool's defaults or the settings known to be its best.
+enum Setting: String, Sendable, Codable {
+    case `default`
+    case best
+}
+
+/// How a tool downloads many files.
+enum BatchMode: Sendable {
+    /// One invocation with these arguments. When `requiresOption` is set and the tool's `--help` does not
+    /// mention it, the harness loops over single downloads instead (and says so).
+    case native([String], requiresOption: String? = nil)
+    /// The tool has no batch mode: one single-file invocation per file, one after another.
+    case loop
+    /// Not run in batch scenarios; the reason goes into the report.
+    case unsupported(String)
+}
+
+/// How a tool continues an interrupted download.
+enum ResumeMode: Sendable {
+    /// Run the single-file command again with these extra arguments.
+    case rerun([String])
+    /// The tool cannot resume; the reason goes into the report.
+    case unsupported(String)
+}
+
+/// One row of the tool table: a program and the arguments it gets in each kind of run.
+///
+/// Arguments are templates; the runner replaces these placeholders:
+/// `{url}`, `{output}` (file path), `{output-dir}`, `{output-name}`, `{ca}` (CA file for HTTPS),
+/// `{urls}` (file with one URL per line), `{pairs}` (lines `URL output-path`),
+/// `{curl-config}` (a curl `-K` file of `url = "…"` lines), `{trace}` (trace file path).
+struct ToolVariant: Sendable {
+    /// The name used with `--tool` and in the report.
+    var name: String
+    var program: Program
+    var setting: Setting
+    /// Why these settings, for the report.
+    var note: String
+    /// Arguments for one file.
+    var single: [String]
+    /// How HTTPS runs trust the test CA.
+    var tls: TLSMode
+    var batch: BatchMode
+    var resume: ResumeMode
+    /// Extra arguments that make the tool write a per-connection trace, and the `--help` text that
+    /// shows the option exists.
+    var trace: (arguments: [String], requiresOption: String)? = nil
+    /// Run when no `--tool` is given.
+    var selectedByDefault = true
+
+    /// The executable name shown in the report.
+    var programName: String {
+        switch program {
+        case .fastpull: "fastpull"
+        case .urlSession: "URLSession"
+        case .external(let name): name
+        }
+    }
+}
+
+/// FoundationNetworking on Linux trusts only the system CA bundle (it sets libcurl's CAINFO itself, and
+/// the environment override exists only in debug builds of Foundation), and has no server-trust
+/// challenge: a test CA cannot be trusted without changing the machine.
+private let urlSessionTLS =
+    "FoundationNetworking trusts only the system CA bundle; the test CA cannot be added without changing the machine"
+
+/// Every tool variant the harness knows. Each external tool appears with its default settings and, where
+/// it has tuning options, with its known best ones.
+enum ToolTable {
+    static let all: [ToolVariant] = [
+        ToolVariant(
+            name: "fastpull", program: .fastpull, setting: .default,
+            note: "defaults (-n 8 today; the adaptive count once `-n auto` lands)",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .rerun([]), trace: (["--trace", "{trace}"], "--trace")),
+        ToolVariant(
+            name: "fastpull-n16", program: .fastpull, setting: .best,
+            note: "-n 16",
+            single: ["-q", "-n", "16", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-n", "16", "-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .rerun([])),
+        ToolVariant(
+            name: "aria2c", program: .external("aria2c"), setting: .default,
+            note: "defaults (1 connection per file, -j 5 files at a time)",
+            single: ["-q", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
+            tls: .arguments(["--ca-certificate={ca}"]),
+            batch: .native(["-q", "-d", "{output-dir}", "-i", "{urls}"]),
+            resume: .rerun(["-c"])),
+        ToolVariant(
+            name: "aria2c-x16", program: .external("aria2c"), setting: .best,
+            note: "-x16 -s16 -k1M (its documented maximum split; -j16 in batches)",
+            single: ["-q", "-x16", "-s16", "-k1M", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
+            tls: .arguments(["--ca-certificate={ca}"]),
+            batch: .native(["-q", "-x16", "-s16", "-k1M", "-j16", "-d", "{output-dir}", "-i", "{urls}"]),
+            resume: .rerun(["-c"])),
+        ToolVariant(
+            name: "axel", program: .external("axel"), setting: .default,
+            note: "defaults (4 connections); no CA option, so --insecure for HTTPS; no batch mode",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--insecure"]),
+            batch: .loop, resume: .rerun([])),
+        ToolVariant(
+            name: "axel-n16", program: .external("axel"), setting: .best,
+            note: "-n 16; --insecure for HTTPS; no batch mode",
+            single: ["-q", "-n", "16", "-o", "{output}", "{url}"], tls: .arguments(["--insecure"]),
+            batch: .unsupported(
+                "axel has no batch mode; the loop of single downloads is measured once, in the axel row"),
+            resume: .rerun([])),
+        ToolVariant(
+            name: "curl", program: .external("curl"), setting: .default,
+            note: "one connection; --parallel (up to 50 transfers) for batches; -C - to resume",
+            single: ["-s", "-S", "-f", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native([
+                "-s", "-S", "-f", "--parallel", "--remote-name-all", "--output-dir", "{output-dir}", "-K",
+                "{curl-config}",
+            ]),
+            resume: .rerun(["-C", "-"])),
+        ToolVariant(
+            name: "wget2", program: .external("wget2"), setting: .default,
+            note: "defaults (one connection per file, 5 threads for batches)",
+            single: ["-q", "-O", "{output}", "{url}"], tls: .arguments(["--ca-certificate={ca}"]),
+            batch: .native(["-q", "-P", "{output-dir}", "-i", "{urls}"]),
+            resume: .rerun(["-c"])),
+        ToolVariant(
+            name: "wget2-chunked", program: .external("wget2"), setting: .best,
+            note: "--chunk-size=1M --max-threads=16 (its documented way to split a file; wget2 1.99.1 still "
+                + "fetches one file's chunks one after another)",
+            single: ["-q", "--chunk-size=1M", "--max-threads=16", "-O", "{output}", "{url}"],
+            tls: .arguments(["--ca-certificate={ca}"]),
+            batch: .native(["-q", "--max-threads=16", "-P", "{output-dir}", "-i", "{urls}"]),
+            resume: .rerun(["-c"])),
+        ToolVariant(
+            name: "urlsession", program: .urlSession, setting: .best,
+            note: "FoundationNetworking URLSession written in this harness: 16 range tasks on one "
+                + "session, delegate streaming into pwrite",
+            single: ["--urlsession-child", "--url", "{url}", "--output", "{output}", "--segments", "16"],
+            tls: .unsupported(urlSessionTLS),
+            batch: .native([
+                "--urlsession-child", "--batch", "{urls}", "--output-dir", "{output-dir}", "--segments", "16",
+            ]),
+            resume: .unsupported("the baseline keeps no state between runs")),
+        ToolVariant(
+            name: "urlsession-1", program: .urlSession, setting: .default,
+            note: "URLSession with one plain data task (run with --tool urlsession-1)",
+            single: ["--urlsession-child", "--url", "{url}", "--output", "{output}", "--segments", "1"],
+            tls: .unsupported(urlSessionTLS),
+            batch: .native([
+                "--urlsession-child", "--batch", "{urls}", "--output-dir", "{output-dir}", "--segments", "1",
+            ]),
+            resume: .unsupported("the baseline keeps no state between runs"), selectedByDefault: false),
+    ]
+
+    /// The variants `names` select: exact variant names, or a prefix ending in `*` (`aria2c*`). With no
+    /// names, every variant that is selected by default.
+    static func select(_ names: [String]) -> (variants: [ToolVariant], unknown: [String]) {
+        guard !names.isEmpty else { return (all.filter(\.selectedByDefault), []) }
+        var unknown: [String] = []
+        var chosen = Set<String>()
+        for name in names {
+            let matches =
+                name.hasSuffix("*")
+                ? all.filter { $0.name.hasPrefix(name.dropLast()) } : all.filter { $0.name == name }
+            if matches.isEmpty { unknown.append(name) }
+            chosen.formUnion(matches.map(\.name))
+        }
+        return (all.filter { chosen.contains($0.name) }, unknown)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The values that fill a tool's argument templates for one run.
+struct RunContext: Sendable {
+    var url = ""
+    var output = ""
+    var outputDirectory = ""
+    var outputName = ""
+    var caFile = ""
+    var urlsFile = ""
+    var pairsFile = ""
+    var curlConfig = ""
+    var trace = ""
+    var tls = false
+
+    /// `template` with every placeholder replaced.
+    func expand(_ template: String) -> String {
+        guard template.contains("{") else { return template }
+        return
+            template
+            .replacingOccurrences(of: "{url}", with: url)
+            .replacingOccurrences(of: "{output}", with: output)
+            .replacingOccurrences(of: "{output-dir}", with: outputDirectory)
+            .replacingOccurrences(of: "{output-name}", with: outputName)
+            .replacingOccurrences(of: "{ca}", with: caFile)
+            .replacingOccurrences(of: "{urls}", with: urlsFile)
+            .replacingOccurrences(of: "{pairs}", with: pairsFile)
+            .replacingOccurrences(of: "{curl-config}", with: curlConfig)
+            .replacingOccurrences(of: "{trace}", with: trace)
+    }
+}
+
+/// Where the programs of the tool table are.
+struct ProgramPaths: Sendable {
+    /// The fastpull binary under test.
+    var fastpull: String
+    /// This executable (for the URLSession child mode).
+    var bench: String
+    /// `--help` output of each program that was asked for it (by program name).
+    var helpTexts: [String: String] = [:]
+
+    /// The executable for `program`, or nil when it is not installed.
+    func executable(for program: Program) -> String? {
+        switch program {
+        case .fastpull: findExecutable(fastpull)
+        case .urlSession: bench
+        case .external(let name): findExecutable(name)
+        }
+    }
+}
+
+/// What a batch run will do: the invocations, and a note when it is a loop instead of a batch mode.
+struct BatchPlan: Sendable {
+    var invocations: [Invocation]
+    var note: String?
+}
+
+extension ToolVariant {
+    /// The invocation for one file (plus `extra` arguments, e.g. the resume option).
+    func singleInvocation(
+        executable: String, context: RunContext, extra: [String] = []
+    ) -> Invocation {
+        var templates = single
+        if context.tls, case .arguments(let arguments) = tls { templates = arguments + templates }
+        templates = extra + templates
+        return Invocation(executable: executable, arguments: templates.map(context.expand))
+    }
+
+    /// The invocations for a batch of `files` (URL and output path each): the tool's batch mode, or a
+    /// loop of single downloads.
+    func batchPlan(
+        executable: String, context: RunContext, files: [(url: String, output: String)], helpText: String?
+    ) -> BatchPlan {
+        if case .native(let arguments, let requiredOption) = batch {
+            if let requiredOption, !(helpText ?? "").contains(requiredOption) {
+                // falls through to the loop below
+            } else {
+                var single = self
+                single.single = arguments
+                return BatchPlan(
+                    invocations: [single.singleInvocation(executable: executable, context: context)],
+                    note: nil)
+            }
+        }
+        let invocations = files.map { file in
+            var one = context
+            one.url = file.url
+            one.output = file.output
+            one.outputName = String(file.output.split(separator: "/").last ?? "")
+            return singleInvocation(executable: executable, context: one)
+        }
+        let why =
+            if case .native(_, let option?) = batch {
+                "no \(option) option yet"
+            } else {
+                "no batch mode"
+            }
+        // `.unsupported` never gets here: the session reports it as n/a.
+        return BatchPlan(
+            invocations: invocations, note: "\(name): \(why), so \(files.count) single downloads in a row")
+    }
+}
