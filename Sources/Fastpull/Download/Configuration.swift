@@ -11,16 +11,27 @@ public struct Configuration: Sendable {
     /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.
     public var traceFile: String?
     /// Extra header fields for every request. `Authorization`, `Cookie` and `Proxy-Authorization`
-    /// go only to the origin of the URL asked for, never to another origin after a redirect, and are
-    /// never written to the journal, a trace or a message.
+    /// go only to the origin (scheme, host, port) of the URL asked for, never to another origin after
+    /// a redirect, and are never written to the journal, a trace or a message.
+    ///
+    /// A field replaces Fastpull's own field of the same name (`Accept`, `User-Agent`, …); one with an
+    /// empty value only removes Fastpull's. `Host`, `Range`, `If-Range`, `Content-Length`,
+    /// `Transfer-Encoding` and `Connection` frame each request and cannot be set: the download fails
+    /// with ``FastpullError/Code/usage`` naming the field, as it does for a malformed name or a value
+    /// holding a line break. Through a `CONNECT` tunnel, `Proxy-Authorization` goes to the proxy (in
+    /// the `CONNECT`) unless the proxy URL has credentials of its own, never inside the tunnel.
     public var headers: [Header] = []
-    /// HTTP Basic credentials for the origin of the URL asked for; never sent to another origin.
+    /// HTTP Basic credentials for the origin of the URL asked for; never sent to another origin. (User
+    /// information inside the URL itself is not used: put it here.) A user name cannot contain `:`.
     public var credentials: Credentials? = nil
-    /// The HTTP proxy to use (default: none; the command line uses the environment).
+    /// The HTTP proxy to use (default: none; the command line uses the environment). `.environment`
+    /// is read when the download starts.
     public var proxy: ProxySetting = .none
-    /// A limit on the total download rate in bytes per second, across all connections.
+    /// A limit on the total download rate in bytes per second, across all connections of the
+    /// download (at least 1).
     public var maximumBytesPerSecond: Int64? = nil
-    /// Replaces `fastpull/<version>` in `User-Agent`.
+    /// Replaces `fastpull/<version>` in `User-Agent`; an empty string sends no `User-Agent`. A
+    /// `User-Agent` in ``headers`` wins over both.
     public var userAgent: String? = nil
     /// No segment is planned smaller than this many bytes (except the file's last one).
     public var minimumSegmentSize: Int64
@@ -44,6 +55,11 @@ public struct Configuration: Sendable {
     public var idleTimeout: Duration
     /// How many redirects the probe follows before failing.
     public var maximumRedirects: Int
+    /// Follows a redirect from `https` to plain `http`. False (the default) refuses such a downgrade
+    /// with ``FastpullError/Code/httpStatus``: it would expose the download to anyone on the path.
+    /// Even when allowed, `Authorization`, `Cookie`, `Proxy-Authorization` and the credentials are not
+    /// sent after it (the scheme is part of the origin).
+    public var allowInsecureRedirects = false
     /// Continues from the journal an interrupted download left, when it matches the remote file.
     /// False (`--restart`) discards any journal and starts from zero.
     public var resumeFromJournal: Bool

@@ -76,7 +76,7 @@ struct StreamFetcher: Sendable {
             connection = try pool.connection(to: origin)
             try slot.attach(connection)
             do {
-                try connection.send(Requests.make("GET", url, origin: origin))
+                try connection.send(pool.request("GET", url, origin: origin))
                 head = try connection.readHead()
             } catch {
                 slot.detach()

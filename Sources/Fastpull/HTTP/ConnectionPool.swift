@@ -1,26 +1,78 @@
+import Foundation
 import Synchronization
 
-/// Idle keep-alive connections of one download, by origin, and the factory that opens new ones.
+/// Idle keep-alive connections of one download, by origin and proxy, and the factory that opens new
+/// ones: directly, to a forward proxy (`http://` origins) or through a `CONNECT` tunnel (`https://`
+/// origins). It also builds the download's requests, since what goes in them (absolute-form target,
+/// proxy credentials, the user's fields) depends on the route to the origin.
 ///
 /// A connection taken from the pool belongs to the taker alone until it is given back.
 final class ConnectionPool: Sendable {
-    private let idle = Mutex<[Origin: [HTTPConnection]]>([:])
+    /// Connections are interchangeable only with the same origin over the same route.
+    private struct Key: Hashable {
+        var origin: Origin
+        var proxy: Proxy?
+    }
+
+    private let idle = Mutex<[Key: [HTTPConnection]]>([:])
     private let tls = Mutex<TLSContext?>(nil)
     let tlsOptions: TLSOptions
     let timeouts: Timeouts
+    /// The user's header fields, credentials and `User-Agent`.
+    let settings: RequestSettings
+    /// Which origins go through which proxy.
+    let proxies: ProxyRules
+    /// Paces what every connection of the download receives, if a rate limit is set.
+    let limiter: RateLimiter?
 
-    init(tlsOptions: TLSOptions, timeouts: Timeouts) {
+    init(
+        tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
+        proxies: ProxyRules = .direct, limiter: RateLimiter? = nil
+    ) {
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
+        self.settings = settings
+        self.proxies = proxies
+        self.limiter = limiter
+    }
+
+    /// How `origin` is reached.
+    func route(to origin: Origin) -> ProxyRoute { proxies.route(to: origin) }
+
+    /// The request head for `url` on a connection to `origin` (see ``Requests/make``).
+    func request(
+        _ method: String, _ url: URL, origin: Origin, range: ClosedRange<Int64>? = nil,
+        ifRange: String? = nil,
+        extraHeaders: [(name: String, value: String)] = []
+    ) -> RequestHead {
+        Requests.make(
+            method, url, origin: origin, range: range, ifRange: ifRange, extraHeaders: extraHeaders,
+            settings: settings, route: route(to: origin))
     }
 
     /// An idle connection to `origin`, or a new one. Blocks: call from a connection thread.
     func connection(to origin: Origin) throws -> HTTPConnection {
-        if let reused = idle.withLock({ $0[origin]?.popLast() }) { return reused }
-        let context = origin.secure ? try tlsContext() : nil
-        let transport = try Connector.connect(
-            host: origin.host, port: origin.port, tls: context, timeouts: timeouts)
-        return HTTPConnection(origin: origin, transport: transport)
+        let route = route(to: origin)
+        if let reused = idle.withLock({ $0[Key(origin: origin, proxy: route.proxy)]?.popLast() }) {
+            return reused
+        }
+        let transport: any Transport
+        switch route {
+        case .direct:
+            let context = origin.secure ? try tlsContext() : nil
+            transport = try Connector.connect(
+                host: origin.host, port: origin.port, tls: context, timeouts: timeouts)
+        case .forward(let proxy):
+            transport = try Connector.connect(
+                host: proxy.host, port: proxy.port, tls: nil, timeouts: timeouts)
+        case .tunnel(let proxy):
+            transport = try ProxyTunnel.open(
+                Requests.connect(to: origin, through: proxy, settings: settings), to: origin, through: proxy,
+                tls: try tlsContext(), timeouts: timeouts)
+        }
+        guard let limiter else { return HTTPConnection(origin: origin, transport: transport) }
+        return HTTPConnection(
+            origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter))
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.
@@ -29,7 +81,8 @@ final class ConnectionPool: Sendable {
             connection.close()
             return
         }
-        idle.withLock { $0[connection.origin, default: []].append(connection) }
+        let key = Key(origin: connection.origin, proxy: route(to: connection.origin).proxy)
+        idle.withLock { $0[key, default: []].append(connection) }
     }
 
     /// Closes every idle connection.

@@ -28,6 +28,35 @@ enum Connector {
         }
     }
 
+    /// Resolves `host` and connects a plain TCP socket to it, as ``connect(host:port:tls:timeouts:)``
+    /// does, but leaves the socket's reads and writes with `timeouts.connect` as their limit: a
+    /// handshake follows (a proxy's `CONNECT`, then ``startTLS(on:host:tls:timeouts:)``). Blocks the
+    /// calling thread.
+    static func connectSocket(host: String, port: Int, timeouts: Timeouts) throws(NetError) -> Socket {
+        let addresses = try Resolver.resolve(host: host, port: port)
+        let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
+        do {
+            try socket.setIdleTimeout(timeouts.connect)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// Performs the TLS handshake with `host` over `socket`, a connection that is already open (e.g. a
+    /// tunnel through a proxy): SNI and hostname/IP verification of `host`, not of the socket's peer.
+    /// The handshake's reads and writes each wait at most `timeouts.connect`; afterwards the idle
+    /// timeout applies. On failure the socket is left open for the caller to close.
+    static func startTLS(
+        on socket: Socket, host: String, tls: TLSContext, timeouts: Timeouts
+    ) throws(NetError) -> any Transport {
+        try socket.setIdleTimeout(timeouts.connect)
+        let transport = try TLSTransport(socket: socket, host: host, context: tls)
+        try socket.setIdleTimeout(timeouts.idle)
+        return transport
+    }
+
     /// Connects to the first of `addresses` that accepts within `timeout`, in order; throws the error of
     /// the last attempt. `host` and `port` name the peer in errors.
     static func connectSocket(

@@ -1,0 +1,154 @@
+import Foundation
+
+/// An HTTP proxy: where to connect, and the credentials its URL carries.
+///
+/// Only `http://` proxies are supported (the connection to the proxy is plain TCP); `https://` origins
+/// are reached through a `CONNECT` tunnel, so TLS still runs end to end with the origin.
+struct Proxy: Sendable, Hashable, CustomStringConvertible {
+    /// The proxy's host name or IP literal (IPv6 without brackets).
+    var host: String
+    var port: Int
+    /// `Basic …` from the user information of the proxy URL, sent as `Proxy-Authorization` to the proxy
+    /// only. Never part of ``description``.
+    var authorization: String?
+
+    /// The port of a proxy URL that names none (curl's default).
+    static let defaultPort = 1080
+
+    init(host: String, port: Int, authorization: String? = nil) {
+        self.host = host
+        self.port = port
+        self.authorization = authorization
+    }
+
+    /// Parses `[http://][user[:password]@]host[:port][/]` (curl's syntax: no scheme means `http://`, no
+    /// port means 1080). User and password are percent-decoded. `source` names where the text came from
+    /// (`--proxy`, `https_proxy`) in errors, which never repeat the user information.
+    init(parsing text: String, source: String) throws(FastpullError) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let shown = Proxy.redacted(trimmed)
+        func invalid(_ why: String) -> FastpullError {
+            FastpullError(.usage, "invalid proxy '\(shown)' in \(source): \(why)")
+        }
+        let full = trimmed.contains("://") ? trimmed : "http://" + trimmed
+        guard let components = URLComponents(string: full) else { throw invalid("not a URL") }
+        let scheme = components.scheme?.lowercased() ?? ""
+        guard scheme == "http" else {
+            throw invalid("unsupported scheme '\(scheme)'; only http:// proxies are supported")
+        }
+        var host = components.host ?? ""
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw invalid("no host") }
+        guard components.path.isEmpty || components.path == "/", components.query == nil,
+            components.fragment == nil
+        else { throw invalid("a proxy URL has no path or query") }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw invalid("port \(port) is out of range")
+        }
+        self.host = host
+        self.port = components.port ?? Proxy.defaultPort
+        if let user = components.user {
+            self.authorization = Requests.basicAuthorization(user: user, password: components.password ?? "")
+        } else {
+            self.authorization = nil
+        }
+    }
+
+    /// `host:port`, IPv6 literals in brackets.
+    var authority: String { NetError.hostAndPort(host, port) }
+
+    /// `http://host:port`, without credentials: safe for messages and traces.
+    var description: String { "http://\(authority)" }
+
+    /// `text` with everything between the scheme and the last `@` (the user information, even one
+    /// holding an unencoded `/`) replaced by `***`, for messages.
+    static func redacted(_ text: String) -> String {
+        guard let at = text.lastIndex(of: "@") else { return text }
+        let schemeEnd = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
+        return String(text[..<min(schemeEnd, at)]) + "***" + String(text[at...])
+    }
+}
+
+/// How one origin is reached.
+enum ProxyRoute: Sendable, Hashable {
+    /// A direct connection to the origin; origin-form request targets.
+    case direct
+    /// An `http://` origin through a proxy: absolute-form request targets (`GET http://host/path`) and
+    /// `Proxy-Authorization` on every request.
+    case forward(Proxy)
+    /// An `https://` origin through a `CONNECT` tunnel; inside it, TLS and origin-form requests as if
+    /// direct.
+    case tunnel(Proxy)
+
+    /// The proxy in between, if any.
+    var proxy: Proxy? {
+        switch self {
+        case .direct: return nil
+        case .forward(let proxy), .tunnel(let proxy): return proxy
+        }
+    }
+}
+
+/// Which proxy each origin goes through: a ``ProxySetting`` resolved once, when a download starts.
+struct ProxyRules: Sendable, Hashable {
+    /// The proxy for `http://` origins.
+    var http: Proxy?
+    /// The proxy for `https://` origins.
+    var https: Proxy?
+    /// Origins that are reached directly whatever the proxies.
+    var bypass: ProxyBypass
+
+    /// Every origin directly.
+    static let direct = ProxyRules(http: nil, https: nil, bypass: ProxyBypass())
+
+    init(http: Proxy?, https: Proxy?, bypass: ProxyBypass) {
+        self.http = http
+        self.https = https
+        self.bypass = bypass
+    }
+
+    /// Resolves `setting`. `.environment` reads `environment` as curl does:
+    ///
+    /// - `http_proxy` for `http://` URLs, else `HTTP_PROXY`, except in a CGI script (`REQUEST_METHOD`
+    ///   set), where a client's `Proxy:` request header arrives as `HTTP_PROXY` ("httpoxy");
+    /// - `https_proxy`, else `HTTPS_PROXY`, for `https://` URLs;
+    /// - `no_proxy`, else `NO_PROXY`: a comma-separated ``ProxyBypass`` list.
+    ///
+    /// Lower case wins when both are set; an empty variable counts as unset. `ALL_PROXY` is not read
+    /// (it usually names a SOCKS proxy, which Fastpull does not speak). Fails with a usage error naming
+    /// the variable when a proxy URL is not a usable `http://` URL.
+    init(_ setting: ProxySetting, environment: [String: String]) throws(FastpullError) {
+        switch setting {
+        case .none:
+            self = .direct
+        case .url(let text, let bypass):
+            let proxy = try Proxy(parsing: text, source: "the proxy setting")
+            self.init(http: proxy, https: proxy, bypass: ProxyBypass(bypass))
+        case .environment:
+            func value(_ name: String) -> (name: String, value: String)? {
+                guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty
+                else { return nil }
+                return (name, value)
+            }
+            let isCGI = environment["REQUEST_METHOD"] != nil
+            let http = value("http_proxy") ?? (isCGI ? nil : value("HTTP_PROXY"))
+            let https = value("https_proxy") ?? value("HTTPS_PROXY")
+            let bypass = value("no_proxy") ?? value("NO_PROXY")
+            self.init(
+                http: try http.map { (entry) throws(FastpullError) in
+                    try Proxy(parsing: entry.value, source: entry.name)
+                },
+                https: try https.map { (entry) throws(FastpullError) in
+                    try Proxy(parsing: entry.value, source: entry.name)
+                },
+                bypass: ProxyBypass(bypass.map { [$0.value] } ?? []))
+        }
+    }
+
+    /// How to reach `origin`.
+    func route(to origin: Origin) -> ProxyRoute {
+        guard let proxy = origin.secure ? https : http, !bypass.matches(host: origin.host, port: origin.port)
+        else { return .direct }
+        return origin.secure ? .tunnel(proxy) : .forward(proxy)
+    }
+}
