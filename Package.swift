@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FastpullFixtures", targets: ["FastpullFixtures"]),
         .executable(name: "fastpull-fixture-server", targets: ["fastpull-fixture-server"]),
         .executable(name: "fastpull-bench", targets: ["fastpull-bench"]),
+        .plugin(name: "FetchArtifacts", targets: ["FetchArtifacts"]),
     ],
     targets: [
         .systemLibrary(
@@ -26,6 +27,22 @@ let package = Package(
             dependencies: ["FastpullFixtures"],
             path: "Benchmarks/fastpull-bench"
         ),
+        .plugin(
+            name: "FetchArtifacts",
+            capability: .command(
+                intent: .custom(
+                    verb: "fetch-artifacts",
+                    description:
+                        "Download the files listed in artifacts.json in parallel and verify their SHA-256"
+                ),
+                permissions: [
+                    .writeToPackageDirectory(reason: "The artifacts are saved inside the package."),
+                    .allowNetworkConnections(
+                        scope: .all(), reason: "The artifacts are downloaded from their URLs."),
+                ]
+            ),
+            dependencies: ["fastpull"]
+        ),
         .testTarget(name: "FastpullTests", dependencies: ["Fastpull"]),
         .testTarget(
             name: "FastpullIntegrationTests",
@@ -33,7 +50,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FastpullCLITests",
-            dependencies: ["fastpull", "fastpull-fixture-server", "FastpullFixtures"]
+            dependencies: ["Fastpull", "fastpull", "fastpull-fixture-server", "FastpullFixtures"]
         ),
     ]
 )

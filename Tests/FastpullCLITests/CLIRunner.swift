@@ -24,24 +24,43 @@ struct CLIRunner {
     static var fastpull: URL { binaryFolder.appendingPathComponent("fastpull") }
 
     /// Starts `fastpull` with `arguments` in `directory`; the caller waits or signals it.
-    static func start(_ arguments: [String], in directory: String) throws -> (Process, Pipe, Pipe) {
+    /// `environment` adds to (or, with an empty value, clears from) the test's own; `input` is what the
+    /// child reads on stdin (nothing when nil).
+    static func start(
+        _ arguments: [String], in directory: String, environment: [String: String] = [:], input: Data? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = fastpull
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if !environment.isEmpty {
+            var merged = ProcessInfo.processInfo.environment
+            for (name, value) in environment {
+                merged[name] = value.isEmpty ? nil : value
+            }
+            process.environment = merged
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let stdin = input.map { _ in Pipe() }
+        process.standardInput = stdin ?? FileHandle.nullDevice
         try process.run()
+        if let stdin, let input {
+            // Small inputs only: they fit the pipe's buffer, so this never blocks.
+            stdin.fileHandleForWriting.write(input)
+            try? stdin.fileHandleForWriting.close()
+        }
         return (process, out, err)
     }
 
     /// Runs `fastpull` to completion, waiting on a thread of its own: a test must never block Swift's
     /// cooperative pool (two threads here), or every other test's downloads stall with it.
-    static func run(_ arguments: [String], in directory: String) async throws -> Result {
-        let (process, out, err) = try start(arguments, in: directory)
+    static func run(
+        _ arguments: [String], in directory: String, environment: [String: String] = [:], input: Data? = nil
+    ) async throws -> Result {
+        let (process, out, err) = try start(arguments, in: directory, environment: environment, input: input)
         return await finish(process, out, err)
     }
 

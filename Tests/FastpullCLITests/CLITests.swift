@@ -96,7 +96,7 @@ struct CLITests {
         ([], "missing URL"),
         (["ftp://h/x"], "unsupported scheme"),
         (["not a url"], "not a valid URL"),
-        (["http://h/a", "http://h/b"], "one URL"),
+        (["-o", "x", "http://h/a", "http://h/b"], "--output"),
     ])
     func badUsageExitsTwo(arguments: [String], mention: String) async throws {
         let result = try await CLIRunner.run(arguments, in: folder)

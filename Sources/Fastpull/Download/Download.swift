@@ -15,8 +15,19 @@ public func download(from url: URL, to file: URL, configuration: Configuration =
     try await Download(from: url, to: file, configuration: configuration).run()
 }
 
-/// One download: create it, optionally watch ``progress`` from another task, and ``run()`` it.
-/// Cancelling the task that runs it stops every connection promptly.
+/// One download: create it, optionally watch ``events`` or ``progress`` from another task, and
+/// ``run()`` it. Cancelling the task that runs it stops every connection promptly.
+///
+/// ```swift
+/// let download = Download(from: url, to: fileURL)
+/// let watcher = Task {
+///     for await event in download.events {
+///         if case .progress(let progress) = event { print(progress.bytes) }
+///     }
+/// }
+/// let report = try await download.run()
+/// await watcher.value
+/// ```
 public final class Download: Sendable {
     /// The URL asked for.
     public let url: URL
@@ -25,31 +36,145 @@ public final class Download: Sendable {
     /// How the download runs.
     public let configuration: Configuration
     private let counters = TransferCounters()
-    private let eventStream: AsyncStream<Event>
-    private let eventSink: AsyncStream<Event>.Continuation
+    private let channel: Mutex<EventChannel>
+    private let observer: (@Sendable (Event) -> Void)?
+    /// Stops right after the probe (``plan()``).
+    let planOnly: Bool
     private let running = Mutex<Task<Report, any Error>?>(nil)
+    /// The scheduler of the segmented fetch under way, for ``completionMap(cells:)``.
+    private let scheduler = Mutex<Scheduler?>(nil)
+
+    /// How often a ``Event/progress(_:)`` event is sent while the download runs.
+    static let progressInterval: Duration = .seconds(1)
+
+    /// The sequence ``events`` hands out, and whether the run it belongs to has ended.
+    private struct EventChannel {
+        var stream: AsyncStream<Event>
+        var sink: AsyncStream<Event>.Continuation
+        var ended = false
+
+        init() {
+            (stream, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
+        }
+    }
 
     /// Prepares a download; nothing happens until ``run()``.
-    public init(from url: URL, to destination: URL, configuration: Configuration = .init()) {
+    public convenience init(from url: URL, to destination: URL, configuration: Configuration = .init()) {
+        self.init(from: url, to: destination, configuration: configuration, observer: nil)
+    }
+
+    /// Prepares a download whose every event is also handed to `observer` (a batch gathers its
+    /// downloads' events this way).
+    init(
+        from url: URL, to destination: URL, configuration: Configuration,
+        observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false
+    ) {
+        self.planOnly = planOnly
         self.url = url
         self.destination = destination
         self.configuration = configuration
-        (eventStream, eventSink) = AsyncStream.makeStream(
-            of: Event.self, bufferingPolicy: .bufferingNewest(256))
+        self.observer = observer
+        channel = Mutex(EventChannel())
     }
 
-    /// Notes and warnings while the download runs (resumed, restarting, warnings). One consumer.
-    public var events: AsyncStream<Event> { eventStream }
+    /// Everything the download tells while it runs, in order: ``Event/probe(_:)``,
+    /// ``Event/plan(_:)``, ``Event/progress(_:)`` about once a second, retries, steals and warnings,
+    /// ``Event/verified(_:)``, and last ``Event/finished(_:)`` or ``Event/failed(_:)`` — the events
+    /// `fastpull --json` prints.
+    ///
+    /// Get it before calling ``run()``: events are buffered from the moment the download is created,
+    /// so nothing is missed by a consumer that starts late. The sequence ends after the run's
+    /// ``Event/finished(_:)`` or ``Event/failed(_:)`` event, except when the failure is
+    /// ``FastpullError/Code/interrupted`` (``pause()`` or cancellation): then it goes on with the events
+    /// of ``resume()``. One consumer.
+    public var events: AsyncStream<Event> { channel.withLock { $0.stream } }
 
-    func emit(_ event: Event) { eventSink.yield(event) }
+    func emit(_ event: Event) {
+        let sink = channel.withLock { $0.sink }
+        sink.yield(event)
+        observer?(event)
+    }
 
     /// How far the download has come. Safe to read from any task while ``run()`` is going.
     public var progress: TransferProgress { counters.snapshot }
+
+    /// Which parts of the file are in place: the file divided into `cells` equal parts, each with the
+    /// fraction of its bytes written (0...1). Cheap enough to call ten times a second while the
+    /// download runs; all zeros before the size is known.
+    public func completionMap(cells: Int) -> [Double] {
+        guard cells > 0 else { return [] }
+        if let scheduler = scheduler.withLock({ $0 }) {
+            return Self.completionMap(of: scheduler.snapshot(), cells: cells)
+        }
+        // One streaming connection fills the file from the front.
+        let progress = counters.snapshot
+        guard let total = progress.totalBytes, total > 0 else {
+            return Array(repeating: progress.totalBytes == 0 ? 1 : 0, count: cells)
+        }
+        return Self.completionMap(
+            of: [Segment(start: 0, end: total, written: min(progress.bytesWritten, total))], cells: cells)
+    }
+
+    /// The map of `segments` (in any order, not overlapping) in `cells` parts.
+    static func completionMap(of segments: [Segment], cells: Int) -> [Double] {
+        let size = segments.map(\.end).max() ?? 0
+        guard size > 0, cells > 0 else { return Array(repeating: 0, count: max(cells, 0)) }
+        var done = Array(repeating: Int64(0), count: cells)
+        func cellStart(_ index: Int) -> Int64 {
+            Int64((Double(size) * Double(index) / Double(cells)).rounded(.down))
+        }
+        for segment in segments where segment.written > 0 {
+            let lower = segment.start
+            let upper = min(segment.start + segment.written, segment.end)
+            var cell = min(Int(Double(lower) / Double(size) * Double(cells)), cells - 1)
+            while cell < cells, cellStart(cell) < upper {
+                let start = cellStart(cell)
+                let end = cell == cells - 1 ? size : cellStart(cell + 1)
+                done[cell] += max(0, min(end, upper) - max(start, lower))
+                cell += 1
+            }
+        }
+        return (0..<cells).map { index in
+            let start = cellStart(index)
+            let end = index == cells - 1 ? size : cellStart(index + 1)
+            return end > start ? min(1, Double(done[index]) / Double(end - start)) : 1
+        }
+    }
+
+    /// Probes the URL and plans the download without fetching a byte or touching the destination:
+    /// what `fastpull --dry-run` prints.
+    ///
+    /// - Throws: ``FastpullError`` (a bad URL, or the probe's network, HTTP or TLS failure).
+    public func plan() async throws -> Event.Plan {
+        var settings = configuration
+        settings.resumeFromJournal = true
+        settings.traceFile = nil
+        // The destination is not looked at: nothing is written, and its folder need not exist yet.
+        let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
+        let probe = Download(
+            from: url, to: placeholder, configuration: settings, observer: nil, planOnly: true)
+        do {
+            _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
+        } catch let stop as PlanOnly {
+            return stop.plan
+        } catch let error as FastpullError {
+            throw error
+        } catch {
+            throw Failure(error, url: url).error
+        }
+        throw FastpullError(.internalError, "planning \(url.absoluteString) did not stop after the probe")
+    }
+
+    /// Thrown by a ``plan()`` download right after its probe, carrying the plan.
+    struct PlanOnly: Error {
+        var plan: Event.Plan
+    }
 
     /// Probes, fetches, verifies and moves the file into place.
     ///
     /// - Throws: ``FastpullError``. On failure the output path holds nothing new.
     public func run() async throws -> Report {
+        channel.withLock { if $0.ended { $0 = EventChannel() } }
         let task = Task { [self] in
             do {
                 return try await Pipeline(download: self, counters: counters).run()
@@ -60,12 +185,57 @@ public final class Download: Sendable {
             }
         }
         running.withLock { $0 = task }
-        defer { running.withLock { $0 = nil } }
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            task.cancel()
+        let ticker = Task { [self] in await tick() }
+        defer {
+            ticker.cancel()
+            running.withLock { $0 = nil }
+            scheduler.withLock { $0 = nil }
         }
+        do {
+            let report = try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+            end(with: .finished(Event.Finished(report)), finishing: true)
+            return report
+        } catch {
+            let failure = (error as? FastpullError) ?? Failure(error, url: url).error
+            end(with: .failed(failure), finishing: failure.code != .interrupted)
+            throw failure
+        }
+    }
+
+    /// Sends the run's last event and, unless it can be resumed into the same sequence, ends it.
+    private func end(with event: Event, finishing: Bool) {
+        emit(event)
+        guard finishing else { return }
+        let sink = channel.withLock { channel in
+            channel.ended = true
+            return channel.sink
+        }
+        sink.finish()
+    }
+
+    /// Sends a ``Event/progress(_:)`` event every ``progressInterval`` until cancelled.
+    private func tick() async {
+        var meter = SpeedMeter()
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.progressInterval)
+            if Task.isCancelled { return }
+            let now = counters.snapshot
+            meter.add(bytes: now.bytesWritten, at: .now)
+            emit(
+                .progress(
+                    Event.Progress(
+                        bytes: now.bytesWritten, totalBytes: now.totalBytes,
+                        bytesPerSecond: meter.bytesPerSecond, connections: now.activeConnections)))
+        }
+    }
+
+    /// Called by the pipeline when the segmented fetch starts with `scheduler`.
+    func track(_ scheduler: Scheduler) {
+        self.scheduler.withLock { $0 = scheduler }
     }
 
     /// Stops every connection and saves the journal; ``run()`` then throws an
@@ -78,5 +248,59 @@ public final class Download: Sendable {
     /// Continues a paused or interrupted download from its journal.
     public func resume() async throws -> Report {
         try await run()
+    }
+}
+
+/// Speed over the last few seconds, from samples of a growing byte count.
+struct SpeedMeter: Sendable {
+    private var samples: [(bytes: Int64, time: ContinuousClock.Instant)] = []
+    /// How far back the speed looks.
+    var window: Duration = .seconds(3)
+
+    /// Adds a sample; a count lower than the last one (a restart) starts over.
+    mutating func add(bytes: Int64, at time: ContinuousClock.Instant) {
+        if let last = samples.last, bytes < last.bytes { samples.removeAll() }
+        samples.append((bytes, time))
+        while let first = samples.first, time - first.time > window { samples.removeFirst() }
+    }
+
+    /// Bytes per second between the oldest and the newest sample; 0 with fewer than two.
+    var bytesPerSecond: Double {
+        guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
+        return Double(last.bytes - first.bytes) / (last.time - first.time).seconds
+    }
+}
+
+extension Pipeline {
+    /// Tells the download's consumers what the probe found. A download made by ``Download/plan()``
+    /// stops here, throwing its plan.
+    func announce(_ outcome: Probe.Outcome) throws {
+        let remote = outcome.remote
+        download.emit(.probe(Event.Probe(remote)))
+        guard download.planOnly else { return }
+        outcome.pendingBody?.connection.close()
+        guard remote.acceptsRanges, let size = remote.size, size > 0 else {
+            let segments = remote.size.map { [0..<$0] } ?? []
+            throw Download.PlanOnly(
+                plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1))
+        }
+        let plan = Planner.plan(
+            size: size, connections: configuration.connectionLimit,
+            minimumSegmentSize: max(configuration.minimumSegmentSize, 1))
+        throw Download.PlanOnly(
+            plan: Event.Plan(
+                probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
+                connections: plan.connections))
+    }
+
+    /// Tells the download's consumers how the file is split, and hands the scheduler to the download
+    /// for its completion map.
+    func announce(_ plan: Plan, remote: RemoteFile, resumedBytes: Int64, scheduler: Scheduler?) {
+        if let scheduler { download.track(scheduler) }
+        download.emit(
+            .plan(
+                Event.Plan(
+                    probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
+                    connections: plan.connections, resumedBytes: resumedBytes)))
     }
 }

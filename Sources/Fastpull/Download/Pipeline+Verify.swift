@@ -156,9 +156,11 @@ extension Pipeline {
                     expected: nil, source: .header(ignored.header), verdict: .ignored(reason: ignored.reason))
             )
         }
-        return Verification(
+        let verification = Verification(
             digests: digests, checks: checks, verified: verified,
             hashTailSeconds: (ContinuousClock.now - lastByteAt).seconds)
+        download.emit(.verified(Event.Verification(digests: verification.digestsByName, checks: checks)))
+        return verification
     }
 
     /// After a failed verification: the journal goes first, so that no later run can resume into bytes

@@ -26,7 +26,10 @@ struct Pipeline {
         try validate()
         let pool = ConnectionPool(
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
-            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
+            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
+            settings: try RequestSettings(configuration: configuration, url: download.url),
+            proxies: try ProxyRules(configuration.proxy, environment: ProcessInfo.processInfo.environment),
+            limiter: try RateLimiter.make(configuration.maximumBytesPerSecond))
         defer { pool.closeAll() }
         let executors = ExecutorSet()
         defer { executors.shutdown() }
@@ -68,6 +71,7 @@ struct Pipeline {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
         let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
+        try announce(outcome)
         if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
@@ -90,7 +94,11 @@ struct Pipeline {
         var settings = SegmentTable.Settings()
         settings.stallTimeout = configuration.stallTimeout
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
+        // All connections together write at most about 128 MiB ahead of the hashed prefix.
+        settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))
+        settings.expectedConnections = configuration.connectionLimit
         let scheduler = Scheduler(segments: plan.segments, settings: settings)
+        announce(plan, remote: remote, resumedBytes: start.keptBytes, scheduler: scheduler)
         let checkpointer = Checkpointer(
             store: store, template: start.journal, scheduler: scheduler, file: start.file)
 
@@ -206,7 +214,9 @@ struct Pipeline {
     private func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
         -> Probe.Outcome
     {
-        let probe = Probe(pool: pool, maximumRedirects: configuration.maximumRedirects)
+        let probe = Probe(
+            pool: pool, maximumRedirects: configuration.maximumRedirects,
+            allowInsecureRedirects: configuration.allowInsecureRedirects)
         let url = download.url
         let retries = configuration.retries
         let counters = counters
@@ -247,6 +257,10 @@ struct Pipeline {
             expectations = try self.expectations(for: remote)
             file = try OutputFile(creatingAt: partPath)
             if let size = remote.size { try file.preallocate(size: size) }
+            let segments = remote.size.map { [Segment(start: 0, end: $0)] } ?? []
+            announce(
+                Plan(size: remote.size ?? 0, segments: segments, connections: 1), remote: remote,
+                resumedBytes: 0, scheduler: nil)
         } catch {
             outcome.pendingBody?.connection.close()
             throw Failure(error, url: remote.finalURL).error

@@ -42,7 +42,7 @@ struct SegmentFetcher: Sendable {
             while let (window, assignment) = scheduler.nextWindow(for: worker) {
                 if slot.isCancelled { throw CancellationError() }
                 note(assignment, window: window)
-                scheduler.waitForHasher(before: window.range.lowerBound)
+                scheduler.waitForHasher()
                 var written: Int64 = 0
                 do {
                     try fetch(window, written: &written)
@@ -132,7 +132,7 @@ struct SegmentFetcher: Sendable {
         }
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
         let ifRange = remote.ifRangeValidator
-        try connection.send(Requests.make("GET", url, origin: origin, range: requested, ifRange: ifRange))
+        try connection.send(pool.request("GET", url, origin: origin, range: requested, ifRange: ifRange))
         let head = try connection.readHead()
         try Self.validate(
             head, requested: requested, size: size, conditional: ifRange != nil, connection: connection)

@@ -14,6 +14,8 @@ struct Probe {
 
     let pool: ConnectionPool
     let maximumRedirects: Int
+    /// Follow a redirect from https to http (refused otherwise).
+    var allowInsecureRedirects = false
 
     func run(_ url: URL, slot: CancellationSlot) throws -> Outcome {
         var current = url
@@ -31,7 +33,7 @@ struct Probe {
             let head: ResponseHead
             do {
                 try connection.send(
-                    Requests.make(
+                    pool.request(
                         method, current, origin: origin, range: range,
                         extraHeaders: ServerDigests.probeRequestHeaders))
                 head = try connection.readHead()
@@ -52,6 +54,7 @@ struct Probe {
                 guard redirects <= maximumRedirects else {
                     throw TransferError.tooManyRedirects(maximumRedirects)
                 }
+                try refuseDowngrade(from: current, to: next, asked: url)
                 current = next
                 continue
             }
@@ -120,6 +123,8 @@ struct Probe {
     struct DigestLog: Sendable, Equatable {
         var trusted: [ChecksumExpectation] = []
         var ignored: [RemoteFile.IgnoredDigest] = []
+        /// The latest response's `Content-Disposition` (the final one's, once the probe ends).
+        var contentDisposition: String? = nil
 
         /// Adds what `head`, the answer to a `method` request, says about the whole file.
         ///
@@ -128,6 +133,7 @@ struct Probe {
         /// that are not a SHA-256 (an ETag is a validator first; nginx's `"mtime-size"` looks like a
         /// multipart one).
         mutating func record(_ head: ResponseHead, method: String) {
+            contentDisposition = head.headers["Content-Disposition"]
             let full = method == "HEAD" || head.status != 206
             let found = ServerDigests.expectations(from: head, isFullRepresentation: full)
             for expectation in found.trusted where !trusted.contains(expectation) {
@@ -149,10 +155,23 @@ struct Probe {
         /// `remote` with these digests.
         func applied(to remote: RemoteFile) -> RemoteFile {
             var remote = remote
+            remote.contentDisposition = contentDisposition
             remote.serverDigests = trusted
             remote.ignoredServerDigests = ignored
             return remote
         }
+    }
+
+    /// Throws unless following `from` → `to` keeps https, or insecure redirects are allowed. The
+    /// request to `to` is never made. (Credentials would not follow anyway: the origin changes.)
+    func refuseDowngrade(from: URL, to: URL, asked: URL) throws(FastpullError) {
+        guard !allowInsecureRedirects, from.scheme?.lowercased() == "https", to.scheme?.lowercased() == "http"
+        else { return }
+        let via = from == asked ? "" : " (reached from \(asked.absoluteString))"
+        throw FastpullError(
+            .httpStatus,
+            "refusing to follow a redirect from https to http: \(from.absoluteString)\(via) redirects to \(to.absoluteString), which anyone on the path could read or alter; allow insecure redirects to follow it anyway"
+        )
     }
 
     private func retryAfter(_ head: ResponseHead) -> Duration? {

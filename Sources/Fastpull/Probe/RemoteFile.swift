@@ -20,6 +20,8 @@ struct RemoteFile: Sendable, Equatable {
     /// Digest fields the server sent that cannot be trusted (weak, composite, encoded, malformed), with
     /// the reason; they verify nothing and fail nothing.
     var ignoredServerDigests: [IgnoredDigest] = []
+    /// The final response's `Content-Disposition`, if any: the command line names the file after it.
+    var contentDisposition: String? = nil
 
     /// A server digest field that was not trusted, and why.
     struct IgnoredDigest: Sendable, Equatable, CustomStringConvertible {

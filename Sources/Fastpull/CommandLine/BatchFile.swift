@@ -1,0 +1,127 @@
+import Foundation
+
+/// The input file of `fastpull -i FILE`: one download a line, `URL [OUTPUT] [ALGO=VALUE]...`.
+///
+/// ```
+/// # the release and its notes
+/// https://example.org/x.iso  x.iso  sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+/// https://example.org/NOTES.txt
+/// ```
+///
+/// Fields are separated by spaces or tabs; a field with spaces can be quoted with `"…"` (with `\"`
+/// and `\\` inside). Blank lines and lines whose first non-blank character is `#` are skipped.
+/// A field of the form `ALGO=VALUE` with a known algorithm (`sha256`, `sha512`, `sha1`, `md5`,
+/// `crc32c`) is a checksum, as `--checksum` takes it; the first other field after the URL is the
+/// output path (relative to `--dir`, else to the current folder).
+package enum BatchFile {
+    /// One download of the file.
+    package struct Line: Sendable, Equatable {
+        /// The 1-based line number, for messages.
+        package var number: Int
+        /// The URL, validated (http or https with a host).
+        package var url: URL
+        /// The output path, if the line gives one.
+        package var output: String?
+        /// The checksums the line gives.
+        package var checksums: [Checksum]
+
+        /// Creates a line.
+        package init(number: Int, url: URL, output: String?, checksums: [Checksum]) {
+            self.number = number
+            self.url = url
+            self.output = output
+            self.checksums = checksums
+        }
+    }
+
+    /// Parses the whole text; `source` names the file in messages (`-` is stdin).
+    ///
+    /// - Throws: ``UsageError`` naming the file and line: a bad URL, a bad checksum, an unclosed
+    ///   quote, or more than one output path.
+    package static func parse(_ text: String, source: String) throws(UsageError) -> [Line] {
+        var result: [Line] = []
+        let name = source == "-" ? "standard input" : source
+        for (offset, raw) in lines(of: text).enumerated() {
+            let number = offset + 1
+            let content = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            let trimmed = content.drop(while: { $0 == " " || $0 == "\t" })
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            func failure(_ problem: String) -> UsageError {
+                UsageError(message: "error: \(name):\(number): \(problem)")
+            }
+            guard let fields = fields(of: trimmed) else { throw failure("unclosed quote") }
+            let urlText = fields[0]
+            let url: URL
+            do {
+                url = try CommandOptions.url(from: urlText)
+            } catch {
+                throw failure(String(error.message.dropFirst("error: ".count)))
+            }
+            var output: String?
+            var checksums: [Checksum] = []
+            for field in fields.dropFirst() {
+                if isChecksum(field) {
+                    do {
+                        checksums.append(try Checksum(parsing: field))
+                    } catch {
+                        throw failure(error.message)
+                    }
+                } else if output == nil {
+                    guard !field.isEmpty else { throw failure("empty output path") }
+                    output = field
+                } else {
+                    throw failure(
+                        "unexpected '\(field)' (expected URL [OUTPUT] [sha256=HEX]; quote paths with spaces)")
+                }
+            }
+            result.append(Line(number: number, url: url, output: output, checksums: checksums))
+        }
+        return result
+    }
+
+    /// The lines of `text`, split at LF and CRLF (one `Character` in Swift, so splitting at `"\n"`
+    /// alone would miss it).
+    static func lines(of text: String) -> [Substring] {
+        text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+    }
+
+    /// Whether `field` reads as `ALGO=VALUE` with a known algorithm (else it is a path, even with `=`).
+    static func isChecksum(_ field: String) -> Bool {
+        guard let equals = field.firstIndex(of: "=") else { return false }
+        let name = field[..<equals].lowercased().replacingOccurrences(of: "-", with: "")
+        return ["sha256", "sha512", "sha1", "md5", "crc32c"].contains(name)
+    }
+
+    /// The fields of a line, quotes removed; nil for an unclosed quote.
+    static func fields(of line: Substring) -> [String]? {
+        var fields: [String] = []
+        var current = ""
+        var inField = false
+        var quoted = false
+        var characters = line.makeIterator()
+        while let character = characters.next() {
+            if quoted {
+                if character == "\\", let next = characters.next() {
+                    current.append(next)
+                } else if character == "\"" {
+                    quoted = false
+                } else {
+                    current.append(character)
+                }
+            } else if character == " " || character == "\t" {
+                if inField { fields.append(current) }
+                current = ""
+                inField = false
+            } else if character == "\"" {
+                quoted = true
+                inField = true
+            } else {
+                current.append(character)
+                inField = true
+            }
+        }
+        guard !quoted else { return nil }
+        if inField { fields.append(current) }
+        return fields
+    }
+}

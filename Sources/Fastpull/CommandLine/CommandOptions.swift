@@ -1,0 +1,371 @@
+import Foundation
+
+/// The typed, validated options of one `fastpull` run. Every error names the option and the bad
+/// value; nothing here touches the network.
+package struct CommandOptions: Sendable {
+    /// The URLs given as arguments, validated.
+    package var urls: [URL]
+    /// `-o`: the output path of the one URL.
+    package var output: String?
+    /// `-d`: the folder outputs go into.
+    package var directory: String?
+    /// `-i`: the input file (`-` for stdin).
+    package var inputFile: String?
+    /// `-j`: files fetched at once.
+    package var parallelFiles = 4
+    /// `--max-connections-per-host`.
+    package var maximumConnectionsPerHost = 16
+    /// `--force`: replace existing files.
+    package var force = false
+    /// `--dry-run`: probe and plan only.
+    package var dryRun = false
+    /// `--json`: NDJSON events on stdout.
+    package var json = false
+    /// `-q`: errors only.
+    package var quiet = false
+    /// Everything the library is told, before per-URL credentials and proxy.
+    package var configuration: Configuration
+    /// `--checksum-file` values, paths or http(s) URLs, read before the downloads start.
+    package var checksumFiles: [String] = []
+    /// `-u user:password`.
+    package var user: Credentials?
+    /// `--netrc-file`.
+    package var netrcFile: String?
+    /// `--proxy`: nil for the environment, "" for none.
+    package var proxy: String?
+    /// `--noproxy`, split at commas.
+    package var noProxy: [String]?
+
+    /// Validates parsed arguments.
+    ///
+    /// - Throws: ``UsageError`` naming the option and the value at fault.
+    package init(_ parsed: ParsedArguments) throws(UsageError) {
+        var urls: [URL] = []
+        for text in parsed.positionals {
+            urls.append(try Self.url(from: text))
+        }
+        self.urls = urls
+        inputFile = parsed.last("input-file")
+        if let inputFile, inputFile != "-", !FileManager.default.isReadableFile(atPath: inputFile) {
+            throw UsageError(message: "error: --input-file: cannot read '\(inputFile)'")
+        }
+        guard !urls.isEmpty || inputFile != nil else {
+            throw UsageError(
+                message: "error: missing URL (usage: fastpull [OPTIONS] URL...; see fastpull --help)")
+        }
+        quiet = parsed.has("quiet")
+        json = parsed.has("json")
+        force = parsed.has("force")
+        dryRun = parsed.has("dry-run")
+
+        if let path = parsed.last("output") {
+            guard !path.isEmpty else { throw UsageError(option: "output", "expected a path", got: path) }
+            output = path
+        }
+        if let path = parsed.last("dir") {
+            guard !path.isEmpty else { throw UsageError(option: "dir", "expected a folder", got: path) }
+            directory = path
+        }
+        if let text = parsed.last("parallel-files") {
+            parallelFiles = try Self.integer(text, option: "parallel-files", in: 1...64)
+        }
+        if let text = parsed.last("max-connections-per-host") {
+            maximumConnectionsPerHost = try Self.integer(
+                text, option: "max-connections-per-host", in: 1...256)
+        }
+
+        var configuration = Configuration()
+        if let text = parsed.last("connections") {
+            if text == "auto" {
+                configuration.connections = .automatic
+            } else {
+                guard let count = Int(text), (1...128).contains(count) else {
+                    throw UsageError(
+                        option: "connections", "expected a number from 1 to 128 or 'auto'", got: text)
+                }
+                configuration.connections = .fixed(count)
+            }
+        }
+        if let text = parsed.last("max-connections") {
+            configuration.maximumConnections = try Self.integer(text, option: "max-connections", in: 1...128)
+        }
+        if let text = parsed.last("stall-timeout") {
+            configuration.stallTimeout = try Self.seconds(text, option: "stall-timeout")
+        }
+        configuration.traceFile = parsed.last("trace")
+        if let text = parsed.last("min-segment") {
+            guard let size = ByteSize.parse(text), size > 0 else {
+                throw UsageError(option: "min-segment", "expected a size like 1M or 512KiB", got: text)
+            }
+            configuration.minimumSegmentSize = size
+        }
+        if let text = parsed.last("limit-rate") {
+            guard let rate = ByteSize.parseRate(text), rate > 0 else {
+                throw UsageError(option: "limit-rate", "expected a rate like 500K/s or 2MiB/s", got: text)
+            }
+            configuration.maximumBytesPerSecond = rate
+        }
+        if let text = parsed.last("retries") {
+            configuration.retries = try Self.integer(text, option: "retries", in: 0...1000)
+        }
+        if let text = parsed.last("connect-timeout") {
+            configuration.connectTimeout = try Self.seconds(text, option: "connect-timeout")
+        }
+        if let text = parsed.last("timeout") {
+            configuration.idleTimeout = try Self.seconds(text, option: "timeout")
+        }
+        for text in parsed.all("header") {
+            configuration.headers.append(try Self.header(text))
+        }
+        if let text = parsed.last("user-agent") {
+            guard !text.isEmpty, !text.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw UsageError(option: "user-agent", "expected text on one line", got: text)
+            }
+            configuration.userAgent = text
+        }
+        if let text = parsed.last("user") {
+            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+                throw UsageError(option: "user", "expected USER:PASSWORD", got: text)
+            }
+            user = Credentials(
+                user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        }
+        if let path = parsed.last("netrc-file") {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError(message: "error: --netrc-file: cannot read '\(path)'")
+            }
+            netrcFile = path
+        }
+        if let text = parsed.last("proxy") {
+            proxy = text.isEmpty ? "" : try Self.proxyURL(text).absoluteString
+        }
+        if let text = parsed.last("noproxy") {
+            noProxy = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+        for text in parsed.all("checksum") {
+            do {
+                configuration.checksums.append(try Checksum(parsing: text))
+            } catch {
+                throw UsageError(message: "error: --checksum: \(error.message)")
+            }
+        }
+        for source in parsed.all("checksum-file") {
+            let isURL = ["http", "https"].contains(URL(string: source)?.scheme?.lowercased() ?? "")
+            guard isURL || FileManager.default.isReadableFile(atPath: source) else {
+                throw UsageError(message: "error: --checksum-file: cannot read '\(source)'")
+            }
+            checksumFiles.append(source)
+        }
+        configuration.keepPartialOnMismatch = parsed.has("keep-partial")
+        if let path = parsed.last("cacert") {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError(message: "error: --cacert: cannot read '\(path)'")
+            }
+            configuration.caFile = path
+        }
+        configuration.insecure = parsed.has("insecure")
+        if parsed.has("restart") && parsed.has("no-restart") {
+            throw UsageError(message: "error: --restart and --no-restart cannot be used together")
+        }
+        configuration.resumeFromJournal = !parsed.has("restart")
+        configuration.restartWhenRemoteChanges = !parsed.has("no-restart")
+        configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.configuration = configuration
+
+        if inputFile == nil {
+            try checkSingleFileOptions(count: urls.count)
+        }
+    }
+
+    /// Options that only make sense for one file, checked against the number of downloads.
+    package func checkSingleFileOptions(count: Int) throws(UsageError) {
+        guard count > 1 else { return }
+        if output != nil {
+            throw UsageError(
+                message:
+                    "error: --output: names one file, but there are \(count) URLs (use --dir, or an input file with OUTPUT per line)"
+            )
+        }
+        if !configuration.checksums.isEmpty {
+            throw UsageError(
+                message:
+                    "error: --checksum: applies to one file, but there are \(count) URLs (put sha256=HEX on each line of an input file)"
+            )
+        }
+        if configuration.traceFile != nil {
+            throw UsageError(message: "error: --trace: records one download, but there are \(count) URLs")
+        }
+    }
+
+    /// What one download of the run fetches, and how.
+    package struct Job: Sendable {
+        /// The batch item.
+        package var item: BatchItem
+        /// Where it came from, for messages: `argument 2` or `list.txt:7`.
+        package var origin: String
+    }
+
+    /// Every download of the run: the URLs of the arguments, then the lines of the input file, each
+    /// with its destination, checksums, credentials and proxy.
+    ///
+    /// - Parameters:
+    ///   - lines: the parsed input file, if any.
+    ///   - netrc: the credentials file in effect, if any.
+    ///   - environment: the process environment (for the proxy variables).
+    ///   - workingDirectory: where relative paths start.
+    /// - Throws: ``UsageError`` for options that do not fit the number of downloads, or two downloads
+    ///   with the same output path.
+    package func jobs(
+        lines: [BatchFile.Line], netrc: Netrc?, environment: [String: String], workingDirectory: String
+    ) throws(UsageError) -> [Job] {
+        try checkSingleFileOptions(count: urls.count + lines.count)
+        let base = URL(fileURLWithPath: workingDirectory, isDirectory: true)
+        let folder = directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? base
+        var jobs: [Job] = []
+        func add(_ url: URL, output: String?, checksums: [Checksum], origin: String) {
+            let (clean, embedded) = Self.splitCredentials(url)
+            var settings = configuration
+            settings.checksums += checksums
+            settings.credentials = user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
+            settings.proxy = proxySetting(for: clean, environment: environment)
+            let destination: BatchItem.Destination =
+                output.map { .file(URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL) }
+                ?? .folder(folder.standardizedFileURL)
+            jobs.append(
+                Job(
+                    item: BatchItem(url: clean, destination: destination, configuration: settings),
+                    origin: origin))
+        }
+        for (index, url) in urls.enumerated() {
+            add(url, output: output, checksums: [], origin: "argument \(index + 1)")
+        }
+        let source = inputFile == "-" ? "stdin" : (inputFile ?? "")
+        for line in lines {
+            add(line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)")
+        }
+        var seen: [String: String] = [:]
+        for job in jobs {
+            guard case .file(let file) = job.item.destination else { continue }
+            if let earlier = seen[file.path] {
+                throw UsageError(
+                    message:
+                        "error: \(job.origin) and \(earlier) both write \(file.path(percentEncoded: false))")
+            }
+            seen[file.path] = job.origin
+        }
+        return jobs
+    }
+
+    /// The proxy for `url`: `--proxy` (with `--noproxy`), else the environment's proxy for its scheme
+    /// with `--noproxy` replacing `NO_PROXY`, else the environment as the library reads it.
+    package func proxySetting(for url: URL, environment: [String: String]) -> ProxySetting {
+        if let proxy {
+            return proxy.isEmpty ? .none : .url(proxy, bypass: noProxy ?? [])
+        }
+        guard let noProxy else { return .environment }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy", "HTTP_PROXY"]
+        guard let value = names.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
+            return .none
+        }
+        return .url(value, bypass: noProxy)
+    }
+
+    /// The credentials file in effect: `--netrc-file`, else `$HOME/.netrc` when it exists.
+    ///
+    /// - Throws: ``UsageError`` when `--netrc-file` cannot be read.
+    package func loadNetrc(environment: [String: String]) throws(UsageError) -> Netrc? {
+        if let netrcFile {
+            guard let data = FileManager.default.contents(atPath: netrcFile) else {
+                throw UsageError(message: "error: --netrc-file: cannot read '\(netrcFile)'")
+            }
+            return Netrc(parsing: String(decoding: data, as: UTF8.self))
+        }
+        guard let home = environment["HOME"], !home.isEmpty,
+            let data = FileManager.default.contents(atPath: home + "/.netrc")
+        else { return nil }
+        return Netrc(parsing: String(decoding: data, as: UTF8.self))
+    }
+
+    /// A URL as the command line accepts it: http or https, with a host.
+    ///
+    /// - Throws: ``UsageError`` saying what is wrong with `text`.
+    package static func url(from text: String) throws(UsageError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            throw UsageError(message: "error: '\(text)' is not a valid URL (expected http://… or https://…)")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw UsageError(
+                message: "error: unsupported scheme '\(scheme)' in '\(text)' (use http or https)")
+        }
+        guard let host = url.host(), !host.isEmpty else {
+            throw UsageError(message: "error: '\(text)' is not a valid URL (expected http://… or https://…)")
+        }
+        return url
+    }
+
+    /// `url` without its `user:password@`, and those credentials (percent-decoded).
+    package static func splitCredentials(_ url: URL) -> (URL, Credentials?) {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let user = components.user
+        else { return (url, nil) }
+        let password = components.password ?? ""
+        components.user = nil
+        components.password = nil
+        return (components.url ?? url, Credentials(user: user, password: password))
+    }
+
+    /// `Name: value` as `-H` takes it.
+    static func header(_ text: String) throws(UsageError) -> Header {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw UsageError(option: "header", "expected 'Name: value'", got: text)
+        }
+        let name = String(text[..<colon])
+        let tokenCharacters = "!#$%&'*+-.^_`|~"
+        guard !name.isEmpty,
+            name.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && (CharacterSet.alphanumerics.contains($0)
+                        || tokenCharacters.unicodeScalars.contains($0))
+            })
+        else {
+            throw UsageError(option: "header", "expected a field name of letters, digits and -", got: text)
+        }
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw UsageError(option: "header", "a value cannot hold line breaks", got: text)
+        }
+        return Header(name: name, value: value)
+    }
+
+    /// Checks a `--proxy` value: `http://host:port`, or `host:port` (taken as http).
+    static func proxyURL(_ text: String) throws(UsageError) -> URL {
+        let full = text.contains("://") ? text : "http://" + text
+        guard let url = URL(string: full), url.scheme?.lowercased() == "http", let host = url.host(),
+            !host.isEmpty
+        else {
+            throw UsageError(
+                option: "proxy", "expected an http:// proxy URL like http://proxy:3128", got: text)
+        }
+        return url
+    }
+
+    private static func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws(UsageError)
+        -> Int
+    {
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(
+                option: option, "expected a number from \(range.lowerBound) to \(range.upperBound)", got: text
+            )
+        }
+        return value
+    }
+
+    private static func seconds(_ text: String, option: String) throws(UsageError) -> Duration {
+        guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
+            throw UsageError(option: option, "expected a number of seconds above 0", got: text)
+        }
+        return .milliseconds(Int64(value * 1000))
+    }
+}

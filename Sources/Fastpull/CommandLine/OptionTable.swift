@@ -1,0 +1,178 @@
+/// One command-line option of `fastpull`: its names, whether it takes a value, where `--help` lists
+/// it, and its help text.
+package struct OptionSpec: Sendable {
+    /// Whether the option stands alone or takes a value.
+    package enum Kind: Sendable {
+        /// `--quiet`: present or not.
+        case flag
+        /// `--output PATH`: takes a value, shown in `--help` as the placeholder.
+        case value(placeholder: String)
+    }
+
+    /// The sections of `--help`, in order.
+    package enum Group: String, Sendable, CaseIterable {
+        case output = "OUTPUT"
+        case transfer = "TRANSFER"
+        case http = "HTTP"
+        case integrity = "INTEGRITY"
+        case batch = "BATCH"
+        case display = "DISPLAY"
+    }
+
+    /// The long name, without the dashes.
+    package var long: String
+    /// The one-letter name, if any.
+    package var short: Character?
+    /// Flag or value.
+    package var kind: Kind
+    /// The `--help` section.
+    package var group: Group
+    /// Whether it may be given more than once, every value counting (`--header`).
+    package var repeatable: Bool
+    /// One line of help.
+    package var help: String
+
+    /// Creates an option.
+    package init(
+        _ long: String, short: Character? = nil, _ kind: Kind, group: Group, repeatable: Bool = false,
+        help: String
+    ) {
+        self.long = long
+        self.short = short
+        self.kind = kind
+        self.group = group
+        self.repeatable = repeatable
+        self.help = help
+    }
+
+    /// Whether the option takes a value.
+    package var takesValue: Bool {
+        if case .value = kind { return true }
+        return false
+    }
+
+    /// `-o, --output PATH` as `--help` shows it.
+    package var synopsis: String {
+        var names = short.map { "-\($0), " } ?? "    "
+        names += "--\(long)"
+        if case .value(let placeholder) = kind { names += " \(placeholder)" }
+        return names
+    }
+}
+
+/// Every option `fastpull` accepts; the parser and `--help` are both driven by this table.
+package enum OptionTable {
+    /// The options, in `--help` order within each group.
+    package static let all: [OptionSpec] = [
+        // Output
+        OptionSpec(
+            "output", short: "o", .value(placeholder: "PATH"), group: .output,
+            help: "Write to PATH (one URL only). Default: the server's Content-Disposition name, else the "
+                + "last part of the URL's path, else index.html."),
+        OptionSpec(
+            "dir", short: "d", .value(placeholder: "DIR"), group: .output,
+            help: "Save into DIR (created if missing)."),
+        OptionSpec(
+            "force", .flag, group: .output,
+            help: "Replace an existing file (one that matches its checksum is kept either way)."),
+        OptionSpec(
+            "dry-run", .flag, group: .output,
+            help: "Probe and print the plan (size, validators, ranges, digests, segments); fetch nothing."),
+
+        // Transfer
+        OptionSpec(
+            "connections", short: "n", .value(placeholder: "N|auto"), group: .transfer,
+            help: "Parallel connections per file, 1-128, or auto to find the best count (default: auto)."),
+        OptionSpec(
+            "max-connections", .value(placeholder: "N"), group: .transfer,
+            help: "Most connections auto may open, 1-128 (default: 16)."),
+        OptionSpec(
+            "min-segment", .value(placeholder: "SIZE"), group: .transfer,
+            help: "Smallest segment, e.g. 1M or 512KiB (default: 1MiB)."),
+        OptionSpec(
+            "limit-rate", .value(placeholder: "SIZE/s"), group: .transfer,
+            help: "Receive at most this many bytes a second per file, e.g. 500K/s or 2MiB."),
+        OptionSpec(
+            "timeout", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Abandon a connection that receives nothing for this long (default: 30)."),
+        OptionSpec(
+            "connect-timeout", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Give up connecting after this long (default: 15)."),
+        OptionSpec(
+            "stall-timeout", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Replace a connection that receives nothing for this long (default: 10)."),
+        OptionSpec(
+            "retries", .value(placeholder: "N"), group: .transfer,
+            help: "Retries per segment after a failure (default: 5)."),
+        OptionSpec(
+            "restart", .flag, group: .transfer,
+            help: "Discard the progress of an interrupted download and start from zero."),
+        OptionSpec(
+            "no-restart", .flag, group: .transfer,
+            help: "Fail (exit 5) instead of starting over when the remote file changed."),
+        OptionSpec(
+            "trace", .value(placeholder: "FILE"), group: .transfer,
+            help: "Write each connection's ranges over time to FILE (JSON lines; one URL only)."),
+
+        // HTTP
+        OptionSpec(
+            "header", short: "H", .value(placeholder: "'NAME: VALUE'"), group: .http, repeatable: true,
+            help: "Send this header field with every request. Repeatable."),
+        OptionSpec(
+            "user-agent", short: "A", .value(placeholder: "TEXT"), group: .http,
+            help: "Send this User-Agent (default: fastpull/VERSION)."),
+        OptionSpec(
+            "user", short: "u", .value(placeholder: "USER:PASSWORD"), group: .http,
+            help: "HTTP Basic credentials for the URL's host (default: ~/.netrc)."),
+        OptionSpec(
+            "netrc-file", .value(placeholder: "FILE"), group: .http,
+            help: "Read credentials from FILE instead of ~/.netrc."),
+        OptionSpec(
+            "proxy", .value(placeholder: "URL"), group: .http,
+            help: "Use this HTTP proxy ('' for none). Default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY."),
+        OptionSpec(
+            "noproxy", .value(placeholder: "LIST"), group: .http,
+            help: "Comma-separated hosts or .domains reached directly, '*' for all."),
+        OptionSpec(
+            "cacert", .value(placeholder: "FILE"), group: .http,
+            help: "Also trust the certificate authorities in this PEM file."),
+        OptionSpec(
+            "insecure", short: "k", .flag, group: .http,
+            help: "Do not verify TLS certificates (unsafe; for testing)."),
+
+        // Integrity
+        OptionSpec(
+            "checksum", .value(placeholder: "ALGO=VALUE"), group: .integrity, repeatable: true,
+            help: "Fail unless the file has this digest (sha256/sha512/sha1/md5/crc32c). Repeatable."),
+        OptionSpec(
+            "checksum-file", .value(placeholder: "PATH|URL"), group: .integrity, repeatable: true,
+            help: "Fail unless the file matches its line in this sha256sum-style file. Repeatable."),
+        OptionSpec(
+            "keep-partial", .flag, group: .integrity,
+            help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
+
+        // Batch
+        OptionSpec(
+            "input-file", short: "i", .value(placeholder: "FILE|-"), group: .batch,
+            help: "Also fetch every line of FILE ('-' for stdin): URL [OUTPUT] [sha256=HEX]; # comments."),
+        OptionSpec(
+            "parallel-files", short: "j", .value(placeholder: "N"), group: .batch,
+            help: "Fetch up to N files at once, 1-64 (default: 4)."),
+        OptionSpec(
+            "max-connections-per-host", .value(placeholder: "N"), group: .batch,
+            help: "Connections to one host across all files, 1-256 (default: 16)."),
+
+        // Display
+        OptionSpec(
+            "json", .flag, group: .display,
+            help: "Print newline-delimited JSON events on stdout (see the README for the fields)."),
+        OptionSpec("quiet", short: "q", .flag, group: .display, help: "Print nothing but errors."),
+        OptionSpec("help", short: "h", .flag, group: .display, help: "Show this help."),
+        OptionSpec("version", short: "V", .flag, group: .display, help: "Show the version."),
+    ]
+
+    /// The option with this long name.
+    package static func option(long name: String) -> OptionSpec? { all.first { $0.long == name } }
+    /// The option with this one-letter name.
+    package static func option(short name: Character) -> OptionSpec? { all.first { $0.short == name } }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// The name a download is saved under when none is given: the server's `Content-Disposition` file
+/// name, else the last component of the URL's path, else `index.html` — always made safe to create in
+/// the output folder.
+package enum OutputName {
+    /// The name used when nothing else gives one.
+    package static let fallback = "index.html"
+
+    /// The safe name for `url`, preferring the file name in `contentDisposition`.
+    package static func derive(from url: URL, contentDisposition: String?) -> String {
+        if let header = contentDisposition, let name = ContentDisposition.fileName(in: header),
+            let safe = sanitize(name)
+        {
+            return safe
+        }
+        return fromURL(url) ?? fallback
+    }
+
+    /// The decoded last component of the URL's path, made safe; nil when there is none (`/`, empty).
+    package static func fromURL(_ url: URL) -> String? {
+        let path = url.path(percentEncoded: true)
+        guard let last = path.split(separator: "/", omittingEmptySubsequences: true).last else { return nil }
+        let decoded = String(last).removingPercentEncoding ?? String(last)
+        return sanitize(decoded)
+    }
+
+    /// `name` made safe to create in a folder, or nil when nothing safe is left.
+    ///
+    /// Only the part after the last `/` or `\` is kept (so `../../etc/passwd` is `passwd`); control
+    /// characters (C0, DEL, C1) and the Unicode direction overrides are dropped; surrounding
+    /// whitespace and leading dots go (no hidden files, no `.` or `..`); and a name longer than 255
+    /// bytes is shortened, keeping its extension.
+    package static func sanitize(_ name: String) -> String? {
+        let base = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var scalars = String.UnicodeScalarView()
+        for scalar in base.unicodeScalars where !isUnsafe(scalar) {
+            scalars.append(scalar)
+        }
+        var result = String(scalars).trimmingCharacters(in: .whitespaces)
+        while result.hasPrefix(".") {
+            result = String(result.dropFirst()).trimmingCharacters(in: .whitespaces)
+        }
+        guard !result.isEmpty else { return nil }
+        return shortened(result, toBytes: 255)
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        // Bidirectional overrides and isolates make a name display differently from what it is.
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F: return true
+        default: return false
+        }
+    }
+
+    /// `name` cut to at most `limit` UTF-8 bytes on a character boundary, keeping a short extension.
+    private static func shortened(_ name: String, toBytes limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var stem = Substring(name)
+        var suffix = ""
+        if let dot = name.lastIndex(of: "."), name.distance(from: dot, to: name.endIndex) <= 16 {
+            stem = name[..<dot]
+            suffix = String(name[dot...])
+        }
+        var kept = ""
+        for character in stem {
+            if kept.utf8.count + String(character).utf8.count + suffix.utf8.count > limit { break }
+            kept.append(character)
+        }
+        return kept + suffix
+    }
+}
+
+/// Reads the file name out of a `Content-Disposition` header (RFC 6266): `filename*` (RFC 8187,
+/// `UTF-8''%E2%82%AC.txt`, or ISO-8859-1) is preferred over `filename`, which may be a quoted string.
+/// The result is the server's text, not yet safe: pass it through ``OutputName/sanitize(_:)``.
+package enum ContentDisposition {
+    /// The file name the header gives, or nil.
+    package static func fileName(in header: String) -> String? {
+        let parameters = parameters(of: header)
+        if let extended = parameters.last(where: { $0.name == "filename*" }),
+            let decoded = decodeExtended(extended.value)
+        {
+            return decoded
+        }
+        return parameters.last(where: { $0.name == "filename" })?.value
+    }
+
+    /// The `name=value` parameters after the disposition type, names lowercased, quoted strings
+    /// unquoted. Malformed parameters are skipped.
+    package static func parameters(of header: String) -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        var characters = Substring(header)
+        // Skip the disposition type.
+        guard let semicolon = characters.firstIndex(of: ";") else { return [] }
+        characters = characters[characters.index(after: semicolon)...]
+        while !characters.isEmpty {
+            characters = characters.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
+            let name = characters.prefix(while: { $0 != "=" && $0 != ";" })
+            characters = characters.dropFirst(name.count)
+            guard characters.first == "=" else {
+                characters = characters.drop(while: { $0 != ";" })
+                continue
+            }
+            characters = characters.dropFirst()
+            characters = characters.drop(while: { $0 == " " || $0 == "\t" })
+            var value = ""
+            if characters.first == "\"" {
+                characters = characters.dropFirst()
+                var closed = false
+                while let character = characters.first {
+                    characters = characters.dropFirst()
+                    if character == "\\", let escaped = characters.first {
+                        value.append(escaped)
+                        characters = characters.dropFirst()
+                    } else if character == "\"" {
+                        closed = true
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                characters = characters.drop(while: { $0 != ";" })
+                guard closed else { continue }
+            } else {
+                let token = characters.prefix(while: { $0 != ";" })
+                characters = characters.dropFirst(token.count)
+                value = token.trimmingCharacters(in: .whitespaces)
+            }
+            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if !key.isEmpty { result.append((key, value)) }
+        }
+        return result
+    }
+
+    /// Decodes an RFC 8187 value: `charset'language'percent-encoded`; UTF-8 and ISO-8859-1 only.
+    static func decodeExtended(_ value: String) -> String? {
+        let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        let charset = parts[0].lowercased()
+        var bytes: [UInt8] = []
+        var iterator = parts[2].utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(hexValue),
+                    let low = iterator.next().flatMap(hexValue)
+                else { return nil }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        switch charset {
+        case "utf-8":
+            return String(validating: bytes, as: UTF8.self)
+        case "iso-8859-1":
+            return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        default:
+            return nil
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

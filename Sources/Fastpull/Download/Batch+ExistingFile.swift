@@ -1,0 +1,83 @@
+import Foundation
+
+/// Decides whether a file already at a destination is the one asked for: it is when it matches every
+/// checksum known before any request (given ones, and the checksum files' entries for its name).
+/// Without a known checksum a file is never taken as right.
+enum ExistingFile {
+    /// The checksums `file` must match, from the configuration and its checksum files.
+    static func expectations(for file: URL, url: URL, configuration: Configuration) -> [ChecksumExpectation] {
+        var expectations = configuration.checksums.map { ChecksumExpectation($0, source: .user) }
+        var names: [String] = []
+        for name in [file.lastPathComponent, url.lastPathComponent] where !name.isEmpty && name != "/" {
+            if !names.contains(name) { names.append(name) }
+        }
+        for checksumFile in configuration.checksumFiles {
+            if let checksum = ChecksumFile.parse(
+                checksumFile.text, fileNames: names, checksumFileName: checksumFile.source)
+            {
+                expectations.append(ChecksumExpectation(checksum, source: .checksumFile(checksumFile.source)))
+            }
+        }
+        return expectations
+    }
+
+    /// A report for `file` when it matches every known checksum; nil when there is none, when it does
+    /// not match, or when it cannot be read. Hashes on a thread of its own.
+    static func verify(_ file: URL, url: URL, configuration: Configuration, started: ContinuousClock.Instant)
+        async -> Report?
+    {
+        let expectations = expectations(for: file, url: url, configuration: configuration)
+        guard !expectations.isEmpty, expectations.allSatisfy({ $0.checksum.expectedBytes != nil }) else {
+            return nil
+        }
+        let path = file.path(percentEncoded: false)
+        let algorithms = expectations.map(\.checksum.digestAlgorithm)
+        let hashed = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: hash(path, algorithms: algorithms)) }.start()
+        }
+        guard let (size, digests) = hashed else { return nil }
+        var checks: [Report.ChecksumCheck] = []
+        var verified: [Checksum] = []
+        for expectation in expectations {
+            guard case .matched = expectation.verdict(for: digests) else { return nil }
+            checks.append(
+                Report.ChecksumCheck(
+                    expected: expectation.checksum, source: Report.ChecksumCheck.Source(expectation.source),
+                    verdict: .matched))
+            if !verified.contains(expectation.checksum) { verified.append(expectation.checksum) }
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        let byName = Dictionary(uniqueKeysWithValues: digests.map { ($0.key.name, Digest.hex($0.value)) })
+        return Report(
+            url: url, finalURL: url, outputPath: path, size: size, seconds: seconds, bytesFetched: 0,
+            sha256: byName["sha256"] ?? "", verifiedChecksums: verified, connections: 0, segments: 0,
+            retries: 0, resumedBytes: 0, rangesSupported: false, digests: byName, checks: checks,
+            transferSeconds: 0, hashTailSeconds: seconds)
+    }
+
+    /// The size and digests of the regular file at `path`, read once; nil when it cannot be read.
+    private static func hash(_ path: String, algorithms: [Digest.Algorithm]) -> (
+        Int64, [Digest.Algorithm: [UInt8]]
+    )? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return nil }
+        defer { try? handle.close() }
+        let set = DigestSet(algorithms)
+        var size: Int64 = 0
+        while true {
+            let chunk: Data?
+            do {
+                chunk = try handle.read(upToCount: 1 << 20)
+            } catch {
+                return nil
+            }
+            // Foundation answers nil or empty data at the end of the file.
+            guard let chunk, !chunk.isEmpty else { break }
+            chunk.withUnsafeBytes { set.update($0) }
+            size += Int64(chunk.count)
+        }
+        return (size, set.finalize())
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import Synchronization
+
+/// Downloads many files, a few at a time, and returns every file's outcome: one failure does not stop
+/// the others. What a build tool calls to fetch its artifacts.
+///
+/// ```swift
+/// let outcomes = await Fastpull.download([
+///     BatchItem(url: toolchainURL, destination: folder.appending(path: "toolchain.tar.gz"),
+///               checksums: [.sha256(toolchainHex)]),
+///     BatchItem(url: modelURL, destination: folder.appending(path: "model.bin"),
+///               checksums: [.sha256(modelHex)]),
+/// ])
+/// for outcome in outcomes where outcome.error != nil { print(outcome.error!) }
+/// ```
+///
+/// A file already at its destination that matches its checksums is not fetched again (see
+/// ``BatchOptions/existingFiles``). Connections to one host are limited across all the files (see
+/// ``BatchOptions/maximumConnectionsPerHost``).
+///
+/// - Parameters:
+///   - items: what to fetch, and where.
+///   - configuration: how every file is fetched; an item's own ``BatchItem/configuration`` replaces it.
+///   - options: how many files at once, the per-host connection limit, and what to do with files
+///     that already exist.
+/// - Returns: one outcome per item, in the items' order.
+public func download(
+    _ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init()
+) async -> [BatchOutcome] {
+    await Batch(items, configuration: configuration, options: options).run()
+}
+
+/// One file of a batch: where it comes from, where it goes, and the checksums it must match.
+public struct BatchItem: Sendable {
+    /// Where the file goes.
+    public enum Destination: Sendable, Hashable {
+        /// This file path.
+        case file(URL)
+        /// This folder, under the name the server gives in `Content-Disposition`, else the last
+        /// component of the URL's path, else `index.html` (see ``BatchItem/Destination/folder(_:)``).
+        case folder(URL)
+    }
+
+    /// The URL to fetch.
+    public var url: URL
+    /// Where the verified file goes.
+    public var destination: Destination
+    /// Checksums the file must match, besides those of the configuration.
+    public var checksums: [Checksum]
+    /// This file's own configuration, replacing the batch's (its checksums are kept and
+    /// ``checksums`` added to them).
+    public var configuration: Configuration?
+
+    /// A file fetched from `url` to the file `destination`.
+    public init(url: URL, destination: URL, checksums: [Checksum] = [], configuration: Configuration? = nil) {
+        self.init(
+            url: url, destination: .file(destination), checksums: checksums, configuration: configuration)
+    }
+
+    /// A file fetched from `url` to `destination`.
+    public init(
+        url: URL, destination: Destination, checksums: [Checksum] = [], configuration: Configuration? = nil
+    ) {
+        self.url = url
+        self.destination = destination
+        self.checksums = checksums
+        self.configuration = configuration
+    }
+}
+
+/// How a batch runs.
+public struct BatchOptions: Sendable {
+    /// What to do when a file already exists at an item's destination.
+    public enum ExistingFiles: Sendable, Hashable {
+        /// Keep it, without fetching anything, when it matches every checksum known for it (given, or
+        /// from a checksum file); otherwise fetch the file again and replace it once verified.
+        case keepIfVerified
+        /// Keep it when it matches every checksum known for it; otherwise fail the item with
+        /// ``FastpullError/Code/localIO`` and leave the file alone (the command line without `--force`).
+        case refuse
+        /// Always fetch again and replace it once verified.
+        case replace
+    }
+
+    /// How many files are fetched at once (default 4).
+    public var parallelFiles: Int
+    /// Connections to one host, across every file of the batch and every other download of the
+    /// process (default 16).
+    public var maximumConnectionsPerHost: Int
+    /// What to do with a file that already exists (default ``ExistingFiles/keepIfVerified``).
+    public var existingFiles: ExistingFiles
+
+    /// Creates options; every parameter has the documented default.
+    public init(
+        parallelFiles: Int = 4, maximumConnectionsPerHost: Int = 16,
+        existingFiles: ExistingFiles = .keepIfVerified
+    ) {
+        self.parallelFiles = parallelFiles
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.existingFiles = existingFiles
+    }
+}
+
+/// What became of one item of a batch.
+public struct BatchOutcome: Sendable {
+    /// The item's position in the batch.
+    public var index: Int
+    /// The item.
+    public var item: BatchItem
+    /// The report of the verified file, or the error that stopped it.
+    public var result: Result<Report, FastpullError>
+    /// True when the file was already in place, verified, and nothing was fetched.
+    public var alreadyPresent: Bool
+
+    /// The report, when the item succeeded.
+    public var report: Report? { try? result.get() }
+
+    /// The error, when the item failed.
+    public var error: FastpullError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+}
+
+/// An event of one download of a batch: which item, and what happened.
+public struct BatchEvent: Sendable, Equatable {
+    /// The item's position in the batch.
+    public var index: Int
+    /// The event, as ``Download/events`` delivers it.
+    public var event: Event
+
+    /// Creates a batch event.
+    public init(index: Int, event: Event) {
+        self.index = index
+        self.event = event
+    }
+}
+
+/// A batch of downloads: create it, optionally watch ``events`` and each running ``download(at:)``,
+/// and ``run()`` it. Cancelling the task that runs it stops every download (each saves its journal)
+/// and fails the items not started yet with ``FastpullError/Code/interrupted``.
+public final class Batch: Sendable {
+    /// The items, in order.
+    public let items: [BatchItem]
+    /// How every item is fetched, unless it has its own configuration.
+    public let configuration: Configuration
+    /// How the batch runs.
+    public let options: BatchOptions
+    private let eventStream: AsyncStream<BatchEvent>
+    private let eventSink: AsyncStream<BatchEvent>.Continuation
+    private let downloads: Mutex<[Int: Download]>
+
+    /// Prepares a batch; nothing happens until ``run()``.
+    public init(_ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init())
+    {
+        self.items = items
+        self.configuration = configuration
+        self.options = options
+        downloads = Mutex([:])
+        (eventStream, eventSink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Every event of every download, tagged with its item's position, including a
+    /// ``Event/finished(_:)`` for a file that was already in place and a ``Event/failed(_:)`` for an
+    /// item that failed before its download started. Ends when ``run()`` returns. One consumer.
+    public var events: AsyncStream<BatchEvent> { eventStream }
+
+    /// The download of item `index` once it has started (it stays available after it ends); nil
+    /// before, and for an item that needed no download.
+    public func download(at index: Int) -> Download? {
+        downloads.withLock { $0[index] }
+    }
+
+    /// Fetches every item, ``BatchOptions/parallelFiles`` at a time, in order.
+    ///
+    /// - Returns: one outcome per item, in the items' order.
+    public func run() async -> [BatchOutcome] {
+        defer { eventSink.finish() }
+        var outcomes: [Int: BatchOutcome] = [:]
+        let width = max(options.parallelFiles, 1)
+        await withTaskGroup(of: BatchOutcome.self) { group in
+            var next = 0
+            while next < min(width, items.count) {
+                let index = next
+                group.addTask { await self.fetch(index) }
+                next += 1
+            }
+            while let outcome = await group.next() {
+                outcomes[outcome.index] = outcome
+                if next < items.count {
+                    let index = next
+                    group.addTask { await self.fetch(index) }
+                    next += 1
+                }
+            }
+        }
+        return items.indices.map { outcomes[$0]! }
+    }
+
+    private func emit(_ index: Int, _ event: Event) {
+        eventSink.yield(BatchEvent(index: index, event: event))
+    }
+
+    /// Fetches one item: names it, keeps an existing file that is already right, or downloads it.
+    private func fetch(_ index: Int) async -> BatchOutcome {
+        let item = items[index]
+        func failed(_ error: FastpullError) -> BatchOutcome {
+            emit(index, .failed(error))
+            return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)
+        }
+        if Task.isCancelled {
+            return failed(
+                FastpullError(.interrupted, "interrupted before \(item.url.absoluteString) was started"))
+        }
+        var settings = item.configuration ?? configuration
+        settings.checksums += item.checksums
+        settings.maximumConnectionsPerHost = max(options.maximumConnectionsPerHost, 1)
+
+        let file: URL
+        switch item.destination {
+        case .file(let path):
+            file = path
+        case .folder(let folder):
+            do {
+                file = try await Self.name(item.url, in: folder, configuration: settings)
+            } catch {
+                return failed(error)
+            }
+        }
+
+        if options.existingFiles != .replace, FileManager.default.fileExists(atPath: file.path) {
+            let started = ContinuousClock.now
+            if let report = await ExistingFile.verify(
+                file, url: item.url, configuration: settings, started: started)
+            {
+                emit(index, .verified(Event.Verification(digests: report.digests, checks: report.checks)))
+                emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
+                return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
+            }
+            if options.existingFiles == .refuse {
+                let reason =
+                    ExistingFile.expectations(for: file, url: item.url, configuration: settings).isEmpty
+                    ? "" : " and does not match its checksum"
+                return failed(
+                    FastpullError(
+                        .localIO,
+                        "\(file.path(percentEncoded: false)) already exists\(reason); use --force to replace it"
+                    ))
+            }
+        }
+
+        let download = Download(
+            from: item.url, to: file, configuration: settings, observer: { [self] in emit(index, $0) })
+        downloads.withLock { $0[index] = download }
+        do {
+            let report = try await download.run()
+            return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
+        } catch {
+            let failure = (error as? FastpullError) ?? FastpullError(.internalError, "\(error)")
+            return BatchOutcome(index: index, item: item, result: .failure(failure), alreadyPresent: false)
+        }
+    }
+
+    /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else
+    /// the URL (see ``OutputName``). Probes the URL for the header.
+    static func name(_ url: URL, in folder: URL, configuration: Configuration) async throws(FastpullError)
+        -> URL
+    {
+        let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
+        let plan: Event.Plan
+        do {
+            plan = try await Download(from: url, to: fallback, configuration: configuration).plan()
+        } catch let error as FastpullError {
+            throw error
+        } catch {
+            throw FastpullError(.internalError, "\(error)")
+        }
+        let name = OutputName.derive(from: url, contentDisposition: plan.probe.contentDisposition)
+        return folder.appendingPathComponent(name)
+    }
+}

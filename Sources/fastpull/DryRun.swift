@@ -1,0 +1,100 @@
+import Fastpull
+import Foundation
+
+/// `--dry-run`: probes every URL and prints what a download would do (size, validators, ranges, the
+/// digests the server offers, the output path and the segments) on stdout, fetching nothing and
+/// writing nothing. With `--json` it prints the `probe` and `plan` events (or `failed`) instead.
+struct DryRun {
+    let jobs: [CommandOptions.Job]
+    let options: CommandOptions
+    let started: ContinuousClock.Instant
+
+    func run() async -> Int32 {
+        let json = options.json ? JSONEventsWriter(started: started) : nil
+        var firstFailure: Int32?
+        var failed = 0
+        for (index, job) in jobs.enumerated() {
+            let item = job.item
+            let configuration = item.configuration ?? options.configuration
+            let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "fastpull-dry-run")
+            do {
+                let plan = try await Download(from: item.url, to: placeholder, configuration: configuration)
+                    .plan()
+                json?.write(.probe(plan.probe), index: index, url: item.url)
+                json?.write(.plan(plan), index: index, url: item.url)
+                if json == nil { print(describe(plan, item: item, index: index)) }
+            } catch {
+                let failure = (error as? FastpullError) ?? FastpullError(.internalError, "\(error)")
+                failed += 1
+                firstFailure = firstFailure ?? failure.code.rawValue
+                json?.write(.failed(failure), index: index, url: item.url)
+                FileHandle.standardError.write(Data("fastpull: error: \(failure.message)\n".utf8))
+            }
+        }
+        let code = firstFailure ?? 0
+        json?.summary(
+            files: jobs.count, succeeded: jobs.count - failed, failed: failed, exitCode: code, dryRun: true)
+        return code
+    }
+
+    /// The plan as lines of `label  value`.
+    func describe(_ plan: Event.Plan, item: BatchItem, index: Int) -> String {
+        let probe = plan.probe
+        var rows: [(String, String)] = []
+        if probe.finalURL != probe.url { rows.append(("final URL", probe.finalURL.absoluteString)) }
+        rows.append(("size", probe.size.map { "\(ByteFormat.size($0)) (\($0) bytes)" } ?? "unknown"))
+        rows.append(("ranges", probe.acceptsRanges ? "yes" : "no (one connection, no resume)"))
+        rows.append(("etag", probe.etag ?? "none"))
+        rows.append(("last-modified", probe.lastModified ?? "none"))
+        if let disposition = probe.contentDisposition { rows.append(("disposition", disposition)) }
+        let offered = probe.offeredDigests.map { "\($0.checksum) (\($0.header))" }
+        rows.append(("digests", offered.isEmpty ? "none offered" : offered.joined(separator: ", ")))
+        for ignored in probe.ignoredDigests {
+            rows.append(("ignored", "\(ignored.header): \(ignored.reason)"))
+        }
+        let output: URL
+        switch item.destination {
+        case .file(let file): output = file
+        case .folder(let folder):
+            output = folder.appendingPathComponent(
+                OutputName.derive(from: item.url, contentDisposition: probe.contentDisposition))
+        }
+        let path = output.path(percentEncoded: false)
+        let exists = FileManager.default.fileExists(atPath: path)
+        rows.append(
+            (
+                "output",
+                path
+                    + (exists
+                        ? (options.force
+                            ? " (exists; replaced unless it matches its checksum)"
+                            : " (exists; refused without --force unless it matches its checksum)") : "")
+            ))
+        if let first = plan.segments.first {
+            let largest = plan.segments.map { $0.upperBound - $0.lowerBound }.max() ?? 0
+            let sizes =
+                plan.segments.count == 1
+                ? "1 segment of \(ByteFormat.size(largest))"
+                : "\(plan.segments.count) segments of up to \(ByteFormat.size(largest)) "
+                    + "(first \(first.lowerBound)-\(first.upperBound - 1))"
+            let connections = "\(plan.connections) connection\(plan.connections == 1 ? "" : "s")"
+            let how = configurationDescription(item.configuration ?? options.configuration)
+            rows.append(("plan", "\(sizes) over up to \(connections)\(how)"))
+        } else {
+            rows.append(("plan", "one streaming connection (size unknown)"))
+        }
+        let header =
+            jobs.count > 1
+            ? "[\(index + 1)/\(jobs.count)] \(item.url.absoluteString)" : item.url.absoluteString
+        return ([header] + rows.map { "  " + $0.0.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.1 })
+            .joined(separator: "\n")
+    }
+
+    private func configurationDescription(_ configuration: Configuration) -> String {
+        if case .automatic = configuration.connections {
+            return " (auto: starts with a few, adds while it helps)"
+        }
+        return ""
+    }
+}

@@ -1,0 +1,97 @@
+import Fastpull
+import Foundation
+import Synchronization
+
+/// Runs the downloads of one command as a ``Batch`` (one URL is a batch of one): the progress view on
+/// stderr, `--json` events on stdout, notes, each file's outcome, and the exit code.
+struct Run {
+    let jobs: [CommandOptions.Job]
+    let options: CommandOptions
+    let started: ContinuousClock.Instant
+    let environment: [String: String]
+
+    func run() async -> Int32 {
+        let console = Console()
+        if let directory = options.directory {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                console.note(
+                    "error: --dir: cannot create the folder \(directory): \(error.localizedDescription)")
+                return FastpullError.Code.localIO.rawValue
+            }
+        }
+        if options.configuration.insecure && !options.quiet {
+            console.note("warning: --insecure: TLS certificates are not verified")
+        }
+        let batch = Batch(
+            jobs.map(\.item), configuration: options.configuration,
+            options: BatchOptions(
+                parallelFiles: options.parallelFiles,
+                maximumConnectionsPerHost: options.maximumConnectionsPerHost,
+                existingFiles: options.force ? .keepIfVerified : .refuse))
+        let board = Board(batch: batch)
+        let single = jobs.count == 1
+        let quiet = options.quiet
+        let json = options.json ? JSONEventsWriter(started: started) : nil
+        let items = batch.items
+        let events = batch.events
+        let listener = Task {
+            for await tagged in events {
+                let index = tagged.index
+                json?.write(tagged.event, index: index, url: items[index].url)
+                switch tagged.event {
+                case .finished(let finished):
+                    board.finish(index, bytes: finished.size, failed: false)
+                case .failed:
+                    board.finish(index, bytes: 0, failed: true)
+                default:
+                    if !quiet, let note = Summary.note(for: tagged.event) {
+                        console.note(single ? note : "[\(index + 1)/\(items.count)] \(note)")
+                    }
+                }
+            }
+        }
+
+        let task = Task { await batch.run() }
+        let interrupted = Atomic<Bool>(false)
+        let signals = SignalWatcher {
+            interrupted.store(true, ordering: .relaxed)
+            task.cancel()
+        }
+        defer { signals.stop() }
+        let view =
+            quiet
+            ? nil
+            : Task {
+                await ProgressView(
+                    batch: batch, board: board, console: console, interactive: Terminal.isInteractive,
+                    color: Terminal.colorAllowed(environment), unicode: Terminal.unicodeAllowed(environment)
+                ).run()
+            }
+        let outcomes = await task.value
+        view?.cancel()
+        _ = await view?.value
+        console.clear()
+        await listener.value
+
+        let code = ExitStatus.code(outcomes, interrupted: interrupted.load(ordering: .relaxed))
+        for outcome in outcomes {
+            switch outcome.result {
+            case .success(let report):
+                guard !quiet else { continue }
+                let text = Summary.saved(report, alreadyPresent: outcome.alreadyPresent)
+                console.note(single ? text : Summary.outcome(outcome, count: outcomes.count))
+            case .failure(let error):
+                console.note(
+                    single ? "error: \(error.message)" : Summary.outcome(outcome, count: outcomes.count))
+            }
+        }
+        if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code)) }
+        let failed = outcomes.filter { $0.error != nil }.count
+        json?.summary(
+            files: outcomes.count, succeeded: outcomes.count - failed, failed: failed, exitCode: code,
+            dryRun: false)
+        return code
+    }
+}

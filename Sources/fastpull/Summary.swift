@@ -1,0 +1,78 @@
+import Fastpull
+import Foundation
+
+/// The human lines on stderr: notes while a download runs, the one-line summary of a saved file, each
+/// file's outcome in a batch, and the batch's tally.
+enum Summary {
+    /// The note for an event, or nil for events that only the progress display and `--json` show.
+    static func note(for event: Event) -> String? {
+        switch event {
+        case .resumed(let kept, let total):
+            return "resuming: \(ByteFormat.size(kept)) of \(ByteFormat.size(total)) already downloaded"
+        case .restarting(let reason):
+            return "starting over: \(reason)"
+        case .warning(let text):
+            return "warning: \(text)"
+        case .probe, .plan, .progress, .retry, .steal, .connections, .verified, .finished, .failed:
+            return nil
+        }
+    }
+
+    /// `saved x.iso (1.0 GiB) in 0.85s, 1.2 GiB/s, 8 connections, sha256 …, md5 … (checksum verified:
+    /// sha256 from --checksum, md5 from x-goog-hash header, 0.004s after the last byte)`, or for a file
+    /// that was already in place `x.iso is already here (1.0 GiB) and matches sha256 from --checksum;
+    /// nothing downloaded`.
+    static func saved(_ report: Report, alreadyPresent: Bool) -> String {
+        var verified: [String] = []
+        for check in report.checks {
+            if case .matched = check.verdict, let expected = check.expected {
+                verified.append("\(expected.algorithm) from \(check.source)")
+            }
+        }
+        if alreadyPresent {
+            return "\(report.outputPath) is already here (\(ByteFormat.size(report.size))) and matches "
+                + "\(verified.joined(separator: ", ")); nothing downloaded"
+        }
+        var digests = "sha256 \(report.sha256)"
+        for (name, hex) in report.digests.sorted(by: { $0.key < $1.key }) where name != "sha256" {
+            digests += ", \(name) \(hex)"
+        }
+        let verification =
+            verified.isEmpty
+            ? ""
+            : " (checksum verified: \(verified.joined(separator: ", ")), "
+                + "\(String(format: "%.3f", report.hashTailSeconds))s after the last byte)"
+        let resumed = report.resumedBytes > 0 ? ", resumed after \(ByteFormat.size(report.resumedBytes))" : ""
+        return "saved \(report.outputPath) (\(ByteFormat.size(report.size))) in "
+            + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
+            + "\(report.connections) connection\(report.connections == 1 ? "" : "s"), "
+            + "\(digests)\(verification)\(resumed)"
+    }
+
+    /// A batch file's outcome: `[2/3] saved …` or `[2/3] error: … (https://…)`.
+    static func outcome(_ outcome: BatchOutcome, count: Int) -> String {
+        let label = "[\(outcome.index + 1)/\(count)]"
+        switch outcome.result {
+        case .success(let report):
+            return "\(label) " + saved(report, alreadyPresent: outcome.alreadyPresent)
+        case .failure(let error):
+            let url = outcome.item.url.absoluteString
+            let named = error.message.contains(url) ? "" : " (\(url))"
+            return "\(label) error: \(error.message)\(named)"
+        }
+    }
+
+    /// `3 files: 2 saved, 1 failed; exit 4, the code of [2/3]`.
+    static func tally(_ outcomes: [BatchOutcome], exitCode: Int32) -> String {
+        let failed = outcomes.filter { $0.error != nil }
+        let kept = outcomes.filter(\.alreadyPresent).count
+        let saved = outcomes.count - failed.count - kept
+        var text = "\(outcomes.count) files: \(saved) saved"
+        if kept > 0 { text += ", \(kept) already here" }
+        if let first = failed.first {
+            text +=
+                ", \(failed.count) failed; exit \(exitCode), the code of [\(first.index + 1)/\(outcomes.count)]"
+        }
+        return text
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the terminal on stderr can show: whether it is one, its size (asked again on every call, so a
+/// resized window is followed at the next redraw), colour (off with `NO_COLOR` or `TERM=dumb`) and
+/// Unicode block characters (with a UTF-8 locale).
+enum Terminal {
+    /// Whether stderr is a terminal.
+    static var isInteractive: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// The window's columns and rows, or 80 × 24 when the size cannot be read.
+    static var size: (columns: Int, rows: Int) {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return (Int(size.ws_col), max(Int(size.ws_row), 1))
+        }
+        return (80, 24)
+    }
+
+    /// Colour is used unless `NO_COLOR` is set to anything non-empty, or `TERM` is `dumb`.
+    static func colorAllowed(_ environment: [String: String]) -> Bool {
+        if let value = environment["NO_COLOR"], !value.isEmpty { return false }
+        return environment["TERM"] != "dumb"
+    }
+
+    /// Whether the locale is UTF-8, so block characters display.
+    static func unicodeAllowed(_ environment: [String: String]) -> Bool {
+        let locale =
+            [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]]
+            .compactMap { $0 }.first { !$0.isEmpty } ?? ""
+        let lowered = locale.lowercased()
+        return lowered.contains("utf-8") || lowered.contains("utf8")
+    }
+}
+
+/// Everything written to stderr goes through here, so notes and the live progress block never
+/// tangle: a note erases the block first, and the next redraw paints it again below.
+final class Console: Sendable {
+    private struct State {
+        /// Lines of the live block on screen (the cursor is at the end of its last one).
+        var drawn = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Prints `fastpull: text` on a line of its own.
+    func note(_ text: String) {
+        state.withLock { state in
+            var output = Self.erase(state.drawn)
+            state.drawn = 0
+            output += "fastpull: \(text)\n"
+            Self.write(output)
+        }
+    }
+
+    /// Replaces the live block with `lines`; each must be narrower than the window.
+    func draw(_ lines: [String]) {
+        state.withLock { state in
+            var output = state.drawn > 0 ? Self.up(state.drawn) : "\r"
+            for (index, line) in lines.enumerated() {
+                output += line + "\u{1B}[K"
+                if index < lines.count - 1 { output += "\n" }
+            }
+            output += "\u{1B}[J"
+            state.drawn = lines.count
+            Self.write(output)
+        }
+    }
+
+    /// Erases the live block.
+    func clear() {
+        state.withLock { state in
+            guard state.drawn > 0 else { return }
+            Self.write(Self.erase(state.drawn))
+            state.drawn = 0
+        }
+    }
+
+    /// Back to the first column of the block's first line.
+    private static func up(_ lines: Int) -> String {
+        lines > 1 ? "\r\u{1B}[\(lines - 1)A" : "\r"
+    }
+
+    private static func erase(_ lines: Int) -> String {
+        lines > 0 ? up(lines) + "\u{1B}[J" : ""
+    }
+
+    private static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,130 @@
+import Fastpull
+import FastpullFixtures
+import Foundation
+import Testing
+
+/// The library as a build tool calls it: the three-line download with a checksum, the batch API,
+/// the events of a `Download`, and `plan()`.
+@Suite("Library API for build tools")
+struct LibraryAPITests {
+    let server: FixtureServer
+    let folder: URL
+
+    init() throws {
+        server = try FixtureServer()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-api-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    @Test func theThreeLineCallWithAChecksum() async throws {
+        let url = server.url("/gen/300000?seed=4")
+        let fileURL = folder.appendingPathComponent("a.bin")
+        let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 300_000, seed: 4))
+        // Exactly as the README and the issue write it:
+        let report = try await Fastpull.download(
+            from: url, to: fileURL, configuration: .init(checksums: [.sha256(hex)]))
+        #expect(report.sha256 == hex)
+        #expect(report.verifiedChecksums == [.sha256(hex)])
+        #expect(
+            FileManager.default.contents(atPath: fileURL.path)
+                == Data(FixtureContent.bytes(count: 300_000, seed: 4)))
+    }
+
+    @Test func batchReturnsEveryOutcomeAndKeepsVerifiedFiles() async throws {
+        let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 200_000, seed: 2))
+        let items = [
+            BatchItem(
+                url: server.url("/gen/200000?seed=2"), destination: folder.appendingPathComponent("one.bin"),
+                checksums: [.sha256(hex)]),
+            BatchItem(
+                url: server.url("/gen/10?status=404"), destination: folder.appendingPathComponent("two.bin")),
+            BatchItem(url: server.url("/gen/1000"), destination: .folder(folder)),
+        ]
+        let outcomes = await Fastpull.download(
+            items, options: BatchOptions(parallelFiles: 2, maximumConnectionsPerHost: 3))
+        #expect(outcomes.map(\.index) == [0, 1, 2])
+        #expect(outcomes[0].report?.sha256 == hex)
+        #expect(outcomes[1].error?.code == .httpStatus)
+        #expect(outcomes[2].report?.outputPath == folder.appendingPathComponent("1000").path)
+        #expect(!outcomes.contains { $0.alreadyPresent })
+
+        // Again: the verified file is kept without a request; the one without a checksum is fetched.
+        server.resetStats()
+        let again = await Fastpull.download([items[0]])
+        #expect(again.first?.alreadyPresent == true)
+        #expect(again.first?.report?.bytesFetched == 0)
+        #expect(server.stats.requests == 0)
+    }
+
+    @Test func batchEventsAreTaggedAndEnd() async throws {
+        let batch = Batch([
+            BatchItem(url: server.url("/gen/100000"), destination: folder.appendingPathComponent("e1.bin")),
+            BatchItem(
+                url: server.url("/gen/5?status=403"), destination: folder.appendingPathComponent("e2.bin")),
+        ])
+        let collected = Task {
+            var seen: [BatchEvent] = []
+            for await event in batch.events { seen.append(event) }
+            return seen
+        }
+        let outcomes = await batch.run()
+        let events = await collected.value
+        #expect(outcomes.count == 2)
+        #expect(
+            events.contains { $0.index == 0 && { if case .finished = $0.event { true } else { false } }($0) })
+        #expect(
+            events.contains {
+                $0.index == 1
+                    && { if case .failed(let error) = $0.event { error.code == .httpStatus } else { false } }(
+                        $0)
+            })
+        #expect(batch.download(at: 0)?.progress.bytesWritten == 100_000)
+    }
+
+    @Test func downloadEventsTellTheWholeStoryAndEnd() async throws {
+        let download = Download(
+            from: server.url("/gen/\(3 << 20)?rate=1500000"), to: folder.appendingPathComponent("ev.bin"),
+            configuration: Configuration(connections: 2))
+        let events = download.events
+        let collected = Task {
+            var names: [String] = []
+            for await event in events {
+                switch event {
+                case .probe(let probe): names.append("probe:\(probe.size ?? -1)")
+                case .plan(let plan): names.append("plan:\(plan.connections)")
+                case .progress: names.append("progress")
+                case .verified: names.append("verified")
+                case .finished(let finished): names.append("finished:\(finished.size)")
+                case .failed: names.append("failed")
+                default: break
+                }
+            }
+            return names
+        }
+        let report = try await download.run()
+        // The sequence ends by itself after the last event.
+        let names = await collected.value
+        #expect(names.first == "probe:\(3 << 20)")
+        #expect(names.dropFirst().first == "plan:2")
+        #expect(names.contains("progress"), "a progress event about once a second: \(names)")
+        #expect(Array(names.suffix(2)) == ["verified", "finished:\(report.size)"])
+        let map = download.completionMap(cells: 10)
+        #expect(map == Array(repeating: 1.0, count: 10))
+    }
+
+    @Test func planProbesWithoutWriting() async throws {
+        let destination = folder.appendingPathComponent("never.bin")
+        let plan = try await Download(
+            from: server.url("/gen/\(5 << 20)"), to: destination, configuration: Configuration(connections: 2)
+        ).plan()
+        #expect(plan.probe.size == 5 << 20)
+        #expect(plan.probe.acceptsRanges)
+        #expect(plan.probe.etag == "\"gen-\(5 << 20)-1\"")
+        #expect(plan.connections == 2)
+        #expect(plan.segments.first?.lowerBound == 0)
+        #expect(plan.segments.last?.upperBound == 5 << 20)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(!FileManager.default.fileExists(atPath: destination.path + ".part"))
+    }
+}

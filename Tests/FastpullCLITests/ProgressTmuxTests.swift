@@ -1,0 +1,134 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where tmux is, if it is installed.
+private let tmuxPath: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
+
+/// The live progress display as a person sees it: `fastpull` runs in a detached tmux pane of 40 and
+/// of 200 columns, and the pane's text is captured while the download runs and after it ends.
+@Suite("Live progress under tmux", .enabled(if: tmuxPath != nil, "tmux is not installed"))
+struct ProgressTmuxTests {
+
+    /// Runs tmux with `arguments` on the private server `socket` and returns its stdout.
+    /// Only `capture` reads the output: the server a `new-session` starts would hold a pipe open.
+    static func tmux(_ socket: String, _ arguments: [String], capture: Bool = false) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tmuxPath!)
+        process.arguments = ["-L", socket] + arguments
+        let output = capture ? Pipe() : nil
+        process.standardOutput = output ?? FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return "" }
+        let data = output?.fileHandleForReading.readDataToEndOfFile() ?? Data()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Starts the tmux server and its session with a clean signal mask and default signal actions.
+    /// Foundation's `Process` starts children with most signals blocked, and a tmux server that
+    /// inherits that mask never sees SIGCHLD: its pane never runs and the client never returns.
+    static func startSession(_ socket: String, _ arguments: [String]) -> Int32 {
+        let path = tmuxPath!
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([path, "-L", socket] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        guard posix_spawn(&pid, path, &actions, &attributes, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// Polls the pane (off the cooperative pool) until `done` holds for its lines or `seconds` pass.
+    static func capture(_ socket: String, seconds: Double, until done: @escaping @Sendable ([String]) -> Bool)
+        async -> [String]
+    {
+        await CLIRunner.offPool {
+            let deadline = Date().addingTimeInterval(seconds)
+            var lines: [String] = []
+            repeat {
+                lines = tmux(socket, ["capture-pane", "-p", "-t", "fp"], capture: true).components(
+                    separatedBy: "\n")
+                if done(lines) { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while Date() < deadline
+            return lines
+        }
+    }
+
+    @Test(arguments: [40, 200])
+    func theLiveLineFitsTheWindow(columns: Int) async throws {
+        let server = try FixtureServer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-tmux-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let socket = "fastpull-test-\(UUID().uuidString)"
+        defer { _ = Self.tmux(socket, ["kill-server"]) }
+        let url = server.url("/gen/\(12 << 20)?rate=500000").absoluteString
+        let command =
+            "cd '\(folder)' && LANG=C.UTF-8 NO_COLOR=1 '\(CLIRunner.fastpull.path)' -n 4 '\(url)' -o big.bin; "
+            + "echo EXIT=$?; sleep 600"
+        _ = await CLIRunner.offPool {
+            Self.startSession(
+                socket, ["new-session", "-d", "-s", "fp", "-x", "\(columns)", "-y", "10", command])
+        }
+
+        let live = await Self.capture(socket, seconds: 20) { lines in
+            lines.contains { $0.contains("%") && $0.contains("ETA") }
+                && lines.contains { $0.hasPrefix("[") && $0.contains("█") }
+        }
+        let liveText = live.joined(separator: "\n")
+        print("tmux pane at \(columns) columns while downloading:\n\(liveText)")
+        let status = try #require(live.first { $0.contains("%") }, "no progress line in:\n\(liveText)")
+        let map = try #require(live.first { $0.hasPrefix("[") }, "no segment map in:\n\(liveText)")
+        for line in live {
+            #expect(line.count < columns, "a line wider than the window: \(line)")
+        }
+        #expect(map.hasSuffix("]"))
+        #expect(map.count == columns - 1)
+        #expect(map.dropFirst().dropLast().allSatisfy { "█▓▒░".contains($0) })
+        #expect(status.contains("/"))
+        if columns >= 100 {
+            #expect(status.hasPrefix("big.bin"))
+            #expect(status.contains("B/s") && status.contains("ETA") && status.contains("4 conn"))
+        } else {
+            #expect(status.contains("M/s") || status.contains("K/s"))
+        }
+        #expect(!liveText.contains("\u{1B}"))
+
+        let finished = await Self.capture(socket, seconds: 60) { lines in
+            lines.contains { $0.hasPrefix("EXIT=") }
+        }
+        let finishedText = finished.joined(separator: "\n")
+        print("tmux pane at \(columns) columns after the download:\n\(finishedText)")
+        #expect(finished.contains("EXIT=0"), "\(finishedText)")
+        #expect(finishedText.contains("fastpull: saved"))
+        // The live block is erased before the summary.
+        #expect(!finished.contains { $0.hasPrefix("[") && $0.contains("█") })
+        #expect(!finished.contains { $0.contains("ETA") })
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+@Suite("Batch input files")
+struct BatchFileTests {
+    let hex = String(repeating: "ab", count: 32)
+
+    @Test func linesCommentsBlanksAndCRLF() throws {
+        let text = """
+            # artifacts\r
+            \r
+            https://h.test/a.iso\r
+              http://h.test/b  b.bin  sha256=\(hex)\r
+            \t# indented comment
+            http://h.test/c sha256=\(hex) "out dir/c \\"q\\".bin" md5=\(String(repeating: "0", count: 32))
+
+            """
+        let lines = try BatchFile.parse(text, source: "list.txt")
+        #expect(lines.map(\.number) == [3, 4, 6])
+        #expect(lines[0].url.absoluteString == "https://h.test/a.iso")
+        #expect(lines[0].output == nil)
+        #expect(lines[0].checksums.isEmpty)
+        #expect(lines[1].output == "b.bin")
+        #expect(lines[1].checksums == [.sha256(hex)])
+        #expect(lines[2].output == "out dir/c \"q\".bin")
+        #expect(lines[2].checksums.map(\.algorithm) == ["sha256", "md5"])
+    }
+
+    @Test func aPathWithAnEqualsSignIsAPath() throws {
+        let lines = try BatchFile.parse("http://h/x a=b.bin", source: "l")
+        #expect(lines.first?.output == "a=b.bin")
+    }
+
+    @Test func emptyInput() throws {
+        #expect(try BatchFile.parse("", source: "l").isEmpty)
+        #expect(try BatchFile.parse("\n# only\n\n", source: "l").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("ftp://h/x", "error: list:1: unsupported scheme 'ftp'"),
+        ("http://h/x a b", "error: list:1: unexpected 'b'"),
+        ("# c\nhttp://h/x sha256=12", "error: list:2: a sha256 checksum is 64 hexadecimal digits"),
+        ("http://h/x \"open", "error: list:1: unclosed quote"),
+        ("not a url", "error: list:1: 'not' is not a valid URL"),
+        ("http://h/x \"\"", "error: list:1: empty output path"),
+    ])
+    func errorsNameTheLine(text: String, message: String) {
+        do {
+            _ = try BatchFile.parse(text, source: "list")
+            Issue.record("expected an error for \(text)")
+        } catch {
+            #expect(error.message.hasPrefix(message), "\(error.message)")
+        }
+    }
+
+    @Test func standardInputIsNamed() {
+        #expect(throws: UsageError.self) { try BatchFile.parse("bad", source: "-") }
+        do {
+            _ = try BatchFile.parse("bad", source: "-")
+        } catch {
+            #expect(error.message.hasPrefix("error: standard input:1: "))
+        }
+    }
+}

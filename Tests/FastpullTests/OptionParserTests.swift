@@ -1,0 +1,290 @@
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+@Suite("Option parser and typed options")
+struct OptionParserTests {
+    func parse(_ arguments: [String]) throws -> ParsedArguments {
+        try ArgumentParser.parse(arguments)
+    }
+
+    func options(_ arguments: [String]) throws -> CommandOptions {
+        try CommandOptions(try ArgumentParser.parse(arguments))
+    }
+
+    func usageMessage(_ arguments: [String]) -> String? {
+        do {
+            _ = try options(arguments)
+            return nil
+        } catch {
+            return (error as? UsageError)?.message
+        }
+    }
+
+    @Test func everyOptionInTheTableParsesInEveryForm() throws {
+        for option in OptionTable.all {
+            let value = option.takesValue ? "v1" : ""
+            var forms: [[String]] = [option.takesValue ? ["--\(option.long)", "v1"] : ["--\(option.long)"]]
+            if option.takesValue { forms.append(["--\(option.long)=v1"]) }
+            if let short = option.short {
+                forms.append(option.takesValue ? ["-\(short)", "v1"] : ["-\(short)"])
+                if option.takesValue { forms.append(["-\(short)v1"]) }
+            }
+            for form in forms {
+                let parsed = try parse(form + ["http://h/x"])
+                #expect(parsed.values[option.long] == [value], "\(form)")
+                #expect(parsed.positionals == ["http://h/x"], "\(form)")
+            }
+        }
+    }
+
+    @Test func namesAreUnique() {
+        let longs = OptionTable.all.map(\.long)
+        #expect(Set(longs).count == longs.count)
+        let shorts = OptionTable.all.compactMap(\.short)
+        #expect(Set(shorts).count == shorts.count)
+    }
+
+    @Test func bundledFlagsRepeatsAndOrder() throws {
+        let parsed = try parse(["-qk", "-H", "A: 1", "--header=B: 2", "-Hc: 3", "http://h/1", "http://h/2"])
+        #expect(parsed.has("quiet"))
+        #expect(parsed.has("insecure"))
+        #expect(parsed.all("header") == ["A: 1", "B: 2", "c: 3"])
+        #expect(parsed.positionals == ["http://h/1", "http://h/2"])
+        // A bundle ends at the first option that takes a value, which takes the rest.
+        let bundle = try parse(["-qn4"])
+        #expect(bundle.last("connections") == "4")
+        // The last of a single-valued option wins.
+        #expect(try parse(["-n", "2", "-n", "3"]).last("connections") == "3")
+    }
+
+    @Test func doubleDashEndsOptionsAndDashIsPositional() throws {
+        let parsed = try parse(["-q", "--", "-o", "--json", "http://h/x"])
+        #expect(parsed.has("quiet"))
+        #expect(!parsed.has("output"))
+        #expect(parsed.positionals == ["-o", "--json", "http://h/x"])
+        #expect(try parse(["-i", "-"]).last("input-file") == "-")
+        #expect(try parse(["-"]).positionals == ["-"])
+        // A value that starts with a dash is still the option's value.
+        #expect(try parse(["--timeout", "-1"]).last("timeout") == "-1")
+    }
+
+    @Test(arguments: [
+        (["--bogus"], "error: unknown option '--bogus' (see fastpull --help)"),
+        (["--outptu", "x"], "error: unknown option '--outptu' (did you mean '--output'?)"),
+        (["-Z"], "error: unknown option '-Z' (see fastpull --help)"),
+        (["-o"], "error: --output: expected a value"),
+        (["--quiet=yes"], "error: --quiet: takes no value"),
+    ])
+    func parseErrors(arguments: [String], message: String) {
+        #expect(throws: UsageError(message: message)) { try parse(arguments) }
+    }
+
+    @Test func typedValues() throws {
+        let parsed = try options([
+            "-n", "6", "--max-connections", "20", "--min-segment", "2MiB", "--limit-rate", "500K/s",
+            "--timeout", "2.5", "--connect-timeout", "3", "--stall-timeout", "4", "--retries", "0",
+            "-H", "X-Token: abc", "-H", "Accept:  */*", "-A", "tool/1.0", "-u", "bob:s:cret",
+            "--proxy", "proxy.local:3128", "--noproxy", "a.test, .b.test", "--checksum",
+            "sha256=\(String(repeating: "ab", count: 32))", "--keep-partial", "-k", "--restart", "-j", "3",
+            "--max-connections-per-host", "7", "--force", "--dry-run", "--json", "-q", "-d", "out",
+            "--trace", "t.jsonl", "http://h/x",
+        ])
+        let configuration = parsed.configuration
+        #expect(configuration.connections == .fixed(6))
+        #expect(configuration.maximumConnections == 20)
+        #expect(configuration.minimumSegmentSize == 2 << 20)
+        #expect(configuration.maximumBytesPerSecond == 500 << 10)
+        #expect(configuration.idleTimeout == .milliseconds(2500))
+        #expect(configuration.connectTimeout == .seconds(3))
+        #expect(configuration.stallTimeout == .seconds(4))
+        #expect(configuration.retries == 0)
+        #expect(
+            configuration.headers == [
+                Header(name: "X-Token", value: "abc"), Header(name: "Accept", value: "*/*"),
+            ])
+        #expect(configuration.userAgent == "tool/1.0")
+        #expect(parsed.user == Credentials(user: "bob", password: "s:cret"))
+        #expect(parsed.proxy == "http://proxy.local:3128")
+        #expect(parsed.noProxy == ["a.test", ".b.test"])
+        #expect(configuration.checksums.count == 1)
+        #expect(configuration.keepPartialOnMismatch)
+        #expect(configuration.insecure)
+        #expect(!configuration.resumeFromJournal)
+        #expect(configuration.restartWhenRemoteChanges)
+        #expect(configuration.maximumConnectionsPerHost == 7)
+        #expect(configuration.traceFile == "t.jsonl")
+        #expect(parsed.parallelFiles == 3)
+        #expect(parsed.force && parsed.dryRun && parsed.json && parsed.quiet)
+        #expect(parsed.directory == "out")
+        #expect(try options(["-n", "auto", "http://h/x"]).configuration.connections == .automatic)
+        #expect(try options(["--proxy", "", "http://h/x"]).proxy == "")
+    }
+
+    @Test(arguments: [
+        (
+            ["-n", "x", "http://h/x"],
+            "error: --connections: expected a number from 1 to 128 or 'auto', got 'x'"
+        ),
+        (
+            ["-n", "0", "http://h/x"],
+            "error: --connections: expected a number from 1 to 128 or 'auto', got '0'"
+        ),
+        (
+            ["--max-connections", "200", "http://h/x"],
+            "error: --max-connections: expected a number from 1 to 128, got '200'"
+        ),
+        (
+            ["--min-segment", "lots", "http://h/x"],
+            "error: --min-segment: expected a size like 1M or 512KiB, got 'lots'"
+        ),
+        (
+            ["--limit-rate", "fast", "http://h/x"],
+            "error: --limit-rate: expected a rate like 500K/s or 2MiB/s, got 'fast'"
+        ),
+        (
+            ["--limit-rate", "0", "http://h/x"],
+            "error: --limit-rate: expected a rate like 500K/s or 2MiB/s, got '0'"
+        ),
+        (
+            ["--timeout", "-1", "http://h/x"],
+            "error: --timeout: expected a number of seconds above 0, got '-1'"
+        ),
+        (
+            ["--connect-timeout", "nan", "http://h/x"],
+            "error: --connect-timeout: expected a number of seconds above 0, got 'nan'"
+        ),
+        (["--retries", "-2", "http://h/x"], "error: --retries: expected a number from 0 to 1000, got '-2'"),
+        (["-j", "0", "http://h/x"], "error: --parallel-files: expected a number from 1 to 64, got '0'"),
+        (["-H", "NoColon", "http://h/x"], "error: --header: expected 'Name: value', got 'NoColon'"),
+        (
+            ["-H", "Bad Name: v", "http://h/x"],
+            "error: --header: expected a field name of letters, digits and -, got 'Bad Name: v'"
+        ),
+        (["-u", "bob", "http://h/x"], "error: --user: expected USER:PASSWORD, got 'bob'"),
+        (
+            ["--proxy", "ftp://p:21", "http://h/x"],
+            "error: --proxy: expected an http:// proxy URL like http://proxy:3128, got 'ftp://p:21'"
+        ),
+        (["--checksum", "sha256=xyz", "http://h/x"], "--checksum"),
+        (
+            ["--cacert", "/nonexistent/ca.pem", "http://h/x"],
+            "error: --cacert: cannot read '/nonexistent/ca.pem'"
+        ),
+        (
+            ["--netrc-file", "/nonexistent/netrc", "http://h/x"],
+            "error: --netrc-file: cannot read '/nonexistent/netrc'"
+        ),
+        (["-i", "/nonexistent/list", "http://h/x"], "error: --input-file: cannot read '/nonexistent/list'"),
+        (
+            ["--restart", "--no-restart", "http://h/x"],
+            "error: --restart and --no-restart cannot be used together"
+        ),
+        ([], "error: missing URL"),
+        (["ftp://h/x"], "error: unsupported scheme 'ftp' in 'ftp://h/x' (use http or https)"),
+        (["not a url"], "error: 'not a url' is not a valid URL"),
+        (["-o", "x", "http://h/a", "http://h/b"], "error: --output: names one file, but there are 2 URLs"),
+        (
+            ["--checksum", "md5=\(String(repeating: "0", count: 32))", "http://h/a", "http://h/b"],
+            "error: --checksum: applies to one file"
+        ),
+        (["--trace", "t", "http://h/a", "http://h/b"], "error: --trace: records one download"),
+    ])
+    func badValuesNameTheOption(arguments: [String], message: String) throws {
+        let actual = try #require(usageMessage(arguments))
+        #expect(actual.hasPrefix("error: "))
+        #expect(actual.contains(message), "\(actual)")
+    }
+
+    @Test func byteSizes() {
+        #expect(ByteSize.parse("1048576") == 1 << 20)
+        #expect(ByteSize.parse("512K") == 512 << 10)
+        #expect(ByteSize.parse("512k") == 512 << 10)
+        #expect(ByteSize.parse("1M") == 1 << 20)
+        #expect(ByteSize.parse("2G") == 2 << 30)
+        #expect(ByteSize.parse("1KiB") == 1 << 10)
+        #expect(ByteSize.parse("3MiB") == 3 << 20)
+        #expect(ByteSize.parse("1GiB") == 1 << 30)
+        #expect(ByteSize.parse("10B") == 10)
+        for bad in ["", "M", "-1M", "1.5M", "1T", "x", "1 M", "99999999999G", "١M"] {
+            #expect(ByteSize.parse(bad) == nil, "\(bad)")
+        }
+        #expect(ByteSize.parseRate("500K/s") == 500 << 10)
+        #expect(ByteSize.parseRate("2MiB/s") == 2 << 20)
+        #expect(ByteSize.parseRate("2M") == 2 << 20)
+        #expect(ByteSize.parseRate("/s") == nil)
+    }
+
+    @Test func netrcEntriesAndDefault() {
+        let netrc = Netrc(
+            parsing: """
+                # a comment
+                machine example.org login alice password "p w\\"d"
+                machine other.test
+                    login carol
+                    password c4
+                macdef init
+                machine evil.test login eve password nope
+
+                default login anon password guest
+                """)
+        #expect(netrc.credentials(for: "EXAMPLE.org") == Credentials(user: "alice", password: "p w\"d"))
+        #expect(netrc.credentials(for: "other.test") == Credentials(user: "carol", password: "c4"))
+        // The macro's body is not an entry.
+        #expect(netrc.credentials(for: "evil.test") == Credentials(user: "anon", password: "guest"))
+        #expect(netrc.credentials(for: "unknown.test") == Credentials(user: "anon", password: "guest"))
+        #expect(Netrc(parsing: "machine a login b").credentials(for: "a") == nil)
+    }
+
+    @Test func jobsGetDestinationsCredentialsAndProxies() throws {
+        let parsed = try options([
+            "-i", "/dev/null", "-d", "out", "--noproxy", "local.test", "https://u%40x:p%3Aw@h.test/a",
+            "http://local.test/b",
+        ])
+        let netrc = Netrc(parsing: "machine local.test login n password np")
+        let lines = try BatchFile.parse(
+            "http://h.test/c c.bin sha256=\(String(repeating: "0", count: 64))", source: "list")
+        let jobs = try parsed.jobs(
+            lines: lines, netrc: netrc,
+            environment: ["https_proxy": "http://p.test:1", "HTTP_PROXY": "http://p.test:2"],
+            workingDirectory: "/work")
+        #expect(jobs.count == 3)
+        #expect(jobs.map(\.origin) == ["argument 1", "argument 2", "/dev/null:1"])
+        // Credentials in the URL are taken out of it.
+        #expect(jobs[0].item.url.absoluteString == "https://h.test/a")
+        #expect(jobs[0].item.configuration?.credentials == Credentials(user: "u@x", password: "p:w"))
+        #expect(jobs[1].item.configuration?.credentials == Credentials(user: "n", password: "np"))
+        #expect(jobs[0].item.configuration?.proxy == .url("http://p.test:1", bypass: ["local.test"]))
+        #expect(jobs[1].item.configuration?.proxy == .url("http://p.test:2", bypass: ["local.test"]))
+        #expect(jobs[0].item.destination == .folder(URL(fileURLWithPath: "/work/out", isDirectory: true)))
+        #expect(jobs[2].item.destination == .file(URL(fileURLWithPath: "/work/out/c.bin")))
+        #expect(jobs[2].item.configuration?.checksums.count == 1)
+
+        let plain = try options(["-u", "a:b", "http://h.test/a"])
+        let job = try #require(
+            try plain.jobs(lines: [], netrc: netrc, environment: [:], workingDirectory: "/w").first)
+        #expect(job.item.configuration?.proxy == .environment)
+        #expect(job.item.configuration?.credentials == Credentials(user: "a", password: "b"))
+    }
+
+    @Test func twoJobsWritingOneFileIsAUsageError() throws {
+        let parsed = try options(["-i", "/dev/null"])
+        let lines = try BatchFile.parse("http://h/a same.bin\nhttp://h/b same.bin\n", source: "list")
+        #expect(throws: UsageError.self) {
+            try parsed.jobs(lines: lines, netrc: nil, environment: [:], workingDirectory: "/w")
+        }
+    }
+
+    @Test func helpListsEveryOptionAndExitCodeWithinItsWidth() {
+        let text = HelpText.text
+        for option in OptionTable.all {
+            #expect(text.contains(option.synopsis), "\(option.long)")
+        }
+        for (code, _) in ExitCodeTable.rows {
+            #expect(text.contains("\n  \(code) "))
+        }
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= HelpText.width })
+        #expect(Set(ExitCodeTable.rows.map(\.code)) == Set(FastpullError.Code.allCases.map(\.rawValue) + [0]))
+    }
+}
