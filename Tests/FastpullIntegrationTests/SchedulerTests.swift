@@ -62,9 +62,9 @@ struct SchedulerTests {
     }
 
     @Test func automaticConnectionCountRampsUpWhenConnectionsAreThrottled() async throws {
-        // 300 kB/s per connection: every added connection adds throughput, so the ramp keeps going
+        // 500 kB/s per connection: every added connection adds throughput, so the ramp keeps going
         // (slow enough that a machine busy with other tests is not what limits it).
-        let size = 6 << 20
+        let size = 24 << 20
         var configuration = Configuration(retryBaseDelay: .milliseconds(5))
         configuration.maximumConnections = 16
         // Other tests download from 127.0.0.1 at the same time; the shared per-host limit must not be
@@ -72,7 +72,7 @@ struct SchedulerTests {
         configuration.maximumConnectionsPerHost = 128
         // Small segments, so that there is work for every connection the ramp adds.
         configuration.minimumSegmentSize = 128 << 10
-        let (report, events) = try await run("/gen/\(size)?rate=300000", configuration)
+        let (report, events) = try await run("/gen/\(size)?rate=500000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
         #expect(report.connections > ConnectionRamp.initialAuto)
         #expect(report.connections <= 16)

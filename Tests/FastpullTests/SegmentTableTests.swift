@@ -9,7 +9,10 @@ struct SegmentTableTests {
 
     func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
 
-    func table(_ lengths: [Int64], settings: SegmentTable.Settings = .init()) -> SegmentTable {
+    /// A table of pieces with these lengths; windows start at 1 MiB unless the settings say otherwise.
+    func table(_ lengths: [Int64], settings: SegmentTable.Settings = .init(initialWindow: 1 << 20))
+        -> SegmentTable
+    {
         var start: Int64 = 0
         return SegmentTable(
             segments: lengths.map { length in
@@ -38,6 +41,26 @@ struct SegmentTableTests {
         #expect(expected == size)
     }
 
+    @Test func untouchedFollowingPiecesJoinAWindowUpToTheLimit() throws {
+        // Eight 1 MiB pieces; a connection of unknown speed starts with a 4 MiB window.
+        var state = table(
+            Array(repeating: mebibyte, count: 8),
+            settings: .init(initialWindow: 4 * mebibyte, maximumMergedPiece: 3 * mebibyte))
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (window, how) = try #require(assigned)
+        #expect(how == .waiting)
+        // Capped by the merge limit: three pieces become one request.
+        #expect(window.range == 0..<3 * mebibyte)
+        #expect(state.pieces.count == 6)
+        checkTiling(state, size: 8 * mebibyte)
+        // A piece that already has bytes is never joined to the one before.
+        var resumed = SegmentTable(segments: [
+            Segment(start: 0, end: 10), Segment(start: 10, end: 20, written: 5), Segment(start: 20, end: 30),
+        ])
+        let first = resumed.nextWindow(for: 0, now: at(0))
+        #expect(first?.0.range == 0..<10)
+    }
+
     @Test func assignsWaitingPiecesInFileOrder() throws {
         var state = table([10 * mebibyte, 10 * mebibyte, 10 * mebibyte])
         let assigned1 = state.nextWindow(for: 0, now: at(0))
@@ -62,7 +85,8 @@ struct SegmentTableTests {
     }
 
     @Test func frontierFollowsTheContiguousPrefix() {
-        var state = table([10, 10, 10], settings: .init(minimumSplit: 100))
+        var state = table(
+            [10, 10, 10], settings: .init(minimumSplit: 100, initialWindow: 1 << 20, maximumMergedPiece: 1))
         for worker in 0..<3 { _ = state.nextWindow(for: worker, now: at(0)) }
         write(&state, 1, 10, at: 0.1)
         #expect(state.frontier == 0)
@@ -147,7 +171,9 @@ struct SegmentTableTests {
     }
 
     @Test func noHedgeWhenTheOwnerIsNotMuchSlower() throws {
-        var state = table([2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte))
+        var state = table(
+            [2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte, initialWindow: mebibyte)
+        )
         _ = state.nextWindow(for: 0, now: at(0))
         _ = state.nextWindow(for: 1, now: at(0))
         write(&state, 0, mebibyte, at: 0.5)  // 2 MiB/s
@@ -182,7 +208,8 @@ struct SegmentTableTests {
     }
 
     @Test func leavingReturnsTheRangeAtItsFirstUnwrittenByte() throws {
-        var state = table([10, 10], settings: .init(minimumSplit: 100))
+        var state = table(
+            [10, 10], settings: .init(minimumSplit: 100, initialWindow: 1 << 20, maximumMergedPiece: 1))
         _ = state.nextWindow(for: 0, now: at(0))
         write(&state, 0, 3, at: 0.1)
         _ = state.claim(0, count: 2)  // claimed, never written: the connection died mid-write

@@ -6,7 +6,7 @@
 /// smaller than the minimum segment size, except the last one.
 enum Planner {
     /// Segments planned per connection when the file is large enough.
-    static let segmentsPerConnection: Int64 = 16
+    static let segmentsPerConnection: Int64 = 8
     /// The largest segment planned: bounds how far the hash can trail the download.
     static let maximumSegmentSize: Int64 = 16 << 20
 

@@ -11,9 +11,9 @@ final class Scheduler: Sendable {
     private let frontierChanged = NSCondition()
     private let stopped = Atomic<Bool>(false)
     private let clock = ContinuousClock()
-    /// How far the streaming hash has read; connections starting a window further than ``hashLag``
-    /// ahead of it wait, so the hash keeps up even when the CPU is short and the last byte is
-    /// verified moments after it lands.
+    /// How far the streaming hash has read. When the hash falls more than ``hashLag`` behind the
+    /// contiguous prefix (the CPU is short), connections pause between windows so that it catches up
+    /// and the last byte is verified moments after it lands.
     private let hashed = Atomic<Int64>(0)
     private let hashProgress = NSCondition()
     static let hashLag: Int64 = 64 << 20
@@ -81,14 +81,15 @@ final class Scheduler: Sendable {
         hashProgress.unlock()
     }
 
-    /// Blocks the calling connection thread while `offset` is more than ``hashLag`` ahead of the
-    /// hash, for at most `limit` (a bound, so no connection can wait on a hash that waits on it).
-    func waitForHasher(before offset: Int64, limit: Duration = .seconds(1)) {
-        guard offset - hashed.load(ordering: .acquiring) > Self.hashLag else { return }
+    /// Blocks the calling connection thread while the hash is more than ``hashLag`` behind the
+    /// contiguous prefix, for at most `limit` (a bound, so nothing can wait on itself for long).
+    func waitForHasher(limit: Duration = .seconds(1)) {
+        guard frontier - hashed.load(ordering: .acquiring) > Self.hashLag else { return }
         let deadline = Date().addingTimeInterval(limit.seconds)
         hashProgress.lock()
         defer { hashProgress.unlock() }
-        while offset - hashed.load(ordering: .acquiring) > Self.hashLag, !stopped.load(ordering: .acquiring) {
+        while frontier - hashed.load(ordering: .acquiring) > Self.hashLag, !stopped.load(ordering: .acquiring)
+        {
             if !hashProgress.wait(until: deadline) { return }
         }
     }

@@ -14,6 +14,13 @@ struct SegmentTable: Sendable, Equatable {
         var minimumSplit: Int64 = 1 << 20
         /// The first window of a connection whose speed is not known yet.
         var initialWindow: Int64 = 1 << 20
+        /// A connection taking a waiting range may take the untouched ranges right after it too, so that
+        /// one request carries about `windowSeconds` of its speed (fewer requests, fewer round trips),
+        /// up to this size (which bounds how far ahead of the hashed prefix the file is written).
+        var maximumMergedPiece: Int64 = 8 << 20
+        /// Joining stops while fewer waiting ranges than this would be left, so that every connection
+        /// the download means to open still finds one.
+        var expectedConnections = 1
         /// No window is larger than this.
         var maximumWindow: Int64 = 64 << 20
         /// A window holds about this many seconds of the connection's measured speed.
@@ -138,6 +145,7 @@ struct SegmentTable: Sendable, Equatable {
             drop(worker)
         }
         if let index = pieces.firstIndex(where: { $0.owner == nil && $0.unclaimed > 0 }) {
+            mergeFollowing(index, upTo: windowSize(for: worker))
             take(index, for: worker, now: now)
             return (openWindow(index, for: worker), .waiting)
         }
@@ -282,11 +290,38 @@ struct SegmentTable: Sendable, Equatable {
         return nil
     }
 
+    /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
+    /// has none), within the initial and maximum window.
+    private func windowSize(for worker: Worker) -> Int64 {
+        let own = connections[worker]?.rate ?? 0
+        let rate = own > 0 ? own : typicalRate()
+        let wanted = rate > 0 ? Int64(rate * settings.windowSeconds) : settings.initialWindow
+        return min(max(wanted, settings.initialWindow), settings.maximumWindow)
+    }
+
+    /// Joins the untouched, unowned pieces right after `index` into it while its unclaimed part stays
+    /// within `limit` and ``Settings/maximumMergedPiece``.
+    private mutating func mergeFollowing(_ index: Int, upTo limit: Int64) {
+        // Never more than a fair share of what is still waiting, so the last ranges stay small and
+        // every connection finishes at about the same time.
+        let waiting = pieces[index...].reduce(Int64(0)) { $0 + ($1.owner == nil ? $1.unclaimed : 0) }
+        let share = waiting / Int64(max(settings.expectedConnections, 1))
+        let cap = max(min(limit, settings.maximumMergedPiece, share), pieces[index].unclaimed)
+        var waitingAfter = pieces[(index + 1)...].count { $0.owner == nil && $0.unclaimed > 0 }
+        while index + 1 < pieces.count, waitingAfter > settings.expectedConnections {
+            let next = pieces[index + 1]
+            guard next.owner == nil, next.segment.written == 0, next.claimed == next.start,
+                pieces[index].unclaimed + next.segment.length <= cap
+            else { break }
+            waitingAfter -= 1
+            pieces[index].segment.end = next.end
+            pieces.remove(at: index + 1)
+        }
+    }
+
     /// The window a connection fetches next from its piece: about `windowSeconds` of its speed.
     private mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
-        let rate = connections[worker]?.rate ?? 0
-        let wanted = rate > 0 ? Int64(rate * settings.windowSeconds) : settings.initialWindow
-        let size = min(max(wanted, settings.initialWindow), settings.maximumWindow)
+        let size = windowSize(for: worker)
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size)
         pieces[index].windowEnd = to
