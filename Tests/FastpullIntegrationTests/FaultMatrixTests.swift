@@ -750,24 +750,9 @@ final class RawResponder: Sendable {
 
     /// Listens on 127.0.0.1 on a free port; `reply` gets each request head as text.
     init(reply: @escaping @Sendable (String) -> Reply) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(bound == 0 && listen(fd, 16) == 0, "bind/listen: \(String(cString: strerror(errno)))")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, port) = try LoopbackListener.open(backlog: 16)
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let shared = shared
         Thread {
             while true {

@@ -391,24 +391,9 @@ final class TestProxy: Sendable {
 
     init(requiring authorization: String?) throws {
         required = authorization
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && listen(fd, 64) == 0
-                    && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
+        let (fd, port) = try LoopbackListener.open()
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 

@@ -3,6 +3,10 @@ import Foundation
 
 @testable import Fastpull
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A fresh temporary folder, removed when the value is deinitialised.
 final class TemporaryFolder: Sendable {
     let path: String
@@ -51,3 +55,32 @@ extension Configuration {
 
 /// Runs `body` with `error` cast to FastpullError, failing otherwise.
 func fastpullError(_ error: any Error) -> FastpullError? { error as? FastpullError }
+
+/// A TCP socket listening on 127.0.0.1 on a free port, for the small servers tests write themselves.
+enum LoopbackListener {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Returns the listening descriptor and its port.
+    static func open(backlog: Int32 = 64) throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, backlog) == 0
+                    && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw Failure(description: "bind/listen on 127.0.0.1: \(reason)")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
