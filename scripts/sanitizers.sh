@@ -69,7 +69,7 @@ for sanitizer in "${sanitizers[@]}"; do
     # The first frame of every report, demangled, counted: a short list of what to look at.
     cat "$reports/$sanitizer".* 2>/dev/null | awk '
         /^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer)/ { want = 1; next }
-        want && /^ +#0 / { print $2; want = 0 }' | swift demangle --simplified 2>/dev/null |
+        want && /^ +#0 / { print ($3 == "in" ? $4 : $2); want = 0 }' | swift demangle --simplified 2>/dev/null |
         sed 's/^/    /' | sort | uniq -c | sort -rn | head -40
 done
 exit $failed

@@ -78,10 +78,7 @@ struct FaultMatrixTests {
 
     /// The same with retries: every retry starts from zero, so a try that got some bytes is no progress
     /// and must still count against the budget.
-    @Test(
-        .disabled(
-            "needs fix: StreamFetcher resets its failure count whenever a try wrote bytes, so it retries forever"
-        ))
+    @Test
     func shortBodyWithoutRangesGivesUpAfterTheRetries() async throws {
         try await shortBodyWithoutRanges(retries: 2)
     }
@@ -143,10 +140,7 @@ struct FaultMatrixTests {
     }
 
     /// The same with retries, which must end too (see ``shortBodyWithoutRangesGivesUpAfterTheRetries()``).
-    @Test(
-        .disabled(
-            "needs fix: StreamFetcher resets its failure count whenever a try wrote bytes, so it retries forever"
-        ))
+    @Test
     func stallWithoutRangesGivesUpAfterTheRetries() async throws {
         try await stallWithoutRanges(retries: 2)
     }
@@ -293,10 +287,7 @@ struct FaultMatrixTests {
     }
 
     /// The same with retries, which must end too (see ``shortBodyWithoutRangesGivesUpAfterTheRetries()``).
-    @Test(
-        .disabled(
-            "needs fix: StreamFetcher resets its failure count whenever a try wrote bytes, so it retries forever"
-        ))
+    @Test
     func truncatedChunkedBodyGivesUpAfterTheRetries() async throws {
         try await truncatedChunked(retries: 2)
     }
@@ -390,7 +381,6 @@ struct FaultMatrixTests {
     /// rest of that response: it must never go back to the pool, where a retry would take it and read
     /// the old response's bytes as the answer to its own request.
     @Test(
-        .disabled("needs fix: HTTPConnection.readHead leaves the connection reusable when it throws"),
         arguments: [
             ScriptedTransport.Step.bytes(Array("HTTP/1.1 200 OK\r\nBad header\r\n\r\n".utf8)),
             ScriptedTransport.Step.bytes(Array("HTTP/1.1 200 OK\r\nContent-".utf8)),

@@ -43,12 +43,19 @@ struct Failure: Sendable {
                 self.init(
                     error: FastpullError(.interrupted, "interrupted while downloading \(location)"),
                     retryable: false)
-            case .tlsVerification, .tlsHandshake:
+            case .tlsVerification:
                 self.init(
                     error: FastpullError(
                         .tls,
                         "\(error) (\(location)); pass --cacert FILE to trust another authority, or --insecure to skip verification"
                     ), retryable: false)
+            case .tlsHandshake:
+                self.init(
+                    error: FastpullError(
+                        .tls,
+                        "\(error) (\(location)); the server may not speak TLS 1.2 or later, or this is not a TLS port"
+                    ),
+                    retryable: false)
             case .resolve:
                 self.init(
                     error: FastpullError(

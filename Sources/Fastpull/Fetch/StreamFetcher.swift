@@ -45,7 +45,8 @@ struct StreamFetcher: Sendable {
                     if slot.isCancelled { throw CancellationError() }
                     guard failure.retryable else { throw failure.error }
                     if failure.staleConnection && written == 0 && failures == 0 { continue }
-                    failures = written > 0 ? 1 : failures + 1
+                    // Each try starts from byte 0, so bytes written are no progress: every failure counts.
+                    failures += 1
                     guard failures <= retries else { throw failure.error }
                     counters.retries.add(1, ordering: .relaxed)
                     counters.bytesWritten.subtract(written, ordering: .relaxed)

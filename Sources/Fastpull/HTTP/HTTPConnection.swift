@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One HTTP/1.1 connection: sends request heads and reads responses through a fixed buffer, streaming
 /// body bytes to the caller without copying them. Keep-alive reuse is decided per response.
 ///
@@ -11,8 +13,13 @@ final class HTTPConnection: @unchecked Sendable {
     private let buffer: UnsafeMutableRawBufferPointer
     private var readIndex = 0
     private var fillIndex = 0
-    /// False once a response could not be read to its end or asked to close.
-    private(set) var isReusable = true
+    /// False once a response could not be read to its end or asked to close (owner thread only).
+    private var reusable = true
+    /// Set by `cancel()` from any thread.
+    private let cancelled = Atomic<Bool>(false)
+    /// False once a response could not be read to its end, asked to close, or the connection was
+    /// cancelled.
+    var isReusable: Bool { reusable && !cancelled.load(ordering: .acquiring) }
     /// Requests sent on this connection.
     private(set) var requestCount = 0
 
@@ -31,12 +38,12 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Wakes any blocked read or write; the connection is dead afterwards.
     func cancel() {
-        isReusable = false
+        cancelled.store(true, ordering: .releasing)
         transport.shutdown()
     }
 
     func close() {
-        isReusable = false
+        reusable = false
         transport.close()
     }
 
@@ -46,13 +53,23 @@ final class HTTPConnection: @unchecked Sendable {
         do {
             try bytes.withUnsafeBytes { try transport.write($0) }
         } catch {
-            isReusable = false
+            reusable = false
             throw error
         }
     }
 
-    /// Reads the next final response head, skipping interim 1xx responses.
+    /// Reads the next final response head, skipping interim 1xx responses. A failure leaves the
+    /// connection unusable: what is left in it is not the start of a response.
     func readHead() throws -> ResponseHead {
+        do {
+            return try readHeadOnce()
+        } catch {
+            reusable = false
+            throw error
+        }
+    }
+
+    private func readHeadOnce() throws -> ResponseHead {
         while true {
             var parser = ResponseHeadParser()
             let head: ResponseHead
@@ -69,7 +86,7 @@ final class HTTPConnection: @unchecked Sendable {
                 }
             }
             if (100..<200).contains(head.status) && head.status != 101 { continue }
-            if !head.keepAlive { isReusable = false }
+            if !head.keepAlive { reusable = false }
             return head
         }
     }
@@ -87,11 +104,11 @@ final class HTTPConnection: @unchecked Sendable {
             } else if let length = head.contentLength {
                 try readExactly(length, into: sink)
             } else {
-                isReusable = false
+                reusable = false
                 try readUntilClose(into: sink)
             }
         } catch {
-            isReusable = false
+            reusable = false
             throw error
         }
     }
@@ -101,11 +118,11 @@ final class HTTPConnection: @unchecked Sendable {
     func discardBody(of head: ResponseHead, method: String, limit: Int64 = 64 * 1024) {
         if method != "HEAD", head.status != 204, head.status != 304 {
             guard let length = head.contentLength, length <= limit, !head.isChunked else {
-                isReusable = false
+                reusable = false
                 return
             }
         }
-        do { try readBody(of: head, method: method) { _ in } } catch { isReusable = false }
+        do { try readBody(of: head, method: method) { _ in } } catch { reusable = false }
     }
 
     private func readExactly(_ length: Int64, into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
@@ -159,7 +176,7 @@ final class HTTPConnection: @unchecked Sendable {
         let free = UnsafeMutableRawBufferPointer(rebasing: buffer[fillIndex...])
         let count = try transport.read(into: free)
         guard count > 0 else {
-            isReusable = false
+            reusable = false
             throw expectingHead && requestCount > 0 && fillIndex == readIndex
                 ? HTTPBodyError.closedBeforeResponse : HTTPBodyError.truncated
         }
