@@ -160,8 +160,14 @@ struct Pipeline {
         do {
             try checkpointer.checkpoint(durably: true)
         } catch {
-            return FastpullError(
-                failure.code, "\(failure.message); the journal could not be saved either: \(error)")
+            // Without a journal the .part can never be resumed: leave nothing rather than a trap.
+            if !FileSystem.exists(store.durablePath) {
+                try? discardProgress()
+                return failure
+            }
+            let saved = "\(error)"
+            let detail = failure.message.contains(saved) ? "" : "; the journal could not be updated: \(saved)"
+            return FastpullError(failure.code, "\(failure.message)\(detail)")
         }
         let kept = counters.bytesWritten.load(ordering: .relaxed)
         let total = remote.size ?? 0

@@ -58,6 +58,16 @@ struct SegmentFetcher: Sendable {
                     if written > 0 { failures = 0 }
                     if slot.takeEviction() {
                         trace?.record("stall", connection: worker, ["start": window.range.lowerBound])
+                        // A stall that delivered nothing counts against the budget, or a server that
+                        // never sends would be retried forever.
+                        if written == 0 { failures += 1 }
+                        guard failures <= retries else {
+                            return .gaveUp(
+                                FastpullError(
+                                    .network,
+                                    "\(remote.finalURL.absoluteString) sent nothing for the stall timeout on every try; run the same command to resume"
+                                ))
+                        }
                         continue
                     }
                     let failure = Failure(error, url: remote.finalURL)
