@@ -57,6 +57,10 @@ extension Pipeline {
                 var peak = 0
                 var lastFailure: FastpullError?
                 var replacementRounds = 0
+                // Give-ups in a row with no byte written anywhere in between: the global failure budget.
+                // Without it the tick would replace connections that fail the same way forever.
+                var fruitlessGiveUps = 0
+                var bytesAtLastGiveUp: Int64 = -1
                 var digest: [UInt8]?
 
                 func spawn(upTo target: Int) {
@@ -97,7 +101,12 @@ extension Pipeline {
                             switch outcome {
                             case .finished: break
                             case .refused: ramp.refused(working: slots.count)
-                            case .gaveUp(let error): lastFailure = error
+                            case .gaveUp(let error):
+                                lastFailure = error
+                                let written = scheduler.writtenBytes
+                                fruitlessGiveUps = written == bytesAtLastGiveUp ? fruitlessGiveUps + 1 : 1
+                                bytesAtLastGiveUp = written
+                                if fruitlessGiveUps > 2 * max(ramp.target, 1) { throw error }
                             }
                             if slots.isEmpty, !scheduler.isComplete {
                                 // Nobody left while work is: start afresh, but not forever.

@@ -65,7 +65,7 @@ struct SegmentFetcher: Sendable {
                             return .gaveUp(
                                 FastpullError(
                                     .network,
-                                    "\(remote.finalURL.absoluteString) sent nothing for the stall timeout on every try; run the same command to resume"
+                                    "\(remote.finalURL.absoluteString) sent nothing for the stall timeout on every try"
                                 ))
                         }
                         continue
