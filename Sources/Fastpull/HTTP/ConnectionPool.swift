@@ -70,9 +70,14 @@ final class ConnectionPool: Sendable {
                 Requests.connect(to: origin, through: proxy, settings: settings), to: origin, through: proxy,
                 tls: try tlsContext(), timeouts: timeouts)
         }
-        guard let limiter else { return HTTPConnection(origin: origin, transport: transport) }
+        // A head gets as long in all as one read may wait: a trickling head is as dead as a silent one.
+        let deadline = timeouts.idle
+        guard let limiter else {
+            return HTTPConnection(origin: origin, transport: transport, headDeadline: deadline)
+        }
         return HTTPConnection(
-            origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter))
+            origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter),
+            headDeadline: deadline)
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.

@@ -23,11 +23,20 @@ final class HTTPConnection: @unchecked Sendable {
     /// Requests sent on this connection.
     private(set) var requestCount = 0
 
+    /// The longest a whole response head may take to arrive, however steadily its bytes trickle in
+    /// (a server that sends one byte a second never trips the transport's idle timeout); `nil` for no
+    /// limit.
+    let headDeadline: Duration?
+
     static let bufferSize = 256 * 1024
 
-    init(origin: Origin, transport: any Transport, bufferSize: Int = HTTPConnection.bufferSize) {
+    init(
+        origin: Origin, transport: any Transport, headDeadline: Duration? = nil,
+        bufferSize: Int = HTTPConnection.bufferSize
+    ) {
         self.origin = origin
         self.transport = transport
+        self.headDeadline = headDeadline
         self.buffer = .allocate(byteCount: bufferSize, alignment: 4096)
     }
 
@@ -70,11 +79,18 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func readHeadOnce() throws -> ResponseHead {
+        let clock = ContinuousClock()
+        let deadline = headDeadline.map { clock.now.advanced(by: $0) }
         while true {
             var parser = ResponseHeadParser()
             let head: ResponseHead
             parsing: while true {
-                if readIndex == fillIndex { try fill(expectingHead: true) }
+                if readIndex == fillIndex {
+                    try fill(expectingHead: true)
+                    if let deadline, clock.now > deadline {
+                        throw NetError.timeout("reading the response head")
+                    }
+                }
                 let available = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<fillIndex])
                 switch try parser.feed(available) {
                 case .needMore:
