@@ -18,7 +18,9 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "Fastpull", dependencies: ["COpenSSL"]),
+        // Linux calls glibc declares only under _GNU_SOURCE (splice, pipe2); header only.
+        .systemLibrary(name: "CLinux"),
+        .target(name: "Fastpull", dependencies: ["COpenSSL", "CLinux"]),
         .executableTarget(name: "fastpull", dependencies: ["Fastpull"]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),

@@ -39,13 +39,14 @@ struct SegmentFetcher: Sendable {
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
             var failures = 0
+            let pipe = SplicePipe()
             while let (window, assignment) = scheduler.nextWindow(for: worker) {
                 if slot.isCancelled { throw CancellationError() }
                 note(assignment, window: window)
                 scheduler.waitForHasher()
                 var written: Int64 = 0
                 do {
-                    try fetch(window, written: &written)
+                    try fetch(window, pipe: pipe, written: &written)
                     trace?.record(
                         "done", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                     failures = 0
@@ -126,8 +127,9 @@ struct SegmentFetcher: Sendable {
         return false
     }
 
-    /// One request for `window`, written as it arrives, stopping where the scheduler says.
-    private func fetch(_ window: SegmentTable.Window, written: inout Int64) throws {
+    /// One request for `window`, written as it arrives, stopping where the scheduler says. On a plain
+    /// connection the body goes socket → `pipe` → file without a copy through memory.
+    private func fetch(_ window: SegmentTable.Window, pipe: SplicePipe?, written: inout Int64) throws {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
@@ -151,7 +153,24 @@ struct SegmentFetcher: Sendable {
         let end = window.range.upperBound
         var total: Int64 = 0
         defer { written = total }
-        try connection.readBody(of: head, method: "GET") { bytes in
+        // Bytes spliced straight into the file, claimed as they arrive exactly like buffered ones.
+        let splice: HTTPConnection.Splice? = pipe.flatMap { pipe in
+            guard pipe.canSplice(from: connection.transport) else { return nil }
+            return { transport, remaining in
+                let (received, allowed) = try pipe.land(
+                    from: transport, upTo: Int(min(remaining, end - offset)),
+                    claim: { scheduler.claim(worker, count: $0) }, into: file, at: offset)
+                if allowed > 0 {
+                    scheduler.commit(worker, count: allowed)
+                    counters.addWritten(Int64(allowed))
+                    offset += Int64(allowed)
+                    total += Int64(allowed)
+                }
+                if allowed < received { throw Cut() }
+                return received
+            }
+        }
+        try connection.readBody(of: head, method: "GET", splice: splice) { bytes in
             let count = Int64(bytes.count)
             guard offset + count <= end else {
                 throw TransferError.bodyTooLong(expected: end - requested.lowerBound)

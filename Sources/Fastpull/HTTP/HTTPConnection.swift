@@ -107,10 +107,18 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
+    /// Moves some of the `remaining` bytes of a body from the transport to where they belong without
+    /// reading them into memory; returns how many it received, 0 at end of stream.
+    typealias Splice = (_ transport: any Transport, _ remaining: Int64) throws -> Int
+
     /// Streams the body of `head` (the answer to a request with `method`) to `sink`. Fails with
     /// ``HTTPBodyError`` if the body ends early or is malformed; the connection is then not reusable.
+    ///
+    /// With `splice`, and a transport that allows it, the part of a `Content-Length` body that is not
+    /// buffered yet goes to `splice` instead of through the buffer to `sink`.
     func readBody(
-        of head: ResponseHead, method: String, into sink: (UnsafeRawBufferPointer) throws -> Void
+        of head: ResponseHead, method: String, splice: Splice? = nil,
+        into sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         do {
             if method == "HEAD" || head.status == 204 || head.status == 304 {
@@ -118,7 +126,7 @@ final class HTTPConnection: @unchecked Sendable {
             } else if head.isChunked {
                 try readChunked(into: sink)
             } else if let length = head.contentLength {
-                try readExactly(length, into: sink)
+                try readExactly(length, splice: transport.canSplice ? splice : nil, into: sink)
             } else {
                 reusable = false
                 try readUntilClose(into: sink)
@@ -141,9 +149,17 @@ final class HTTPConnection: @unchecked Sendable {
         do { try readBody(of: head, method: method) { _ in } } catch { reusable = false }
     }
 
-    private func readExactly(_ length: Int64, into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+    private func readExactly(
+        _ length: Int64, splice: Splice? = nil, into sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         var remaining = length
         while remaining > 0 {
+            if readIndex == fillIndex, let splice {
+                let received = try splice(transport, remaining)
+                guard received > 0 else { throw HTTPBodyError.truncated }
+                remaining -= Int64(received)
+                continue
+            }
             if readIndex == fillIndex { try fill(expectingHead: false) }
             let take = Int(min(Int64(fillIndex - readIndex), remaining))
             let slice = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<readIndex + take])
@@ -189,7 +205,11 @@ final class HTTPConnection: @unchecked Sendable {
             readIndex = 0
             fillIndex = 0
         }
-        let free = UnsafeMutableRawBufferPointer(rebasing: buffer[fillIndex...])
+        // A head is small: reading only a little for it leaves the body in the socket, where a plain
+        // connection can splice it to the file instead of copying it through this buffer.
+        let limit =
+            expectingHead && transport.canSplice ? min(buffer.count, fillIndex + 16 * 1024) : buffer.count
+        let free = UnsafeMutableRawBufferPointer(rebasing: buffer[fillIndex..<limit])
         let count = try transport.read(into: free)
         guard count > 0 else {
             reusable = false

@@ -112,6 +112,24 @@ final class Socket: Transport {
         return count
     }
 
+    var canSplice: Bool { true }
+
+    /// One `splice` from the socket into `pipe`: moves what is available (up to `count` bytes), 0 at
+    /// end of stream. Waits like `read`, with the same idle timeout.
+    func splice(into pipe: Int32, count: Int) throws(NetError) -> Int {
+        guard count > 0 else { return 0 }
+        let fd = try beginOperation()
+        defer { endOperation() }
+        let moved: Int
+        do {
+            moved = try SystemCall.splice(fd, intoPipe: pipe, count: count)
+        } catch {
+            throw failure(error, during: "read")
+        }
+        if moved == 0 && isShutDown { throw .cancelled }
+        return moved
+    }
+
     /// Sends all of `bytes` (`MSG_NOSIGNAL`: a closed peer gives `.reset`, never `SIGPIPE`).
     func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
         let fd = try beginOperation()

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A failed system call: the call's name and the `errno` it set.
@@ -46,6 +47,12 @@ enum SystemCall {
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32 = 0
     ) throws(SystemCallError) -> Int {
         try retrying("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, flags) }
+    }
+
+    /// `splice(2)` of up to `count` bytes from the socket `fd` into the pipe `pipe`; returns the number
+    /// moved, 0 at end of stream.
+    static func splice(_ fd: Int32, intoPipe pipe: Int32, count: Int) throws(SystemCallError) -> Int {
+        try retrying("splice") { fp_splice(fd, pipe, nil, count) }
     }
 
     /// `send(2)` of `bytes`; returns the number of bytes sent, which may be fewer than `bytes.count`.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A connected, blocking byte stream (plain TCP or TLS).
 ///
 /// Call `read`/`write`/`close` from ONE thread (the connection's own thread). `shutdown()` may be
@@ -13,4 +15,17 @@ protocol Transport: AnyObject, Sendable {
     func shutdown()
     /// Releases the connection. Idempotent.
     func close()
+    /// Whether ``splice(into:count:)`` works: true for a plain TCP socket, false for TLS or pacing.
+    var canSplice: Bool { get }
+    /// Moves up to `count` received bytes straight into the pipe `pipe` (`splice(2)`), never through
+    /// user memory; returns 0 at orderly EOF. Errors and the idle timeout are those of `read`.
+    func splice(into pipe: Int32, count: Int) throws -> Int
+}
+
+extension Transport {
+    var canSplice: Bool { false }
+
+    func splice(into pipe: Int32, count: Int) throws -> Int {
+        throw NetError.system(call: "splice", errno: EINVAL)
+    }
 }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Hashes the file as it is downloaded by following the scheduler's contiguous frontier and reading
-/// the newly completed bytes back while they are still in the page cache. When the last byte lands,
+/// the newly completed bytes back while they are still in the page cache: through a read-only mapping
+/// of the file (no copy) where the file already has its full length, else with `pread`. When the last byte lands,
 /// only the tail behind the frontier remains to hash, so verification costs no second pass.
 ///
 /// Every chunk goes through one ``DigestSet``: SHA-256 always, plus every algorithm in
@@ -16,6 +17,8 @@ struct PrefixHasher {
     /// The algorithms to compute besides SHA-256, and where every result is left.
     var digests = Digests()
     var chunkSize = 1 << 20
+    /// How much of the file one mapping covers.
+    var mappingSize: Int64 = 32 << 20
 
     /// Returns the SHA-256 of `[0, size)`, or nil if the scheduler stopped before the whole file was
     /// complete. Every digest of ``digests`` is recorded there, with the moment the last byte was seen.
@@ -25,16 +28,30 @@ struct PrefixHasher {
         defer { buffer.deallocate() }
         var hashed: Int64 = 0
         var lastByteAt: ContinuousClock.Instant?
+        // Mapping a page past the end of the file would fault: map only a file already at full length.
+        var mappable = (try? file.size()).map { $0 >= size } ?? false
+        var region: MappedRegion?
         while hashed < size {
             guard let frontier = scheduler.waitForFrontier(beyond: hashed) else { return nil }
             if frontier >= size, lastByteAt == nil { lastByteAt = .now }
             while hashed < frontier {
-                let want = Int(min(Int64(chunkSize), frontier - hashed))
-                let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
-                let got = try file.read(into: slice, at: hashed)
-                guard got > 0 else { throw StorageError(call: "pread", path: file.path, errno: 5) }
-                set.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
-                hashed += Int64(got)
+                let want = min(Int64(chunkSize), frontier - hashed)
+                if mappable, region.map({ !$0.range.contains(hashed) }) ?? true {
+                    region = nil
+                    region = file.map(hashed..<min(hashed + mappingSize, size))
+                    if region == nil { mappable = false }
+                }
+                if let region {
+                    let end = min(hashed + want, region.range.upperBound)
+                    set.update(region.bytes(hashed..<end))
+                    hashed = end
+                } else {
+                    let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(want)])
+                    let got = try file.read(into: slice, at: hashed)
+                    guard got > 0 else { throw StorageError(call: "pread", path: file.path, errno: 5) }
+                    set.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+                    hashed += Int64(got)
+                }
                 scheduler.recordHashed(hashed)
                 // The frontier may reach the end while this loop is still behind it: note when.
                 if lastByteAt == nil, scheduler.frontier >= size { lastByteAt = .now }

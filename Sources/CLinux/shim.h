@@ -1,0 +1,37 @@
+// Linux calls that glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without.
+// Declared here from their stable kernel ABI, with an `fp_` prefix on the wrappers.
+#ifndef FASTPULL_CLINUX_SHIM_H
+#define FASTPULL_CLINUX_SHIM_H
+
+#include <stddef.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+
+extern ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len,
+                      unsigned int flags);
+extern int pipe2(int pipefd[2], int flags);
+extern int fcntl(int fd, int cmd, ...);
+
+/// splice(2) from `fd_in` (a socket or pipe) into `fd_out`; `off_out` is the file offset to write at,
+/// or NULL for a pipe. Moves pages rather than copying where the kernel can (SPLICE_F_MOVE).
+static inline ssize_t fp_splice(int fd_in, int fd_out, long long *off_out, size_t len) {
+    return splice(fd_in, NULL, fd_out, off_out, len, 1 /* SPLICE_F_MOVE */);
+}
+
+/// pipe2(2) with O_CLOEXEC.
+static inline int fp_pipe_cloexec(int fds[2]) { return pipe2(fds, 02000000 /* O_CLOEXEC */); }
+
+/// Asks for a pipe buffer of `size` bytes (F_SETPIPE_SZ); returns the size granted, or -1.
+static inline int fp_set_pipe_size(int fd, int size) { return fcntl(fd, 1031 /* F_SETPIPE_SZ */, size); }
+
+/// The pipe's buffer size (F_GETPIPE_SZ), or -1.
+static inline int fp_pipe_size(int fd) { return fcntl(fd, 1032 /* F_GETPIPE_SZ */); }
+
+/// The file system type of the file behind `fd` (`f_type` of fstatfs(2), e.g. TMPFS_MAGIC), or -1.
+static inline long fp_filesystem_type(int fd) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -1;
+    return (long)info.f_type;
+}
+
+#endif
