@@ -157,11 +157,13 @@ struct Pipeline {
             try? discardProgress()
             return failure
         }
+        // A full disk with nothing saved: the .part only holds space the user needs back.
+        let nothingSaved = { failure.code == .localIO && checkpointer.savedBytes == 0 }
         do {
             try checkpointer.checkpoint(durably: true)
         } catch {
             // Without a journal the .part can never be resumed: leave nothing rather than a trap.
-            if !FileSystem.exists(store.durablePath) {
+            if !FileSystem.exists(store.durablePath) || nothingSaved() {
                 try? discardProgress()
                 return failure
             }
@@ -171,6 +173,10 @@ struct Pipeline {
         }
         let kept = counters.bytesWritten.load(ordering: .relaxed)
         let total = remote.size ?? 0
+        if nothingSaved() {
+            try? discardProgress()
+            return failure
+        }
         if failure.code == .interrupted {
             return FastpullError(
                 .interrupted,

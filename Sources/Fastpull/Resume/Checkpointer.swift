@@ -14,6 +14,7 @@ final class Checkpointer: Sendable {
     /// Written bytes at the last sync, by segment start (segments split, but starts never move).
     private let durableOffsets: Mutex<[Int64: Int64]>
     private let lastWritten = Mutex<[Segment]?>(nil)
+    private let saved: Atomic<Int64>
 
     static let liveInterval: Duration = .milliseconds(50)
     static let durableInterval: Duration = .seconds(1)
@@ -25,7 +26,11 @@ final class Checkpointer: Sendable {
         self.file = file
         durableOffsets = Mutex(
             Dictionary(uniqueKeysWithValues: template.segments.map { ($0.start, $0.durable) }))
+        saved = Atomic(template.segments.reduce(0) { $0 + $1.durable })
     }
+
+    /// The bytes the last journal written records as done: what a run after a stop would keep.
+    var savedBytes: Int64 { saved.load(ordering: .relaxed) }
 
     /// Records progress now. `durably` syncs the data first and writes the durable journal.
     func checkpoint(durably: Bool) throws(StorageError) {
@@ -47,6 +52,7 @@ final class Checkpointer: Sendable {
                 written: segment.written)
         }
         try store.write(journal, durably: durably)
+        saved.store(journal.segments.reduce(0) { $0 + $1.written }, ordering: .relaxed)
         if !durably { lastWritten.withLock { $0 = snapshot } }
     }
 
