@@ -524,6 +524,30 @@ struct PrefixHasherTests {
             ])
         #expect(digests.lastByteAt != nil)
     }
+
+    /// Mappings that start off a page boundary and end mid-chunk still hand over every byte once.
+    @Test(arguments: [Int64(1 << 20) + 5, 4096, 3 << 20])
+    func hashesThroughMappingsOfAnySize(mappingSize: Int64) throws {
+        let size = 3 << 20 + 17
+        let bytes = FixtureContent.bytes(count: size, seed: 4)
+        let file = try OutputFile(creatingAt: folder.url("m.part").path)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        let scheduler = Scheduler(segments: [Segment(start: 0, end: Int64(size), written: Int64(size))])
+        var hasher = PrefixHasher(file: file, scheduler: scheduler, size: Int64(size))
+        hasher.mappingSize = mappingSize
+        hasher.chunkSize = 300_000
+        #expect(try hasher.run() == Digest.compute(.sha256, of: bytes))
+    }
+
+    @Test func aMappedRegionShowsTheFileBytesAtUnalignedOffsets() throws {
+        let bytes = FixtureContent.bytes(count: 20_000, seed: 5)
+        let file = try OutputFile(creatingAt: folder.url("r.part").path)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        let region = try #require(file.map(5_000..<17_001))
+        #expect(Array(region.bytes(5_000..<17_001)) == Array(bytes[5_000..<17_001]))
+        #expect(Array(region.bytes(8_191..<8_193)) == Array(bytes[8_191..<8_193]))
+        #expect(file.map(100..<100) == nil)
+    }
 }
 
 /// A minimal loopback HTTP/1.1 server for digest headers the fixture server does not send: each route
@@ -566,13 +590,15 @@ final class DigestResponder: Sendable {
     /// Every request head received, in order.
     var requests: [String] { state.withLock { $0.requests } }
 
+    /// Shuts the listener and every open client down. Under the lock: a client's descriptor leaves
+    /// the list before it is closed (see `acceptLoop`), so a number the kernel has since given to
+    /// another test's socket is never shut down here.
     func stop() {
-        let clients = state.withLock { state in
+        state.withLock { state in
             state.stopped = true
-            return state.clients
+            for client in state.clients { shutdown(client, Int32(SHUT_RDWR)) }
         }
         shutdown(listener, Int32(SHUT_RDWR))
-        for client in clients { shutdown(client, Int32(SHUT_RDWR)) }
     }
 
     deinit { close(listener) }
@@ -594,7 +620,10 @@ final class DigestResponder: Sendable {
             }
             Thread.detachNewThread { [self] in
                 serve(client)
-                close(client)
+                state.withLock { state in
+                    state.clients.removeAll { $0 == client }
+                    close(client)
+                }
             }
         }
     }
