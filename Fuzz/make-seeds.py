@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora under Fixtures/fuzz/<target>/ (run from anywhere; overwrites the seeds).
+"""Writes the seed corpora under Fixtures/fuzz/<target>/ (run from anywhere; overwrites the seeds but
+keeps the `crash-*` inputs, the regression tests).
 
 Each seed is a small valid or nearly valid input that reaches one branch of the code under test; the
 fuzzer mutates from there. Targets whose first input byte is a configuration byte (response-head,
@@ -113,19 +114,85 @@ SEEDS["journal"] = {
                              9223372036854775807)).encode(),
 }
 
+# content-disposition: RFC 6266 section 5 and RFC 8187 examples, then hostile names.
+SEEDS["content-disposition"] = {
+    "rfc6266-token": b"Attachment; filename=example.html",
+    "rfc6266-quoted": b'INLINE; FILENAME= "an example.html"',
+    "rfc6266-extended": b"attachment; filename*= UTF-8''%e2%82%ac%20rates",
+    "rfc6266-both": b"attachment; filename=\"EURO rates\"; filename*=utf-8''%e2%82%ac%20rates",
+    "rfc8187-latin1": b"attachment; filename*=iso-8859-1'en'%A3%20rates",
+    "rfc8187-utf8": b"attachment; filename*=UTF-8''%c2%a3%20and%20%e2%82%ac%20rates.txt",
+    "form-data": b'form-data; name="file"; filename="report.pdf"; '
+    b'creation-date="Wed, 12 Feb 1997 16:29:51 -0500"; size=123',
+    "duplicates": b"attachment; filename=a.txt; FILENAME=b.txt; filename*=UTF-8''c.txt; "
+    b"filename*=UTF-8''d.txt",
+    "quoted-escapes": b'attachment; filename="a \\"quoted\\" name\\\\.txt; not a param"; size=12',
+    "unclosed-quote": b'attachment; filename="unclosed.txt',
+    "bad-percent": b"attachment; filename*=UTF-8''bad%ZZ%4; filename=fallback.bin",
+    "unknown-charset": b"attachment; filename*=koi8-r'ru'%F0%D2%C9; filename=\"caf\xc3\xa9.txt\"",
+    "traversal": b'attachment; filename="../../etc/passwd"',
+    "traversal-encoded": b"attachment; filename*=UTF-8''..%2F..%2F.ssh%2Fauthorized_keys",
+    "backslashes": b'attachment; filename="..\\\\..\\\\windows\\\\system32\\\\drivers\\\\etc\\\\hosts"',
+    "controls": b"attachment; filename*=UTF-8''a%00b%0D%0Ac%1B%5B31m%7F%C2%85.txt",
+    "bidi-override": b"attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe",
+    "dots-and-spaces": b'attachment; filename="  ...  .hidden  "',
+    "only-dots": b'attachment; filename=".."; filename*=UTF-8\'\'%2E',
+    "combining-marks": b"attachment; filename*=UTF-8''e%CC%81%CC%81%CC%81%CC%81.txt",
+    "long-name": b'attachment; filename="' + "\u00e9".encode() * 300 + b'.tar.gz"',
+    "empty": b'attachment; filename=""',
+    "no-type": b"filename=x.bin",
+}
+
+# batch-file: `URL [OUTPUT] [ALGO=VALUE]...` a line; the last few are errors.
+SHA256 = "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
+SEEDS["batch-file"] = {
+    "one-url": b"https://example.org/x.iso\n",
+    "commented": (
+        "# the release and its notes\n\nhttps://example.org/x.iso  x.iso  sha256=%s\n"
+        "  # indented comment\nhttps://example.org/NOTES.txt\n" % SHA256
+    ).encode(),
+    "crlf": (
+        "# artifacts\r\n\r\nhttps://h.test/a.iso\r\n  http://h.test/b\tb.bin  SHA-256=%s\r\n" % SHA256
+    ).encode(),
+    "all-algorithms": (
+        "http://h/f out/f.bin sha256=%s md5=9e107d9d372bb6826bd81d3542a419d6 "
+        "sha1=2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 crc32c=e3069283\n"
+        "http://h/g md5=1B2M2Y8AsgTpgAmY7PhCfg== crc32c=4waSgw== sha512=%s\n" % (SHA256, "ab" * 64)
+    ).encode(),
+    "quoted-paths": b'http://h/c "out dir/c \\"q\\".bin"\nhttp://h/d ""x y"" \nhttp://h/e "tab\there"\n',
+    "equals-path": b"http://h/x a=b.bin\nhttp://h/y blake3=abc\n",
+    "odd-urls": "http://[::1]:8080/x?q=1#frag\nhttps://user:pa%20ss@h.test/%E2%82%AC.bin\n"
+    "HTTP://H.TEST/\u00e9t\u00e9 \u00e9t\u00e9.bin\n".encode(),
+    "bom-and-cr": b"\xef\xbb\xbfhttp://h/a\nhttp://h/b b\r\r\nhttp://h/c c\rd\n\n\n",
+    "no-final-newline": b"http://h/a a.bin",
+    "unclosed-quote": b'http://h/a "a.bin\n',
+    "two-outputs": b"http://h/a a.bin b.bin\n",
+    "bad-checksum": b"http://h/a sha256=abc\n",
+    "bad-scheme": b"ftp://h/a\n",
+    "no-host": b"http:///a\n",
+    "empty-output": b'http://h/a ""\n',
+}
+
+
+def clear(folder):
+    """Empties `folder` (creating it) but for the inputs a fuzzer crashed on, `crash-*`: those are
+    regression tests (see Tests/FastpullTests/FuzzRegressionTests.swift)."""
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if not name.startswith("crash-"):
+            os.remove(os.path.join(folder, name))
+
 
 def main():
     for target, seeds in SEEDS.items():
         folder = os.path.join(OUT, target)
-        shutil.rmtree(folder, ignore_errors=True)
-        os.makedirs(folder)
+        clear(folder)
         for name, data in seeds.items():
             with open(os.path.join(folder, name), "wb") as handle:
                 handle.write(data)
     # digest-headers: the recorded response heads are the seeds.
     folder = os.path.join(OUT, "digest-headers")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
+    clear(folder)
     recorded = os.path.join(ROOT, "Fixtures", "digest-headers")
     for name in sorted(os.listdir(recorded)):
         if name.endswith(".txt"):

@@ -26,8 +26,8 @@ HTTP_CORE="$LIB/HTTP/HTTPHeaders.swift $LIB/HTTP/HTTPParseError.swift $LIB/HTTP/
 DIGESTS="$LIB/Verify/ChecksumExpectation.swift $LIB/Download/Checksum.swift $LIB/Download/FastpullError.swift
   $LIB/Verify/Digest.swift $LIB/Verify/CRC32C.swift $LIB/Verify/Base64.swift"
 
-TARGETS=(response-head chunked content-range digest-headers checksum-file journal)
-# Not yet: content-disposition and batch-file, whose parsers do not exist yet.
+TARGETS=(response-head chunked content-range digest-headers checksum-file journal content-disposition
+    batch-file)
 
 sources() {
     case "$1" in
@@ -43,6 +43,14 @@ sources() {
         # stands in for it.
         echo "$HTTP_CORE $DIGESTS $LIB/Resume/Journal.swift $LIB/Download/Version.swift $LIB/Probe/RemoteFile.swift
           $LIB/Plan/Segment.swift Fuzz/Support/JournalStubs.swift"
+        ;;
+    content-disposition) echo "$LIB/CommandLine/OutputName.swift" ;;
+    batch-file)
+        # CommandOptions.swift would pull in most of the library for one function:
+        # Support/BatchFileStubs.swift stands in for it. UsageError lives in ArgumentParser.swift, which needs
+        # OptionTable.swift.
+        echo "$HTTP_CORE $DIGESTS $LIB/CommandLine/BatchFile.swift $LIB/CommandLine/ArgumentParser.swift
+          $LIB/CommandLine/OptionTable.swift Fuzz/Support/BatchFileStubs.swift"
         ;;
     *) return 1 ;;
     esac
@@ -64,7 +72,8 @@ build() {
     echo "building $target"
     # shellcheck disable=SC2086
     if ! swiftc -swift-version 6 -O -g -sanitize=fuzzer,address -parse-as-library \
-        -module-name "FastpullFuzz_${target//-/_}" "${openssl[@]}" $files -o "$binary" \
+        -module-name "FastpullFuzz_${target//-/_}" -package-name FastpullFuzz "${openssl[@]}" $files \
+        -o "$binary" \
         >"$WORK/logs/$target.build.log" 2>&1; then
         grep -v 'Cannot export local symbol' "$WORK/logs/$target.build.log" >&2
         echo "build of $target failed" >&2
@@ -81,7 +90,8 @@ run() {
     local dictionary=()
     [[ -f "Fuzz/Dictionaries/$target.dict" ]] && dictionary=(-dict="Fuzz/Dictionaries/$target.dict")
     local status=0
-    "$WORK/bin/fuzz-$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+    SWIFT_BACKTRACE=enable=no "$WORK/bin/fuzz-$target" -max_total_time="$seconds" -print_final_stats=1 \
+        -timeout=10 -rss_limit_mb=2048 \
         -max_len=16384 -artifact_prefix="$crashes/" "${dictionary[@]}" "$corpus" "Fixtures/fuzz/$target" \
         >"$log" 2>&1 || status=$?
     local executions rate found

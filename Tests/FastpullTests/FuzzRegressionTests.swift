@@ -25,6 +25,7 @@ struct FuzzRegressionTests {
     @Test func everyTargetHasSeeds() throws {
         for target in [
             "response-head", "chunked", "content-range", "digest-headers", "checksum-file", "journal",
+            "content-disposition", "batch-file",
         ] {
             #expect(try !Self.corpus(target).isEmpty, "no seeds for \(target)")
         }
@@ -195,5 +196,103 @@ struct FuzzRegressionTests {
             #expect(kept >= 0 && kept <= journal.size, "\(name)")
         }
         #expect(decoded > 0, "no seed journal decodes")
+    }
+
+    // MARK: - content-disposition
+
+    /// What is wrong with `name` as a name to create in the output folder, or nil: the rules
+    /// `OutputName.sanitize` promises (and that a safe name sanitizes to itself).
+    private static func unsafety(of name: String) -> String? {
+        guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last else {
+            return "empty"
+        }
+        if name.utf8.count > 255 { return "\(name.utf8.count) bytes" }
+        if let bad = name.unicodeScalars.first(where: {
+            switch $0.value {
+            case 0x2F, 0x5C, 0x00...0x1F, 0x7F...0x9F, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                return true
+            default: return false
+            }
+        }) {
+            return "holds U+\(String(bad.value, radix: 16))"
+        }
+        if first == "." { return "starts with a dot" }
+        if CharacterSet.whitespaces.contains(first) || CharacterSet.whitespaces.contains(last) {
+            return "surrounding whitespace"
+        }
+        if OutputName.sanitize(name).map({ Array($0.unicodeScalars) }) != Array(name.unicodeScalars) {
+            return "changes when sanitized again"
+        }
+        return nil
+    }
+
+    @Test func contentDispositionCorpusGivesSafeNames() throws {
+        let url = URL(string: "https://example.org/downloads/file.bin")!
+        for (name, input) in try Self.corpus("content-disposition") {
+            let text = String(decoding: input, as: UTF8.self)
+            let derived = OutputName.derive(from: url, contentDisposition: text)
+            #expect(derived == OutputName.derive(from: url, contentDisposition: text), "\(name)")
+            let fileName = ContentDisposition.fileName(in: text)
+            let candidates = [derived, OutputName.sanitize(text), fileName.flatMap(OutputName.sanitize)]
+            for candidate in candidates.compactMap({ $0 }) {
+                #expect(Self.unsafety(of: candidate) == nil, "\(name): \(candidate.debugDescription)")
+            }
+        }
+    }
+
+    /// The names in the `crash-*` inputs of the content-disposition corpus, and what they give now.
+    @Test(arguments: [
+        // A separator followed by a combining mark (or after a prepended mark) is one Character.
+        ("x/\u{301}y", "\u{301}y"),
+        ("a\u{600}/../\u{301}b", "\u{301}b"),
+        // So is a leading dot followed by one.
+        (".\u{301}bashrc", "\u{301}bashrc"),
+        // Shortening does not leave whitespace at the end.
+        (String(repeating: "x", count: 254) + " yz", String(repeating: "x", count: 254)),
+        // A character longer than the limit, alone or as the extension.
+        ("a" + String(repeating: "\u{301}", count: 200), "a" + String(repeating: "\u{301}", count: 127)),
+        (
+            String(repeating: "b", count: 250) + ".x" + String(repeating: "\u{301}", count: 200),
+            String(repeating: "b", count: 250) + "."
+        ),
+    ])
+    func namesFromFuzzCrashesAreSafe(input: String, expected: String) throws {
+        let name = try #require(OutputName.sanitize(input))
+        #expect(Self.unsafety(of: name) == nil, "\(name.debugDescription)")
+        #expect(Array(name.unicodeScalars) == Array(expected.unicodeScalars), "\(name.debugDescription)")
+    }
+
+    // MARK: - batch-file
+
+    @Test func batchFileCorpusGivesWellFormedLines() throws {
+        var parsed = 0
+        for (name, input) in try Self.corpus("batch-file") {
+            let text = String(decoding: input, as: UTF8.self)
+            let lineCount = BatchFile.lines(of: text).count
+            #expect(lineCount == text.unicodeScalars.filter { $0 == "\n" }.count + 1, "\(name)")
+            let result = Result { () throws(UsageError) in try BatchFile.parse(text, source: "list.txt") }
+            let again = Result { () throws(UsageError) in try BatchFile.parse(text, source: "list.txt") }
+            #expect(result == again, "\(name)")
+            switch result {
+            case .success(let lines):
+                parsed += 1
+                #expect(lines.map(\.number) == lines.map(\.number).sorted(), "\(name)")
+                for line in lines {
+                    #expect((1...lineCount).contains(line.number), "\(name)")
+                    #expect(["http", "https"].contains(line.url.scheme?.lowercased() ?? ""), "\(name)")
+                    #expect(line.url.host().map { !$0.isEmpty } == true, "\(name)")
+                    if let output = line.output {
+                        #expect(!output.isEmpty && !output.contains("\n"), "\(name)")
+                        #expect(!BatchFile.isChecksum(output), "\(name)")
+                    }
+                    for checksum in line.checksums {
+                        #expect(try Checksum(parsing: checksum.description) == checksum, "\(name)")
+                    }
+                }
+            case .failure(let error):
+                #expect(error.message.hasPrefix("error: list.txt:"), "\(name): \(error.message)")
+            }
+        }
+        #expect(parsed > 0, "no seed batch file parses")
     }
 }

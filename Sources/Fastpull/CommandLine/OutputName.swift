@@ -32,14 +32,16 @@ package enum OutputName {
     /// whitespace and leading dots go (no hidden files, no `.` or `..`); and a name longer than 255
     /// bytes is shortened, keeping its extension.
     package static func sanitize(_ name: String) -> String? {
-        let base = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        // Scalar by scalar, not by Character: `/` followed by a combining mark, or `.` followed by one,
+        // is one Character that is neither `/` nor `.`.
+        let parts = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
         var scalars = String.UnicodeScalarView()
-        for scalar in base.unicodeScalars where !isUnsafe(scalar) {
+        for scalar in parts.last ?? Substring.UnicodeScalarView() where !isUnsafe(scalar) {
             scalars.append(scalar)
         }
         var result = String(scalars).trimmingCharacters(in: .whitespaces)
-        while result.hasPrefix(".") {
-            result = String(result.dropFirst()).trimmingCharacters(in: .whitespaces)
+        while result.unicodeScalars.first == "." {
+            result = String(result.unicodeScalars.dropFirst()).trimmingCharacters(in: .whitespaces)
         }
         guard !result.isEmpty else { return nil }
         return shortened(result, toBytes: 255)
@@ -54,12 +56,17 @@ package enum OutputName {
         }
     }
 
-    /// `name` cut to at most `limit` UTF-8 bytes on a character boundary, keeping a short extension.
+    /// `name` cut to at most `limit` UTF-8 bytes on a character boundary (on a scalar boundary when its
+    /// first character alone is too long), keeping a short extension and no whitespace at the end.
     private static func shortened(_ name: String, toBytes limit: Int) -> String {
         guard name.utf8.count > limit else { return name }
         var stem = Substring(name)
         var suffix = ""
-        if let dot = name.lastIndex(of: "."), name.distance(from: dot, to: name.endIndex) <= 16 {
+        // A Character can be any number of bytes (a letter with hundreds of combining marks): an
+        // extension is short in bytes too.
+        if let dot = name.lastIndex(of: "."), name.distance(from: dot, to: name.endIndex) <= 16,
+            name.utf8.distance(from: dot, to: name.endIndex) <= 64
+        {
             stem = name[..<dot]
             suffix = String(name[dot...])
         }
@@ -68,7 +75,14 @@ package enum OutputName {
             if kept.utf8.count + String(character).utf8.count + suffix.utf8.count > limit { break }
             kept.append(character)
         }
-        return kept + suffix
+        if kept.isEmpty {
+            for scalar in stem.unicodeScalars {
+                if kept.utf8.count + String(scalar).utf8.count + suffix.utf8.count > limit { break }
+                kept.unicodeScalars.append(scalar)
+            }
+        }
+        // The cut may fall just after a space.
+        return (kept + suffix).trimmingCharacters(in: .whitespaces)
     }
 }
 
