@@ -49,6 +49,22 @@ struct SchedulerTests {
         #expect(bytesByConnection.values.min()! < size / 6)
     }
 
+    /// One connection in four crawls at 1/40 of the others' speed: it gives its range back and
+    /// reconnects (the server serves the new connection fast), rather than waiting for the tail.
+    @Test func aFarSlowerConnectionReconnects() async throws {
+        let size = 32 << 20
+        var configuration = Configuration.quickRetries(connections: 4)
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, _) = try await run(
+            "/gen/\(size)?rate=4000000&slow-every=4&slow-rate=100000", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let stalls = records.filter { $0["event"] as? String == "stall" }
+        #expect(!stalls.isEmpty, "\(records.filter { $0["event"] as? String != "progress" }.suffix(40))")
+        // The default stall timeout (10 s) cannot have fired: the slow one did receive bytes.
+        #expect(configuration.stallTimeout >= .seconds(10))
+    }
+
     @Test func aConnectionThatStallsForeverIsReplaced() async throws {
         let size = 4 << 20
         var configuration = Configuration.quickRetries(connections: 2)

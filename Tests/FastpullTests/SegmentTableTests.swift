@@ -197,6 +197,71 @@ struct SegmentTableTests {
         checkTiling(state, size: 4 * mebibyte)
     }
 
+    /// One connection in four at 1/20 of the others' speed: after the slow grace it gives its range
+    /// back (to reconnect); the fast ones keep theirs.
+    @Test func aFarSlowerConnectionGivesItsRangeBackAfterTheGrace() throws {
+        var state = table(Array(repeating: 64 * mebibyte, count: 4))
+        for worker in 0..<4 { _ = state.nextWindow(for: worker, now: at(0)) }
+        for step in 1...8 {
+            let time = Double(step) * 0.25
+            for worker in 0..<3 { write(&state, worker, 2 * mebibyte, at: time) }  // 8 MiB/s
+            write(&state, 3, 100_000, at: time)  // 0.4 MB/s
+            let stalled = state.stalledConnections(now: at(time))
+            if time < 1.25 {  // slow from its first measurement at 0.25 s, plus the 1 s grace
+                #expect(stalled.isEmpty, "at \(time)")
+            } else if !stalled.isEmpty {
+                #expect(stalled == [3], "at \(time)")
+                #expect(state.claim(3, count: 10) == 0)
+                let next = state.nextWindow(for: 3, now: at(time))
+                let (window, how) = try #require(next)
+                // Its range waits from its first unwritten byte, and it (on a new connection) takes it.
+                #expect(how == .waiting)
+                #expect(window.range.lowerBound == 192 * mebibyte + 500_000)
+                checkTiling(state, size: 256 * mebibyte)
+                return
+            }
+        }
+        Issue.record("the slow connection was never replaced")
+    }
+
+    @Test func slownessNeedsPeersToCompareWith() {
+        var state = table([64 * mebibyte, 64 * mebibyte])
+        for worker in 0..<2 { _ = state.nextWindow(for: worker, now: at(0)) }
+        for step in 1...12 {
+            let time = Double(step) * 0.25
+            write(&state, 0, 2 * mebibyte, at: time)
+            write(&state, 1, 100_000, at: time)
+            #expect(state.stalledConnections(now: at(time)).isEmpty)
+        }
+    }
+
+    @Test func aReleasedConnectionKeepsOnlyWhatItClaimed() throws {
+        var state = table([8 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, 1000, at: 0.1)
+        #expect(state.claim(0, count: 500) == 500)  // on its way to the file
+        state.release(0)
+        // Its claimed bytes are still its own; nothing past them is.
+        state.commit(0, count: 500, now: at(0.2))
+        #expect(state.claim(0, count: 10) == 0)
+        let assigned = state.nextWindow(for: 1, now: at(0.2))
+        let (window, how) = try #require(assigned)
+        #expect(how == .waiting)
+        #expect(window.range.lowerBound == 1500)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
+    @Test func aReleasedConnectionThatClaimedNothingGivesBackEverything() throws {
+        var state = table([8 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        state.release(0)
+        #expect(state.claim(0, count: 10) == 0)
+        let assigned = state.nextWindow(for: 1, now: at(0.1))
+        let (window, _) = try #require(assigned)
+        #expect(window.range.lowerBound == 0)
+        #expect(state.pieces.count == 1)
+    }
+
     @Test func aConnectionStalledBeforeItsFirstByteGivesBackEverything() throws {
         var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(1)))
         _ = state.nextWindow(for: 0, now: at(0))
@@ -308,10 +373,53 @@ struct ConnectionRampTests {
         #expect(ramp.observe(totalBytes: 15_000_000, now: at(0.25)) == 12)
         // 100 MB/s: +67%, double again.
         #expect(ramp.observe(totalBytes: 40_000_000, now: at(0.5)) == 24)
-        // 105 MB/s: +5% only, settle.
-        #expect(ramp.observe(totalBytes: 66_250_000, now: at(0.75)) == 24)
+        // 105 MB/s: +5% only: back to 12, and try half of that.
+        #expect(ramp.observe(totalBytes: 66_250_000, now: at(0.75)) == 6)
+        #expect(ramp.phase == .trimming)
+        // One step for the six that stay to take over the others' ranges: not measured.
+        #expect(ramp.observe(totalBytes: 70_000_000, now: at(1.0)) == 6)
+        // 60 MB/s with 6: far below the 105 to hold, so 12 it is.
+        #expect(ramp.observe(totalBytes: 85_000_000, now: at(1.25)) == 12)
         #expect(ramp.phase == .settled)
-        #expect(ramp.observe(totalBytes: 200_000_000, now: at(2)) == 24)
+        #expect(ramp.observe(totalBytes: 200_000_000, now: at(2)) == 12)
+    }
+
+    /// A shared bottleneck (a fast local link, a busy CPU): doubling gains nothing, halving loses
+    /// nothing, so it trims down to one connection.
+    @Test func trimsWhileFewerConnectionsDoAsWell() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        // 1.5 GB/s with 6 at the start (empty buffers), then 880 MB/s with 12: no gain.
+        #expect(ramp.observe(totalBytes: 150_000_000, now: at(0.1)) == 12)
+        #expect(ramp.observe(totalBytes: 238_000_000, now: at(0.2)) == 3)
+        #expect(ramp.phase == .trimming)
+        #expect(ramp.observe(totalBytes: 300_000_000, now: at(0.3)) == 3)  // settling
+        #expect(ramp.observe(totalBytes: 389_000_000, now: at(0.4)) == 1)  // 890 MB/s with 3: holds
+        #expect(ramp.observe(totalBytes: 450_000_000, now: at(0.5)) == 1)  // settling
+        #expect(ramp.observe(totalBytes: 535_000_000, now: at(0.6)) == 1)  // 850 MB/s with 1: holds
+        #expect(ramp.phase == .settled)
+    }
+
+    @Test func trimmingStopsAtTheFirstHalvingThatLoses() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.1)) == 12)  // 100 MB/s with 6
+        #expect(ramp.observe(totalBytes: 20_500_000, now: at(0.2)) == 3)  // 105 MB/s with 12
+        #expect(ramp.observe(totalBytes: 30_000_000, now: at(0.3)) == 3)  // settling
+        #expect(ramp.observe(totalBytes: 40_000_000, now: at(0.4)) == 1)  // 100 MB/s with 3: holds
+        #expect(ramp.observe(totalBytes: 45_000_000, now: at(0.5)) == 1)  // settling
+        #expect(ramp.observe(totalBytes: 50_000_000, now: at(0.6)) == 3)  // 50 MB/s with 1: back to 3
+        #expect(ramp.phase == .settled)
+    }
+
+    @Test func theStepFollowsTheRoundTrip() {
+        #expect(ConnectionRamp.step(forRoundTrip: .microseconds(200)) == ConnectionRamp.shortestStep)
+        #expect(ConnectionRamp.step(forRoundTrip: .milliseconds(40)) == .milliseconds(160))
+        #expect(ConnectionRamp.step(forRoundTrip: .seconds(1)) == ConnectionRamp.longestStep)
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(160))
+        _ = ramp.observe(totalBytes: 0, now: at(0))
+        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.15)) == ConnectionRamp.initialAuto)
+        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.16)) == 12)
     }
 
     @Test func neverExceedsTheMaximumOrTheWork() {

@@ -5,6 +5,7 @@ import Synchronization
 final class CancellationSlot: Sendable {
     private let state = Mutex<(cancelled: Bool, evicted: Bool, connection: HTTPConnection?)>(
         (false, false, nil))
+    private let retired = Atomic<Bool>(false)
 
     /// Makes `connection` the one to shut down on cancellation; throws if already cancelled.
     func attach(_ connection: HTTPConnection) throws(NetError) {
@@ -41,6 +42,14 @@ final class CancellationSlot: Sendable {
             return state.evicted
         }
     }
+
+    /// Asks the task to finish: fewer connections do as well. It stops at its next window boundary or
+    /// cut, without an error.
+    func retire() {
+        retired.store(true, ordering: .releasing)
+    }
+
+    var isRetired: Bool { retired.load(ordering: .acquiring) }
 
     /// Shuts down the attached connection, now and for any attached later.
     func cancel() {

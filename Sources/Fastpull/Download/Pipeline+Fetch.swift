@@ -10,7 +10,7 @@ extension Pipeline {
     }
 
     /// How often the fetch loop looks at stalls and the connection count.
-    static let tickInterval: Duration = .milliseconds(100)
+    static let tickInterval: Duration = .milliseconds(50)
 
     /// Runs the prefix hasher, the checkpointer and the connections, each on a thread of its own, and
     /// returns the file's SHA-256 once every byte is written and hashed. The loop here is the only
@@ -19,7 +19,7 @@ extension Pipeline {
     func fetchSegments(
         plan: Plan, remote: RemoteFile, file: OutputFile, scheduler: Scheduler, checkpointer: Checkpointer,
         digests: PrefixHasher.Digests, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
-        trace: TraceRecorder?
+        roundTrip: Duration, trace: TraceRecorder?
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let hasher = PrefixHasher(file: file, scheduler: scheduler, size: plan.size, digests: digests)
         let host = Origin(remote.finalURL)?.host ?? ""
@@ -29,7 +29,9 @@ extension Pipeline {
         switch configuration.connections {
         case .fixed(let count): ramp = ConnectionRamp(fixed: min(count, plan.connections))
         case .automatic:
-            ramp = ConnectionRamp(automaticUpTo: configuration.maximumConnections, work: scheduler.pieceCount)
+            ramp = ConnectionRamp(
+                automaticUpTo: configuration.maximumConnections, work: scheduler.pieceCount,
+                step: ConnectionRamp.step(forRoundTrip: roundTrip))
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
@@ -37,6 +39,22 @@ extension Pipeline {
                 counters: counters, retries: configuration.retries, policy: policy, slot: slot, trace: trace,
                 emit: { download.emit($0) })
         }
+        // The loop and its ticks (stalls, slow connections, the ramp) run on a thread of their own, so
+        // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
+        return try await withTaskExecutorPreference(executors.control) {
+            try await fetchGroup(
+                hasher: hasher, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
+                ramp: ramp, host: host, perHost: perHost, trace: trace, makeFetcher: makeFetcher)
+        }
+    }
+
+    private func fetchGroup(
+        hasher: PrefixHasher, scheduler: Scheduler, checkpointer: Checkpointer, executors: ExecutorSet,
+        ramp: ConnectionRamp, host: String, perHost: Int, trace: TraceRecorder?,
+        makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
+    ) async throws -> (sha256: [UInt8], peakConnections: Int) {
+        let download = download
+        var ramp = ramp
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: GroupResult.self) { group in
                 group.addTask(executorPreference: executors[0]) {
@@ -53,6 +71,8 @@ extension Pipeline {
                 }
 
                 var slots: [Int: CancellationSlot] = [:]
+                // Workers asked to finish because fewer connections do as well; still in `slots`.
+                var retiring: Set<Int> = []
                 var nextWorker = 0
                 var peak = 0
                 var lastFailure: FastpullError?
@@ -63,9 +83,23 @@ extension Pipeline {
                 var bytesAtLastGiveUp: Int64 = -1
                 var digest: [UInt8]?
 
+                /// Retires the newest connections until `target` remain: each gives back its range past
+                /// what it claimed and ends at once.
+                func retire(downTo target: Int) {
+                    let active = slots.keys.filter { !retiring.contains($0) }.sorted()
+                    guard active.count > target else { return }
+                    for worker in active.suffix(active.count - target) {
+                        retiring.insert(worker)
+                        slots[worker]?.retire()
+                        scheduler.release(worker)
+                    }
+                    trace?.record("connections", ["count": target])
+                    download.emit(.connections(target))
+                }
+
                 func spawn(upTo target: Int) {
                     var started = 0
-                    while slots.count < target, scheduler.hasWorkForAnotherConnection {
+                    while slots.count - retiring.count < target, scheduler.hasWorkForAnotherConnection {
                         guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else { break }
                         let worker = nextWorker
                         nextWorker += 1
@@ -81,10 +115,10 @@ extension Pipeline {
                             return .fetcher(worker, try await fetcher.run())
                         }
                     }
-                    peak = max(peak, slots.count)
+                    peak = max(peak, slots.count - retiring.count)
                     if started > 0 {
-                        trace?.record("connections", ["count": slots.count])
-                        download.emit(.connections(slots.count))
+                        trace?.record("connections", ["count": slots.count - retiring.count])
+                        download.emit(.connections(slots.count - retiring.count))
                     }
                 }
 
@@ -97,9 +131,10 @@ extension Pipeline {
                             digest = value
                         case .fetcher(let worker, let outcome):
                             slots[worker] = nil
+                            retiring.remove(worker)
                             executors.retire(worker + 2)
                             switch outcome {
-                            case .finished: break
+                            case .finished, .retired: break
                             case .refused: ramp.refused(working: slots.count)
                             case .gaveUp(let error):
                                 lastFailure = error
@@ -128,7 +163,12 @@ extension Pipeline {
                                     slots[worker]?.evict()
                                 }
                                 let target = ramp.observe(totalBytes: scheduler.writtenBytes, now: .now)
-                                if slots.count < target { spawn(upTo: target) }
+                                let active = slots.count - retiring.count
+                                if active < target {
+                                    spawn(upTo: target)
+                                } else if active > target {
+                                    retire(downTo: target)
+                                }
                                 group.addTask {
                                     try? await Task.sleep(for: Self.tickInterval)
                                     return .tick

@@ -69,7 +69,10 @@ struct Pipeline {
         pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let probeStarted = ContinuousClock.now
         let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
+        // Connect plus a request: a few round trips, an upper bound for one that paces the ramp.
+        let roundTrip = ContinuousClock.now - probeStarted
         let remote = outcome.remote
         try announce(outcome)
         if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
@@ -111,7 +114,8 @@ struct Pipeline {
             (sha256, peakConnections) = try await fetchSegments(
                 plan: plan, remote: remote, file: start.file, scheduler: scheduler,
                 checkpointer: checkpointer,
-                digests: digests, pool: pool, policy: policy, executors: executors, trace: trace)
+                digests: digests, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
+                trace: trace)
         } catch {
             throw stopped(by: error, remote: remote, checkpointer: checkpointer)
         }

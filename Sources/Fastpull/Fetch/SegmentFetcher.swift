@@ -16,6 +16,8 @@ struct SegmentFetcher: Sendable {
         case refused
         /// It ran out of retries; other connections may still finish the work.
         case gaveUp(FastpullError)
+        /// It was retired: fewer connections do as well.
+        case retired
     }
 
     /// Thrown out of a body when the range was cut: the rest of the response is not ours.
@@ -42,6 +44,10 @@ struct SegmentFetcher: Sendable {
             let pipe = SplicePipe()
             while let (window, assignment) = scheduler.nextWindow(for: worker) {
                 if slot.isCancelled { throw CancellationError() }
+                if slot.isRetired {
+                    trace?.record("close", connection: worker, ["reason": "retired"])
+                    return .retired
+                }
                 note(assignment, window: window)
                 scheduler.waitForHasher()
                 var written: Int64 = 0

@@ -8,11 +8,14 @@ final class ExecutorSet: Sendable {
     subscript(index: Int) -> ThreadExecutor {
         executors.withLock { all in
             if let existing = all[index] { return existing }
-            let created = ThreadExecutor(name: "fastpull-\(index)")
+            let created = ThreadExecutor(name: index < 0 ? "fastpull-ctl" : "fastpull-\(index)")
             all[index] = created
             return created
         }
     }
+
+    /// The thread that runs a download's control loop (the fetch group and its ticks).
+    var control: ThreadExecutor { self[-1] }
 
     /// Ends one executor's thread once its queue drains; a later request for the index starts anew.
     func retire(_ index: Int) {

@@ -1,64 +1,131 @@
 /// Decides how many connections a download should have. A fixed count stays fixed. `auto` starts
-/// with a few and, every step, doubles them while the aggregate throughput
-/// of the last step beat the step before by a margin; it settles at the first step that did not pay,
-/// or at the maximum. A server refusing extra connections (429/503 while others work) settles it at
-/// the connections that do work.
+/// with a few and, every step, doubles them while the aggregate throughput of the last step beat the
+/// step before by a margin. When a doubling does not pay, the bottleneck is shared (the link, the
+/// server, or this machine's CPU), not per connection: it goes back to the count before and then
+/// halves it while the throughput holds within a tolerance, because every extra connection then only
+/// costs (locks, context switches, requests). A server refusing extra connections (429/503 while
+/// others work) settles it at the connections that do work.
 struct ConnectionRamp: Sendable, Equatable {
     enum Phase: Sendable, Equatable {
         case fixed
+        /// Doubling while it pays.
         case ramping
+        /// Halving while the throughput holds.
+        case trimming
         case settled
     }
 
     /// Connections `auto` starts with.
     static let initialAuto = 6
-    /// How often the throughput is compared.
-    static let step: Duration = .milliseconds(250)
-    /// The improvement a step must show to keep ramping.
+    /// The longest and shortest step between throughput comparisons (see ``step(forRoundTrip:)``).
+    static let longestStep: Duration = .milliseconds(250)
+    static let shortestStep: Duration = .milliseconds(100)
+    /// The improvement a doubling must show to keep ramping.
     static let margin = 0.15
+    /// The loss a halving may show and still be kept.
+    static let tolerance = 0.10
 
     private(set) var target: Int
     private(set) var phase: Phase
     let maximum: Int
+    /// How long each measurement lasts.
+    let step: Duration
     private var stepStart: ContinuousClock.Instant?
     private var stepBytes: Int64 = 0
-    private var previousThroughput: Double?
+    /// The throughput of the step before (ramping), or the one to hold (trimming: the last step before
+    /// trimming began).
+    private var reference: Double?
+    /// The count the reference was measured at (ramping), or the fewest that held it (trimming).
+    private var referenceCount = 0
+    /// Set when connections were just retired: the next step only lets the rest settle (their
+    /// ranges move to the connections that stay) and is not measured.
+    private var settling = false
 
     /// A fixed number of connections.
     init(fixed count: Int) {
         target = count
         maximum = count
         phase = .fixed
+        step = Self.longestStep
     }
 
-    /// Adaptive: starts at `min(initialAuto, maximum, work)` where `work` is how many pieces there are.
-    init(automaticUpTo maximum: Int, work: Int) {
+    /// Adaptive: starts at `min(initialAuto, maximum, work)` where `work` is how many pieces there are,
+    /// and compares the throughput every `step`.
+    init(automaticUpTo maximum: Int, work: Int, step: Duration = ConnectionRamp.longestStep) {
         self.maximum = max(1, min(maximum, work))
+        self.step = step
         target = min(Self.initialAuto, self.maximum)
         phase = target < self.maximum ? .ramping : .settled
     }
 
-    /// Feeds the download's total bytes at `now`; returns the (possibly raised) target.
+    /// A step long enough for TCP to show what a change did: four round trips, within the shortest
+    /// and longest step. On a fast local link that decides in a tenth of a second what a long path
+    /// needs a quarter of a second for.
+    static func step(forRoundTrip roundTrip: Duration) -> Duration {
+        min(max(roundTrip * 4, shortestStep), longestStep)
+    }
+
+    /// Feeds the download's total bytes at `now`; returns the (possibly changed) target.
     mutating func observe(totalBytes: Int64, now: ContinuousClock.Instant) -> Int {
-        guard phase == .ramping else { return target }
+        guard phase == .ramping || phase == .trimming else { return target }
         guard let start = stepStart else {
             stepStart = now
             stepBytes = totalBytes
             return target
         }
         let elapsed = (now - start).seconds
-        guard elapsed >= Self.step.seconds else { return target }
+        guard elapsed >= step.seconds else { return target }
         let throughput = Double(totalBytes - stepBytes) / elapsed
         stepStart = now
         stepBytes = totalBytes
-        if let previous = previousThroughput, throughput < previous * (1 + Self.margin) {
-            phase = .settled
+        if settling {
+            settling = false
             return target
         }
-        previousThroughput = throughput
+        if phase == .ramping {
+            ramp(throughput)
+        } else {
+            trim(throughput)
+        }
+        return target
+    }
+
+    private mutating func ramp(_ throughput: Double) {
+        if let reference, throughput < reference * (1 + Self.margin) {
+            // The doubling did not pay: back to the count before it, then see whether fewer do as well.
+            target = referenceCount
+            guard target > 1 else {
+                phase = .settled
+                return
+            }
+            // The latest step is the steady state to hold; the first one is inflated by empty socket
+            // buffers and a hash that has not fallen behind yet.
+            self.reference = throughput
+            phase = .trimming
+            target = max(1, target / 2)
+            settling = true
+            return
+        }
+        reference = throughput
+        referenceCount = target
         target = min(maximum, target * 2)
         if target == maximum { phase = .settled }
-        return target
+    }
+
+    private mutating func trim(_ throughput: Double) {
+        guard let reference, throughput >= reference * (1 - Self.tolerance) else {
+            // Halving lost too much: the count before it was the right one.
+            target = referenceCount
+            phase = .settled
+            return
+        }
+        referenceCount = target
+        if target == 1 {
+            phase = .settled
+        } else {
+            target = max(1, target / 2)
+            settling = true
+        }
     }
 
     /// A connection was refused with 429/503 while `working` others transfer: stop adding, and keep
@@ -66,6 +133,6 @@ struct ConnectionRamp: Sendable, Equatable {
     mutating func refused(working: Int) {
         guard working > 0 else { return }
         target = min(target, working)
-        if phase == .ramping { phase = .settled }
+        if phase == .ramping || phase == .trimming { phase = .settled }
     }
 }

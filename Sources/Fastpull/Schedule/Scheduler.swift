@@ -48,6 +48,12 @@ final class Scheduler: Sendable {
         return table.withLock { $0.stalledConnections(now: now) }
     }
 
+    /// The worker leaves on purpose: its range past what it claimed goes back (see
+    /// ``SegmentTable/release(_:)``).
+    func release(_ worker: Worker) {
+        table.withLock { $0.release(worker) }
+    }
+
     /// Other connections that are receiving bytes right now.
     func workingConnections(besides worker: Worker) -> Int {
         let now = clock.now

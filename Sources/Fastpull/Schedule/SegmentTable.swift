@@ -27,6 +27,11 @@ struct SegmentTable: Sendable, Equatable {
         var windowSeconds: Double = 1
         /// A connection that receives nothing for this long gives its range back.
         var stallTimeout: Duration = .seconds(10)
+        /// A connection this many times slower than the typical one, for `slowGrace` on end, gives
+        /// its range back too and reconnects: a server often serves some connections far slower than
+        /// others, and a new connection usually lands on a fast one.
+        var slowFactor: Double = 4
+        var slowGrace: Duration = .seconds(1)
         /// A tail is re-fetched by an idle connection when its owner would take this many times longer
         /// and at least `hedgeMinimumGain` seconds more.
         var hedgeFactor: Double = 2
@@ -62,6 +67,8 @@ struct SegmentTable: Sendable, Equatable {
         var sampleStart: ContinuousClock.Instant
         var sampleBytes: Int64 = 0
         var lastProgress: ContinuousClock.Instant
+        /// Since when it has been far slower than its peers, while it is.
+        var slowSince: ContinuousClock.Instant?
     }
 
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
@@ -203,29 +210,57 @@ struct SegmentTable: Sendable, Equatable {
         connections[worker] = nil
     }
 
-    /// Connections that received nothing for the stall timeout while owning a range. Their ranges
-    /// are cut at what they claimed and wait for others; the caller closes their sockets.
+    /// Connections that received nothing for the stall timeout while owning a range, or that have
+    /// been far slower than their peers for the slow grace. Their ranges are cut at what they claimed
+    /// and wait for others; the caller closes their sockets, and they start over on new ones.
     mutating func stalledConnections(now: ContinuousClock.Instant) -> [Worker] {
         var stalled: [Worker] = []
+        let typical = typicalRate()
+        let measured = connections.values.count { $0.rate > 0 }
         for (worker, connection) in connections.sorted(by: { $0.key < $1.key }) {
-            guard connection.piece != nil, now - connection.lastProgress >= settings.stallTimeout else {
+            guard connection.piece != nil else {
+                connections[worker]?.slowSince = nil
                 continue
             }
-            guard let start = connection.piece, let index = index(of: start), pieces[index].owner == worker,
-                pieces[index].unclaimed > 0
-            else { continue }
-            if pieces[index].claimed == pieces[index].segment.resumeOffset {
-                // Nothing is being written: the whole rest goes back.
-                pieces[index].owner = nil
-                pieces[index].windowEnd = pieces[index].claimed
-                connections[worker]?.piece = nil
-            } else {
-                // Bytes may still be on their way to the file: the owner keeps exactly those.
-                _ = split(index, at: pieces[index].claimed)
-            }
+            let silent = now - connection.lastProgress >= settings.stallTimeout
+            let slow =
+                measured >= 3 && connection.rate > 0 && connection.rate * settings.slowFactor < typical
+            connections[worker]?.slowSince = slow ? (connection.slowSince ?? now) : nil
+            let slowTooLong = slow && now - (connection.slowSince ?? now) >= settings.slowGrace
+            guard silent || slowTooLong, giveBackUnclaimed(of: worker) else { continue }
+            // Its next connection is a new one: measure it afresh.
+            connections[worker]?.rate = 0
+            connections[worker]?.slowSince = nil
+            connections[worker]?.sampleStart = now
+            connections[worker]?.sampleBytes = connection.bytes
             stalled.append(worker)
         }
         return stalled
+    }
+
+    /// The connection is leaving on purpose (fewer connections do as well): it keeps only the bytes
+    /// it has claimed, and the rest of its range waits for the others. Its next claim gets nothing.
+    mutating func release(_ worker: Worker) {
+        giveBackUnclaimed(of: worker)
+    }
+
+    /// Cuts the worker's piece at what it has claimed; returns false if it had nothing unclaimed.
+    @discardableResult
+    private mutating func giveBackUnclaimed(of worker: Worker) -> Bool {
+        guard let start = connections[worker]?.piece, let index = index(of: start),
+            pieces[index].owner == worker,
+            pieces[index].unclaimed > 0
+        else { return false }
+        if pieces[index].claimed == pieces[index].segment.resumeOffset {
+            // Nothing is being written: the whole rest goes back.
+            pieces[index].owner = nil
+            pieces[index].windowEnd = pieces[index].claimed
+            connections[worker]?.piece = nil
+        } else {
+            // Bytes may still be on their way to the file: the owner keeps exactly those.
+            _ = split(index, at: pieces[index].claimed)
+        }
+        return true
     }
 
     // MARK: Decisions
