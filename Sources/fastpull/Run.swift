@@ -11,6 +11,11 @@ struct Run {
     let environment: [String: String]
 
     func run() async -> Int32 {
+        // Signals are watched before any download task starts: a Ctrl-C that arrives while the
+        // watcher is being set up would otherwise be lost, and the download run to its end.
+        let interruption = Interruption()
+        let signals = SignalWatcher { interruption.interrupt() }
+        defer { signals.stop() }
         let console = Console()
         if let directory = options.directory {
             do {
@@ -54,12 +59,7 @@ struct Run {
         }
 
         let task = Task { await batch.run() }
-        let interrupted = Atomic<Bool>(false)
-        let signals = SignalWatcher {
-            interrupted.store(true, ordering: .relaxed)
-            task.cancel()
-        }
-        defer { signals.stop() }
+        interruption.cancels(task)
         let view =
             quiet
             ? nil
@@ -75,7 +75,7 @@ struct Run {
         console.clear()
         await listener.value
 
-        let code = ExitStatus.code(outcomes, interrupted: interrupted.load(ordering: .relaxed))
+        let code = ExitStatus.code(outcomes, interrupted: interruption.happened)
         for outcome in outcomes {
             switch outcome.result {
             case .success(let report):
@@ -93,5 +93,29 @@ struct Run {
             files: outcomes.count, succeeded: outcomes.count - failed, failed: failed, exitCode: code,
             dryRun: false)
         return code
+    }
+}
+
+/// A SIGINT or SIGTERM, and the download task it cancels: the task may start after the signal came.
+final class Interruption: Sendable {
+    private let state = Mutex<(happened: Bool, task: Task<[BatchOutcome], Never>?)>((false, nil))
+
+    var happened: Bool { state.withLock { $0.happened } }
+
+    /// Records the signal and cancels the task, if there is one yet.
+    func interrupt() {
+        state.withLock { state in
+            state.happened = true
+            return state.task
+        }?.cancel()
+    }
+
+    /// Makes `task` the one a signal cancels; cancels it at once if a signal already came.
+    func cancels(_ task: Task<[BatchOutcome], Never>) {
+        let happened = state.withLock { state in
+            state.task = task
+            return state.happened
+        }
+        if happened { task.cancel() }
     }
 }

@@ -157,7 +157,7 @@ struct IntegrityTests {
     @Test func aMismatchAfterResumingDiscardsEverything() async throws {
         // A first run is paused after 1 MiB; the byte at offset 100 is bad and already on disk.
         let size = 4 << 20
-        let path = "/gen/\(size)?corrupt=100&rate=2000000"
+        let path = "/gen/\(size)?corrupt=100&rate=700000"
         var configuration = Self.configuration([.sha256(Self.digest(.sha256, size: size))])
         configuration.connections = 2
         let download = Download(

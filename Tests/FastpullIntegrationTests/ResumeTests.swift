@@ -145,7 +145,7 @@ struct ResumeTests {
 
     @Test func remoteChangeDuringTheDownloadIsCaughtByIfRange() async throws {
         _ = try writeFile("m.bin", seed: 1)
-        let url = server.url("/files/m.bin?rate=2000000")
+        let url = server.url("/files/m.bin?rate=700000")
         let download = Download(from: url, to: output, configuration: .quickRetries(connections: 2))
         let log = EventLog(download)
         let task = Task { try await download.run() }

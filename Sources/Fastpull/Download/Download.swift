@@ -52,6 +52,8 @@ public final class Download: Sendable {
         var stream: AsyncStream<Event>
         var sink: AsyncStream<Event>.Continuation
         var ended = false
+        /// Set by the `verified` event: the bytes are all in, so no progress event may follow it.
+        var verified = false
 
         init() {
             (stream, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
@@ -90,7 +92,15 @@ public final class Download: Sendable {
     public var events: AsyncStream<Event> { channel.withLock { $0.stream } }
 
     func emit(_ event: Event) {
-        let sink = channel.withLock { $0.sink }
+        let sink = channel.withLock { channel -> AsyncStream<Event>.Continuation? in
+            switch event {
+            case .verified: channel.verified = true
+            case .progress where channel.verified: return nil
+            default: break
+            }
+            return channel.sink
+        }
+        guard let sink else { return }
         sink.yield(event)
         observer?(event)
     }

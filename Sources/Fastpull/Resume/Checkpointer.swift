@@ -29,7 +29,7 @@ final class Checkpointer: Sendable {
         saved = Atomic(template.segments.reduce(0) { $0 + $1.durable })
     }
 
-    /// The bytes the last journal written records as done: what a run after a stop would keep.
+    /// The bytes the last durable journal records as synced: what a run after any stop would keep.
     var savedBytes: Int64 { saved.load(ordering: .relaxed) }
 
     /// Records progress now. `durably` syncs the data first and writes the durable journal.
@@ -52,7 +52,7 @@ final class Checkpointer: Sendable {
                 written: segment.written)
         }
         try store.write(journal, durably: durably)
-        saved.store(journal.segments.reduce(0) { $0 + $1.written }, ordering: .relaxed)
+        if durably { saved.store(journal.segments.reduce(0) { $0 + $1.durable }, ordering: .relaxed) }
         if !durably { lastWritten.withLock { $0 = snapshot } }
     }
 
