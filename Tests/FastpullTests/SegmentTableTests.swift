@@ -359,8 +359,8 @@ struct ConnectionRampTests {
 
     @Test func fixedNeverChanges() {
         var ramp = ConnectionRamp(fixed: 4)
-        #expect(ramp.observe(totalBytes: 0, now: at(0)) == 4)
-        #expect(ramp.observe(totalBytes: 1 << 30, now: at(1)) == 4)
+        #expect(ramp.observe(written: 0, hashed: 0, now: at(0)) == 4)
+        #expect(ramp.observe(written: 1 << 30, hashed: 1 << 30, now: at(1)) == 4)
         ramp.refused(working: 2)
         #expect(ramp.target == 2)
     }
@@ -368,47 +368,47 @@ struct ConnectionRampTests {
     @Test func rampsWhileThroughputImprovesThenSettles() {
         var ramp = ConnectionRamp(automaticUpTo: 64, work: 100)
         #expect(ramp.target == ConnectionRamp.initialAuto)
-        _ = ramp.observe(totalBytes: 0, now: at(0))
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
         // 60 MB/s with 6 connections: the first measurement doubles them.
-        #expect(ramp.observe(totalBytes: 15_000_000, now: at(0.25)) == 12)
+        #expect(ramp.observe(written: 15_000_000, hashed: 15_000_000, now: at(0.25)) == 12)
         // 100 MB/s: +67%, double again.
-        #expect(ramp.observe(totalBytes: 40_000_000, now: at(0.5)) == 24)
+        #expect(ramp.observe(written: 40_000_000, hashed: 40_000_000, now: at(0.5)) == 24)
         // 105 MB/s: +5% only: back to 12, and try half of that.
-        #expect(ramp.observe(totalBytes: 66_250_000, now: at(0.75)) == 6)
+        #expect(ramp.observe(written: 66_250_000, hashed: 66_250_000, now: at(0.75)) == 6)
         #expect(ramp.phase == .trimming)
         // One step for the six that stay to take over the others' ranges: not measured.
-        #expect(ramp.observe(totalBytes: 70_000_000, now: at(1.0)) == 6)
+        #expect(ramp.observe(written: 70_000_000, hashed: 70_000_000, now: at(1.0)) == 6)
         // 60 MB/s with 6: far below the 105 to hold, so 12 it is.
-        #expect(ramp.observe(totalBytes: 85_000_000, now: at(1.25)) == 12)
+        #expect(ramp.observe(written: 85_000_000, hashed: 85_000_000, now: at(1.25)) == 12)
         #expect(ramp.phase == .settled)
-        #expect(ramp.observe(totalBytes: 200_000_000, now: at(2)) == 12)
+        #expect(ramp.observe(written: 200_000_000, hashed: 200_000_000, now: at(2)) == 12)
     }
 
     /// A shared bottleneck (a fast local link, a busy CPU): doubling gains nothing, halving loses
     /// nothing, so it trims down to one connection.
     @Test func trimsWhileFewerConnectionsDoAsWell() {
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
-        _ = ramp.observe(totalBytes: 0, now: at(0))
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
         // 1.5 GB/s with 6 at the start (empty buffers), then 880 MB/s with 12: no gain.
-        #expect(ramp.observe(totalBytes: 150_000_000, now: at(0.1)) == 12)
-        #expect(ramp.observe(totalBytes: 238_000_000, now: at(0.2)) == 3)
+        #expect(ramp.observe(written: 150_000_000, hashed: 150_000_000, now: at(0.1)) == 12)
+        #expect(ramp.observe(written: 238_000_000, hashed: 238_000_000, now: at(0.2)) == 3)
         #expect(ramp.phase == .trimming)
-        #expect(ramp.observe(totalBytes: 300_000_000, now: at(0.3)) == 3)  // settling
-        #expect(ramp.observe(totalBytes: 389_000_000, now: at(0.4)) == 1)  // 890 MB/s with 3: holds
-        #expect(ramp.observe(totalBytes: 450_000_000, now: at(0.5)) == 1)  // settling
-        #expect(ramp.observe(totalBytes: 535_000_000, now: at(0.6)) == 1)  // 850 MB/s with 1: holds
+        #expect(ramp.observe(written: 300_000_000, hashed: 300_000_000, now: at(0.3)) == 3)  // settling
+        #expect(ramp.observe(written: 389_000_000, hashed: 389_000_000, now: at(0.4)) == 1)  // 890 MB/s with 3: holds
+        #expect(ramp.observe(written: 450_000_000, hashed: 450_000_000, now: at(0.5)) == 1)  // settling
+        #expect(ramp.observe(written: 535_000_000, hashed: 535_000_000, now: at(0.6)) == 1)  // 850 MB/s with 1: holds
         #expect(ramp.phase == .settled)
     }
 
     @Test func trimmingStopsAtTheFirstHalvingThatLoses() {
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
-        _ = ramp.observe(totalBytes: 0, now: at(0))
-        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.1)) == 12)  // 100 MB/s with 6
-        #expect(ramp.observe(totalBytes: 20_500_000, now: at(0.2)) == 3)  // 105 MB/s with 12
-        #expect(ramp.observe(totalBytes: 30_000_000, now: at(0.3)) == 3)  // settling
-        #expect(ramp.observe(totalBytes: 40_000_000, now: at(0.4)) == 1)  // 100 MB/s with 3: holds
-        #expect(ramp.observe(totalBytes: 45_000_000, now: at(0.5)) == 1)  // settling
-        #expect(ramp.observe(totalBytes: 50_000_000, now: at(0.6)) == 3)  // 50 MB/s with 1: back to 3
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
+        #expect(ramp.observe(written: 10_000_000, hashed: 10_000_000, now: at(0.1)) == 12)  // 100 MB/s with 6
+        #expect(ramp.observe(written: 20_500_000, hashed: 20_500_000, now: at(0.2)) == 3)  // 105 MB/s with 12
+        #expect(ramp.observe(written: 30_000_000, hashed: 30_000_000, now: at(0.3)) == 3)  // settling
+        #expect(ramp.observe(written: 40_000_000, hashed: 40_000_000, now: at(0.4)) == 1)  // 100 MB/s with 3: holds
+        #expect(ramp.observe(written: 45_000_000, hashed: 45_000_000, now: at(0.5)) == 1)  // settling
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.6)) == 3)  // 50 MB/s with 1: back to 3
         #expect(ramp.phase == .settled)
     }
 
@@ -417,18 +417,21 @@ struct ConnectionRampTests {
         #expect(ConnectionRamp.step(forRoundTrip: .milliseconds(40)) == .milliseconds(160))
         #expect(ConnectionRamp.step(forRoundTrip: .seconds(1)) == ConnectionRamp.longestStep)
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(160))
-        _ = ramp.observe(totalBytes: 0, now: at(0))
-        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.15)) == ConnectionRamp.initialAuto)
-        #expect(ramp.observe(totalBytes: 10_000_000, now: at(0.16)) == 12)
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
+        // The first step, only a reference, lasts half a step; later ones a whole step.
+        #expect(ramp.observe(written: 10_000_000, hashed: 10_000_000, now: at(0.07)) == 6)
+        #expect(ramp.observe(written: 10_000_000, hashed: 10_000_000, now: at(0.08)) == 12)
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.23)) == 12)
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.24)) == 16)
     }
 
     @Test func neverExceedsTheMaximumOrTheWork() {
         var ramp = ConnectionRamp(automaticUpTo: 8, work: 100)
-        _ = ramp.observe(totalBytes: 0, now: at(0))
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
         var bytes: Int64 = 0
         for step in 1...10 {
             bytes += Int64(step) * 10_000_000
-            _ = ramp.observe(totalBytes: bytes, now: at(0.25 * Double(step)))
+            _ = ramp.observe(written: bytes, hashed: bytes, now: at(0.25 * Double(step)))
         }
         #expect(ramp.target == 8)
         #expect(ConnectionRamp(automaticUpTo: 16, work: 2).target == 2)
@@ -441,9 +444,22 @@ struct ConnectionRampTests {
         #expect(ramp.phase == .settled)
     }
 
+    /// Bytes count once they are written and hashed: a burst of writes the hash has not caught up
+    /// with is no gain.
+    @Test func theThroughputIsWhatIsBothWrittenAndHashed() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.05)) == 12)  // 1 GB/s
+        // 12 connections write 1.5 GB/s, but the hash reads only 1 GB/s: no gain, trim.
+        #expect(ramp.observe(written: 200_000_000, hashed: 150_000_000, now: at(0.15)) == 3)
+        #expect(ramp.phase == .trimming)
+    }
+
     @Test func measurementsShorterThanAStepAreIgnored() {
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100)
-        _ = ramp.observe(totalBytes: 0, now: at(0))
-        #expect(ramp.observe(totalBytes: 100_000_000, now: at(0.1)) == ConnectionRamp.initialAuto)
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
+        #expect(
+            ramp.observe(written: 100_000_000, hashed: 100_000_000, now: at(0.1))
+                == ConnectionRamp.initialAuto)
     }
 }

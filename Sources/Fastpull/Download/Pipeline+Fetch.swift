@@ -107,7 +107,7 @@ extension Pipeline {
                         slots[worker] = slot
                         let fetcher = makeFetcher(worker, slot)
                         // New connections start a little apart rather than all in the same instant.
-                        let stagger = Duration.milliseconds(started * 15)
+                        let stagger = Duration.milliseconds(started * 3)
                         started += 1
                         group.addTask(executorPreference: executors[worker + 2]) {
                             defer { HostConnectionLimiter.shared.release(host) }
@@ -123,7 +123,7 @@ extension Pipeline {
                 }
 
                 spawn(upTo: ramp.target)
-                _ = ramp.observe(totalBytes: scheduler.writtenBytes, now: .now)  // the first step starts now
+                _ = ramp.observe(written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)  // the first step starts now
                 do {
                     for try await result in group {
                         switch result {
@@ -162,7 +162,8 @@ extension Pipeline {
                                 for worker in scheduler.takeStalledConnections() {
                                     slots[worker]?.evict()
                                 }
-                                let target = ramp.observe(totalBytes: scheduler.writtenBytes, now: .now)
+                                let target = ramp.observe(
+                                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)
                                 let active = slots.count - retiring.count
                                 if active < target {
                                     spawn(upTo: target)

@@ -96,6 +96,10 @@ struct Pipeline {
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
         var settings = SegmentTable.Settings()
         settings.stallTimeout = configuration.stallTimeout
+        // Speeds sampled every 0.1 s, and a far slower connection replaced after eight round trips
+        // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
+        settings.rateSample = .milliseconds(100)
+        settings.slowGrace = min(max(roundTrip * 8, .milliseconds(300)), .seconds(2))
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
         // All connections together write at most about 128 MiB ahead of the hashed prefix.
         settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))

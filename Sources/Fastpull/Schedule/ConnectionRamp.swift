@@ -31,7 +31,8 @@ struct ConnectionRamp: Sendable, Equatable {
     /// How long each measurement lasts.
     let step: Duration
     private var stepStart: ContinuousClock.Instant?
-    private var stepBytes: Int64 = 0
+    private var stepWritten: Int64 = 0
+    private var stepHashed: Int64 = 0
     /// The throughput of the step before (ramping), or the one to hold (trimming: the last step before
     /// trimming began).
     private var reference: Double?
@@ -65,19 +66,25 @@ struct ConnectionRamp: Sendable, Equatable {
         min(max(roundTrip * 4, shortestStep), longestStep)
     }
 
-    /// Feeds the download's total bytes at `now`; returns the (possibly changed) target.
-    mutating func observe(totalBytes: Int64, now: ContinuousClock.Instant) -> Int {
+    /// Feeds the download's progress at `now`: the bytes written and how far the streaming hash has
+    /// read. A step's throughput is the smaller of the two: bytes count once they are also hashed, so
+    /// a burst the hash has yet to catch up with (or the hash re-reading a resumed prefix) does not
+    /// pass for speed.
+    mutating func observe(written: Int64, hashed: Int64, now: ContinuousClock.Instant) -> Int {
         guard phase == .ramping || phase == .trimming else { return target }
         guard let start = stepStart else {
             stepStart = now
-            stepBytes = totalBytes
+            stepWritten = written
+            stepHashed = hashed
             return target
         }
         let elapsed = (now - start).seconds
-        guard elapsed >= step.seconds else { return target }
-        let throughput = Double(totalBytes - stepBytes) / elapsed
+        // The first step is only a reference (it always doubles), so it lasts half as long.
+        guard elapsed >= (reference == nil ? step.seconds / 2 : step.seconds) else { return target }
+        let throughput = Double(min(written - stepWritten, hashed - stepHashed)) / elapsed
         stepStart = now
-        stepBytes = totalBytes
+        stepWritten = written
+        stepHashed = hashed
         if settling {
             settling = false
             return target

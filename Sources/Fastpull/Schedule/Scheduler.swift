@@ -80,6 +80,9 @@ final class Scheduler: Sendable {
     }
 
     /// The hasher has read everything before `offset`.
+    /// How far the streaming hash has read.
+    var hashedBytes: Int64 { hashed.load(ordering: .acquiring) }
+
     func recordHashed(_ offset: Int64) {
         hashed.store(offset, ordering: .releasing)
         hashProgress.lock()

@@ -32,6 +32,8 @@ struct SegmentTable: Sendable, Equatable {
         /// others, and a new connection usually lands on a fast one.
         var slowFactor: Double = 4
         var slowGrace: Duration = .seconds(1)
+        /// How often a connection's speed is sampled (then smoothed).
+        var rateSample: Duration = .milliseconds(250)
         /// A tail is re-fetched by an idle connection when its owner would take this many times longer
         /// and at least `hedgeMinimumGain` seconds more.
         var hedgeFactor: Double = 2
@@ -190,7 +192,7 @@ struct SegmentTable: Sendable, Equatable {
             connection.bytes += count
             connection.lastProgress = now
             let elapsed = (now - connection.sampleStart).seconds
-            if elapsed >= 0.25 {
+            if elapsed >= settings.rateSample.seconds {
                 let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
                 connection.rate = connection.rate == 0 ? instant : 0.5 * connection.rate + 0.5 * instant
                 connection.sampleStart = now

@@ -17,8 +17,9 @@ struct PrefixHasher {
     /// The algorithms to compute besides SHA-256, and where every result is left.
     var digests = Digests()
     var chunkSize = 1 << 20
-    /// How much of the file one mapping covers.
-    var mappingSize: Int64 = 32 << 20
+    /// How much of the file one mapping covers. Mapped pages the hash has touched count towards the
+    /// process's resident memory until the mapping goes, so it stays small.
+    var mappingSize: Int64 = 4 << 20
 
     /// Returns the SHA-256 of `[0, size)`, or nil if the scheduler stopped before the whole file was
     /// complete. Every digest of ``digests`` is recorded there, with the moment the last byte was seen.
