@@ -394,9 +394,11 @@ struct ConnectionRampTests {
         #expect(ramp.observe(written: 238_000_000, hashed: 238_000_000, now: at(0.2)) == 3)
         #expect(ramp.phase == .trimming)
         #expect(ramp.observe(written: 300_000_000, hashed: 300_000_000, now: at(0.3)) == 3)  // settling
-        #expect(ramp.observe(written: 389_000_000, hashed: 389_000_000, now: at(0.4)) == 1)  // 890 MB/s with 3: holds
+        // 890 MB/s with 3: holds
+        #expect(ramp.observe(written: 389_000_000, hashed: 389_000_000, now: at(0.4)) == 1)
         #expect(ramp.observe(written: 450_000_000, hashed: 450_000_000, now: at(0.5)) == 1)  // settling
-        #expect(ramp.observe(written: 535_000_000, hashed: 535_000_000, now: at(0.6)) == 1)  // 850 MB/s with 1: holds
+        // 850 MB/s with 1: holds
+        #expect(ramp.observe(written: 535_000_000, hashed: 535_000_000, now: at(0.6)) == 1)
         #expect(ramp.phase == .settled)
     }
 
@@ -406,9 +408,11 @@ struct ConnectionRampTests {
         #expect(ramp.observe(written: 10_000_000, hashed: 10_000_000, now: at(0.1)) == 12)  // 100 MB/s with 6
         #expect(ramp.observe(written: 20_500_000, hashed: 20_500_000, now: at(0.2)) == 3)  // 105 MB/s with 12
         #expect(ramp.observe(written: 30_000_000, hashed: 30_000_000, now: at(0.3)) == 3)  // settling
-        #expect(ramp.observe(written: 40_000_000, hashed: 40_000_000, now: at(0.4)) == 1)  // 100 MB/s with 3: holds
+        // 100 MB/s with 3: holds
+        #expect(ramp.observe(written: 40_000_000, hashed: 40_000_000, now: at(0.4)) == 1)
         #expect(ramp.observe(written: 45_000_000, hashed: 45_000_000, now: at(0.5)) == 1)  // settling
-        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.6)) == 3)  // 50 MB/s with 1: back to 3
+        // 50 MB/s with 1: back to 3
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.6)) == 3)
         #expect(ramp.phase == .settled)
     }
 

@@ -123,7 +123,8 @@ extension Pipeline {
                 }
 
                 spawn(upTo: ramp.target)
-                _ = ramp.observe(written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)  // the first step starts now
+                // the first step starts now
+                _ = ramp.observe(written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)
                 do {
                     for try await result in group {
                         switch result {
