@@ -163,10 +163,7 @@ struct IntegrityTests {
         let download = Download(
             from: server.url(path), to: folder.url("out.bin"), configuration: configuration)
         let first = Task { try await download.run() }
-        while download.progress.bytesWritten < 1 << 20 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        download.pause()
+        await download.whenWritten(atLeast: 1 << 20) { download.pause() }
         let paused = await first.result
         #expect(throws: FastpullError.self) { try paused.get() }
         #expect(folder.contents.contains("out.bin.part.fastpull"))

@@ -199,10 +199,7 @@ struct RequestOptionsTests {
         }
         let running = Task { try await download.run() }
         // 8 MiB at 2 MB/s: about four seconds to pause it half way.
-        for _ in 0..<2000 where download.progress.bytesWritten < 400_000 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        download.pause()
+        await download.whenWritten(atLeast: 400_000) { download.pause() }
         let error: FastpullError
         do {
             _ = try await running.value

@@ -43,10 +43,7 @@ struct ResumeTests {
     /// Starts a download and pauses it once some bytes (but not all) are in.
     func startAndPause(_ download: Download) async throws -> FastpullError {
         let task = Task { try await download.run() }
-        for _ in 0..<4000 where download.progress.bytesWritten < 1 << 20 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        download.pause()
+        await download.whenWritten(atLeast: 1 << 20) { download.pause() }
         let result = await task.result
         guard case .failure(let error as FastpullError) = result else {
             Issue.record("expected the paused download to stop with an error, got \(result)")
@@ -149,10 +146,10 @@ struct ResumeTests {
         let download = Download(from: url, to: output, configuration: .quickRetries(connections: 2))
         let log = EventLog(download)
         let task = Task { try await download.run() }
-        for _ in 0..<4000 where download.progress.bytesWritten < 1 << 20 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let second = try writeFile("m.bin", seed: 4)
+        // The new version replaces the old one the moment 1 MiB is in.
+        let path = URL(fileURLWithPath: files.path).appendingPathComponent("m.bin")
+        let second = Data(FixtureContent.bytes(count: size, seed: 4))
+        await download.whenWritten(atLeast: 1 << 20) { try? second.write(to: path, options: .atomic) }
         let report = try await task.value
         // Whatever was fetched before the change was thrown away: the file is the new version only.
         #expect(try Data(contentsOf: output) == second)

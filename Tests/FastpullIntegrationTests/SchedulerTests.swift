@@ -68,7 +68,7 @@ struct SchedulerTests {
     @Test func aConnectionThatStallsForeverIsReplaced() async throws {
         let size = 4 << 20
         var configuration = Configuration.quickRetries(connections: 2)
-        configuration.stallTimeout = .milliseconds(300)
+        configuration.stallTimeout = .milliseconds(300 * FaultRun.timeScale)
         configuration.traceFile = folder.path + "/trace.jsonl"
         // The first response stops sending after 100 000 bytes and never closes.
         let (report, _) = try await run("/gen/\(size)?stall-after=100000&stalls=1", configuration)

@@ -84,3 +84,27 @@ enum LoopbackListener {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
+
+extension Download {
+    /// Waits until at least `bytes` are written (or `limit` passes), polling every millisecond on a
+    /// thread of its own, and runs `action` right there: a test that pauses, cancels or changes the
+    /// file mid-download must act in time even when the cooperative pool is starved (a sanitizer, a
+    /// loaded machine) while the download runs on threads of its own. Returns whether the bytes came.
+    @discardableResult
+    func whenWritten(
+        atLeast bytes: Int64, within limit: Duration = .seconds(20),
+        _ action: @escaping @Sendable () -> Void = {}
+    ) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let deadline = ContinuousClock.now + limit
+                while self.progress.bytesWritten < bytes, ContinuousClock.now < deadline {
+                    usleep(1000)
+                }
+                let arrived = self.progress.bytesWritten >= bytes
+                if arrived { action() }
+                continuation.resume(returning: arrived)
+            }.start()
+        }
+    }
+}
