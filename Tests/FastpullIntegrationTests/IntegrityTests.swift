@@ -150,14 +150,15 @@ struct IntegrityTests {
         let actual = Digest.hex(Digest.compute(.sha256, of: corrupted))
         let report = try await fetch(path, configuration: Self.configuration([.sha256(actual)]))
         #expect(report.resumedBytes == 0)
-        #expect(server.stats.bodyBytesSent == Int64(size))
+        // Every byte again (a little more if a slow connection was replaced on a busy machine).
+        #expect(server.stats.bodyBytesSent >= Int64(size))
         #expect(folder.contents == ["out.bin"])
     }
 
     @Test func aMismatchAfterResumingDiscardsEverything() async throws {
         // A first run is paused after 1 MiB; the byte at offset 100 is bad and already on disk.
         let size = 4 << 20
-        let path = "/gen/\(size)?corrupt=100&rate=700000"
+        let path = "/gen/\(size)?corrupt=100&rate=\(700_000 / FaultRun.timeScale)"
         var configuration = Self.configuration([.sha256(Self.digest(.sha256, size: size))])
         configuration.connections = 2
         let download = Download(

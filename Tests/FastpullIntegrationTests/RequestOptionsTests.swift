@@ -188,7 +188,7 @@ struct RequestOptionsTests {
     @Test func secretsNeverReachTheJournalTraceEventsOrMessages() async throws {
         let server = try FixtureServer()
         defer { server.stop() }
-        let url = server.url("/gen/\(8 << 20)?rate=2000000&drop-after=200000")
+        let url = server.url("/gen/\(8 << 20)?rate=\(2_000_000 / FaultRun.timeScale)&drop-after=200000")
         var configuration = withSecrets(configuration(connections: 1))
         configuration.traceFile = folder.path + "/trace.ndjson"
         let download = Download(from: url, to: output, configuration: configuration)

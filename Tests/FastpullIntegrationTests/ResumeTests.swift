@@ -61,7 +61,7 @@ struct ResumeTests {
     }
 
     @Test func pauseSavesTheJournalAndResumeFinishes() async throws {
-        let url = server.url("/gen/\(size)?rate=1000000")
+        let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         let download = Download(from: url, to: output, configuration: .quickRetries(connections: 4))
         let error = try await startAndPause(download)
         #expect(error.code == .interrupted)
@@ -92,7 +92,7 @@ struct ResumeTests {
     }
 
     @Test func resumedRequestsCarryIfRange() async throws {
-        let url = server.url("/gen/\(size)?rate=1000000")
+        let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         let first = Download(from: url, to: output, configuration: .quickRetries(connections: 2))
         _ = try await startAndPause(first)
         // A server that ignores If-Range would answer 206 anyway; this one answers 200 when the
@@ -105,13 +105,13 @@ struct ResumeTests {
 
     @Test func remoteChangeBetweenRunsStartsOverWithTheNewVersion() async throws {
         _ = try writeFile("v.bin", seed: 1)
-        let url = server.url("/files/v.bin?rate=1000000")
+        let url = server.url("/files/v.bin?rate=\(1_000_000 / FaultRun.timeScale)")
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         let second = try writeFile("v.bin", seed: 2)  // same size, new bytes, new ETag
 
         let download = Download(
-            from: server.url("/files/v.bin?rate=1000000"), to: output, configuration: .quickRetries())
+            from: server.url("/files/v.bin?rate=\(1_000_000 / FaultRun.timeScale)"), to: output, configuration: .quickRetries())
         let log = EventLog(download)
         let report = try await download.run()
         #expect(report.resumedBytes == 0)
@@ -125,7 +125,7 @@ struct ResumeTests {
 
     @Test func remoteChangeWithNoRestartFailsWithItsOwnCode() async throws {
         _ = try writeFile("w.bin", seed: 1)
-        let url = server.url("/files/w.bin?rate=1000000")
+        let url = server.url("/files/w.bin?rate=\(1_000_000 / FaultRun.timeScale)")
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         _ = try writeFile("w.bin", seed: 3)
@@ -142,7 +142,7 @@ struct ResumeTests {
 
     @Test func remoteChangeDuringTheDownloadIsCaughtByIfRange() async throws {
         _ = try writeFile("m.bin", seed: 1)
-        let url = server.url("/files/m.bin?rate=700000")
+        let url = server.url("/files/m.bin?rate=\(700_000 / FaultRun.timeScale)")
         let download = Download(from: url, to: output, configuration: .quickRetries(connections: 2))
         let log = EventLog(download)
         let task = Task { try await download.run() }
@@ -161,7 +161,7 @@ struct ResumeTests {
     @Test func journalForAnotherURLIsNotUsed() async throws {
         _ = try await startAndPause(
             Download(
-                from: server.url("/gen/\(size)?rate=1000000&seed=5"), to: output,
+                from: server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)&seed=5"), to: output,
                 configuration: .quickRetries(connections: 4)))
         let download = Download(
             from: server.url("/gen/\(size)?seed=6"), to: output, configuration: .quickRetries())
@@ -177,7 +177,7 @@ struct ResumeTests {
 
     @Test(arguments: ["corrupt", "truncated", "empty"])
     func damagedJournalRestartsSafely(damage: String) async throws {
-        let url = server.url("/gen/\(size)?rate=1000000")
+        let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         let data = try Data(contentsOf: URL(fileURLWithPath: journalPath))
@@ -202,7 +202,7 @@ struct ResumeTests {
 
     @Test(arguments: ["truncated part", "missing part"])
     func damagedPartFileRestartsSafely(damage: String) async throws {
-        let url = server.url("/gen/\(size)?rate=1000000")
+        let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         if damage == "missing part" {
@@ -224,13 +224,13 @@ struct ResumeTests {
     }
 
     @Test func restartDiscardsTheJournal() async throws {
-        let url = server.url("/gen/\(size)?rate=1000000")
+        let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         var configuration = Configuration.quickRetries()
         configuration.resumeFromJournal = false
         let report = try await Download(
-            from: server.url("/gen/\(size)?rate=1000000"), to: output, configuration: configuration
+            from: server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)"), to: output, configuration: configuration
         ).run()
         #expect(report.resumedBytes == 0)
         #expect(report.bytesFetched == Int64(size))
