@@ -195,7 +195,8 @@ struct DownloadTests {
     @Test func cancellingStopsPromptlyAndLeavesNoFile() async throws {
         // 1 MB/s per connection: this would take seconds; cancel once bytes flow.
         let download = Download(
-            from: server.url("/gen/\(16 << 20)?rate=\(1_000_000 / FaultRun.timeScale)"), to: folder.url("slow.bin"),
+            from: server.url("/gen/\(16 << 20)?rate=\(1_000_000 / FaultRun.timeScale)"),
+            to: folder.url("slow.bin"),
             configuration: .quickRetries())
         let task = Task { try await download.run() }
         #expect(await download.whenWritten(atLeast: 1) { task.cancel() })

@@ -111,7 +111,8 @@ struct ResumeTests {
         let second = try writeFile("v.bin", seed: 2)  // same size, new bytes, new ETag
 
         let download = Download(
-            from: server.url("/files/v.bin?rate=\(1_000_000 / FaultRun.timeScale)"), to: output, configuration: .quickRetries())
+            from: server.url("/files/v.bin?rate=\(1_000_000 / FaultRun.timeScale)"), to: output,
+            configuration: .quickRetries())
         let log = EventLog(download)
         let report = try await download.run()
         #expect(report.resumedBytes == 0)
@@ -230,7 +231,8 @@ struct ResumeTests {
         var configuration = Configuration.quickRetries()
         configuration.resumeFromJournal = false
         let report = try await Download(
-            from: server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)"), to: output, configuration: configuration
+            from: server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)"), to: output,
+            configuration: configuration
         ).run()
         #expect(report.resumedBytes == 0)
         #expect(report.bytesFetched == Int64(size))
