@@ -588,9 +588,7 @@ final class DigestResponder: Sendable {
     /// Every request head received, in order.
     var requests: [String] { state.withLock { $0.requests } }
 
-    /// Shuts the listener and every open client down. Under the lock: a client's descriptor leaves
-    /// the list before it is closed (see `acceptLoop`), so a number the kernel has since given to
-    /// another test's socket is never shut down here.
+    /// Shuts the listener and every client down (their descriptors stay open until `deinit`).
     func stop() {
         state.withLock { state in
             state.stopped = true
@@ -599,7 +597,10 @@ final class DigestResponder: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 
-    deinit { close(listener) }
+    deinit {
+        close(listener)
+        for client in state.withLock({ $0.clients }) { close(client) }
+    }
 
     private func acceptLoop() {
         while true {
@@ -613,15 +614,15 @@ final class DigestResponder: Sendable {
                 return state.stopped
             }
             if stopped {
-                close(client)
+                // Listed, so deinit closes it.
+                shutdown(client, Int32(SHUT_RDWR))
                 return
             }
             Thread.detachNewThread { [self] in
                 serve(client)
-                state.withLock { state in
-                    state.clients.removeAll { $0 == client }
-                    close(client)
-                }
+                // Ended but not closed until the responder goes: a closed number could be handed to
+                // another test's socket, which stop() would then shut down.
+                shutdown(client, Int32(SHUT_RDWR))
             }
         }
     }
