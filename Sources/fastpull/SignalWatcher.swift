@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -7,23 +7,47 @@ import Foundation
 
 /// Turns SIGINT and SIGTERM into a call of `onSignal` (which cancels the download) instead of killing
 /// the process, so connections close and the error path runs. A second signal exits at once.
-final class SignalWatcher {
-    private let sources: [any DispatchSourceSignal]
+///
+/// A real handler (`sigaction`) writes the signal's number into a pipe, and a thread of the watcher's
+/// own reads it. Whichever thread the kernel delivers the signal to runs the handler, so nothing
+/// depends on threads' masks or on a disposition inherited from the parent (a shell's background job
+/// starts with SIGINT ignored): a Ctrl-C is never lost, even on a busy machine.
+final class SignalWatcher: Sendable {
+    /// The pipe's write end, for the handler (which can capture nothing).
+    nonisolated(unsafe) private static var pipeWrite: Int32 = -1
+    private let stopped = Atomic<Bool>(false)
 
     init(onSignal: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "fastpull.signals")
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            nonisolated(unsafe) var seen = false
-            source.setEventHandler {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let readEnd = ends[0]
+        Self.pipeWrite = ends[1]
+        Thread { [self] in
+            var seen = false
+            while true {
+                var number: UInt8 = 0
+                let count = read(readEnd, &number, 1)
+                if count < 0 && errno == EINTR { continue }
+                guard count == 1 else { return }
+                if self.stopped.load(ordering: .acquiring) {
+                    // The run is over: a late signal ends the process the way it normally would.
+                    exit(128 + Int32(number))
+                }
                 if seen { exit(130) }
                 seen = true
                 onSignal()
             }
-            source.resume()
-            return source
+        }.start()
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(SignalWatcher.pipeWrite, &byte, 1)
         }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = Int32(SA_RESTART)
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
     }
 
     /// Unblocks SIGINT and SIGTERM for this thread and the threads it starts: a parent may have started
@@ -37,7 +61,8 @@ final class SignalWatcher {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
+    /// The run is over: a signal from now on exits the process at once.
     func stop() {
-        for source in sources { source.cancel() }
+        stopped.store(true, ordering: .releasing)
     }
 }
