@@ -36,17 +36,21 @@ struct SchedulerTests {
         let (report, events) = try await run(
             "/gen/\(size)?rate=4000000&slow-every=3&slow-rate=100000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
+        // Its range is taken over: stolen or hedged by the fast ones, or given back when it is
+        // replaced for being far slower than its peers (whichever comes first on this machine).
         let takeovers = events.filter { if case .steal = $0 { true } else { false } }
-        #expect(!takeovers.isEmpty)
-        // The trace shows who fetched what; the slow connection fetched a small part of the file.
         let records = try traceRecords(folder.path + "/trace.jsonl")
+        let replaced = records.contains { $0["event"] as? String == "stall" }
+        #expect(!takeovers.isEmpty || replaced)
+        // The trace shows who fetched what; the slow connection fetched a small part of the file.
+        let ends: Set = ["done", "cut", "stall", "retry"]
         var bytesByConnection: [Int: Int] = [:]
-        for record in records
-        where record["event"] as? String == "done" || record["event"] as? String == "cut" {
+        for record in records where ends.contains(record["event"] as? String ?? "") {
             bytesByConnection[record["conn"] as? Int ?? -1, default: 0] += record["bytes"] as? Int ?? 0
         }
         #expect(bytesByConnection.values.reduce(0, +) == size)
-        #expect(bytesByConnection.values.min()! < size / 6)
+        // Unless it went on over a new (fast) connection, the slow one fetched little.
+        if !replaced { #expect(bytesByConnection.values.min()! < size / 6) }
     }
 
     /// One connection in four crawls at 1/40 of the others' speed: it gives its range back and

@@ -448,15 +448,25 @@ struct ConnectionRampTests {
         #expect(ramp.phase == .settled)
     }
 
-    /// Bytes count once they are written and hashed: a burst of writes the hash has not caught up
-    /// with is no gain.
-    @Test func theThroughputIsWhatIsBothWrittenAndHashed() {
+    /// While the hash lags far behind, bytes count once they are also hashed: a burst of writes the
+    /// hash has not caught up with is no gain.
+    @Test func aFarBehindHashIsTheThroughput() {
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
         _ = ramp.observe(written: 0, hashed: 0, now: at(0))
-        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.05)) == 12)  // 1 GB/s
-        // 12 connections write 1.5 GB/s, but the hash reads only 1 GB/s: no gain, trim.
+        // 1 GB/s
+        #expect(ramp.observe(written: 50_000_000, hashed: 50_000_000, now: at(0.05)) == 12)
+        // 12 connections write 1.5 GB/s, but the hash reads only 1 GB/s, 50 MB behind: no gain, trim.
         #expect(ramp.observe(written: 200_000_000, hashed: 150_000_000, now: at(0.15)) == 3)
         #expect(ramp.phase == .trimming)
+    }
+
+    /// A hash a few pieces behind moves in jumps: the bytes written are the throughput.
+    @Test func aHashJustBehindDoesNotCount() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
+        _ = ramp.observe(written: 0, hashed: 0, now: at(0))
+        #expect(ramp.observe(written: 150_000, hashed: 0, now: at(0.05)) == 12)  // 3 MB/s
+        // 6 MB/s written; the hash, waiting for a piece to complete, read nothing: still a gain.
+        #expect(ramp.observe(written: 750_000, hashed: 0, now: at(0.15)) == 16)
     }
 
     @Test func measurementsShorterThanAStepAreIgnored() {

@@ -71,8 +71,9 @@ struct Pipeline {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
         let probeStarted = ContinuousClock.now
         let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
-        // Connect plus a request: a few round trips, an upper bound for one that paces the ramp.
-        let roundTrip = ContinuousClock.now - probeStarted
+        // A connection's setup is about one round trip (a few with TLS); the whole probe, which also
+        // waits for the server's first byte, is the fallback.
+        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
         let remote = outcome.remote
         try announce(outcome)
         if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
@@ -96,10 +97,10 @@ struct Pipeline {
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
         var settings = SegmentTable.Settings()
         settings.stallTimeout = configuration.stallTimeout
-        // Speeds sampled every 0.1 s, and a far slower connection replaced after eight round trips
+        // Speeds sampled every 0.1 s, and a far slower connection replaced after twelve round trips
         // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
         settings.rateSample = .milliseconds(100)
-        settings.slowGrace = min(max(roundTrip * 8, .milliseconds(300)), .seconds(2))
+        settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
         // All connections together write at most about 128 MiB ahead of the hashed prefix.
         settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))

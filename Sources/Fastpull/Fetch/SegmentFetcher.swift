@@ -64,7 +64,8 @@ struct SegmentFetcher: Sendable {
                     if slot.isCancelled { throw CancellationError() }
                     if written > 0 { failures = 0 }
                     if slot.takeEviction() {
-                        trace?.record("stall", connection: worker, ["start": window.range.lowerBound])
+                        trace?.record(
+                            "stall", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                         // A stall that delivered nothing counts against the budget, or a server that
                         // never sends would be retried forever.
                         if written == 0 { failures += 1 }
@@ -98,7 +99,11 @@ struct SegmentFetcher: Sendable {
                     let delay = policy.delay(attempt: failures, retryAfter: failure.retryAfter)
                     counters.retries.add(1, ordering: .relaxed)
                     trace?.record(
-                        "retry", connection: worker, ["error": failure.error.message, "delay": delay.seconds])
+                        "retry", connection: worker,
+                        [
+                            "error": failure.error.message, "delay": delay.seconds,
+                            "start": window.range.lowerBound, "bytes": written,
+                        ])
                     emit(
                         .retry(connection: worker, reason: failure.error.message, delaySeconds: delay.seconds)
                     )

@@ -16,6 +16,7 @@ final class ConnectionPool: Sendable {
 
     private let idle = Mutex<[Key: [HTTPConnection]]>([:])
     private let tls = Mutex<TLSContext?>(nil)
+    private let quickestConnect = Mutex<Duration?>(nil)
     let tlsOptions: TLSOptions
     let timeouts: Timeouts
     /// The user's header fields, credentials and `User-Agent`.
@@ -35,6 +36,10 @@ final class ConnectionPool: Sendable {
         self.proxies = proxies
         self.limiter = limiter
     }
+
+    /// The quickest new connection so far (TCP, plus TLS where used): about one round trip, or a few
+    /// with TLS. Nil before the first.
+    var quickestConnectTime: Duration? { quickestConnect.withLock { $0 } }
 
     /// How `origin` is reached.
     func route(to origin: Origin) -> ProxyRoute { proxies.route(to: origin) }
@@ -57,9 +62,11 @@ final class ConnectionPool: Sendable {
             return reused
         }
         let transport: any Transport
+        // Loaded once per download; not part of a connection's setup time.
+        let context = origin.secure ? try tlsContext() : nil
+        let started = ContinuousClock.now
         switch route {
         case .direct:
-            let context = origin.secure ? try tlsContext() : nil
             transport = try Connector.connect(
                 host: origin.host, port: origin.port, tls: context, timeouts: timeouts)
         case .forward(let proxy):
@@ -68,10 +75,12 @@ final class ConnectionPool: Sendable {
         case .tunnel(let proxy):
             transport = try ProxyTunnel.open(
                 Requests.connect(to: origin, through: proxy, settings: settings), to: origin, through: proxy,
-                tls: try tlsContext(), timeouts: timeouts)
+                tls: context ?? (try tlsContext()), timeouts: timeouts)
         }
         // A head gets as long in all as one read may wait: a trickling head is as dead as a silent one.
         let deadline = timeouts.idle
+        let took = ContinuousClock.now - started
+        quickestConnect.withLock { $0 = min($0 ?? took, took) }
         guard let limiter else {
             return HTTPConnection(origin: origin, transport: transport, headDeadline: deadline)
         }

@@ -66,10 +66,13 @@ struct ConnectionRamp: Sendable, Equatable {
         min(max(roundTrip * 4, shortestStep), longestStep)
     }
 
+    /// How far the hash must lag the bytes written for it to count as the bottleneck.
+    static let hashBoundLag: Int64 = 32 << 20
+
     /// Feeds the download's progress at `now`: the bytes written and how far the streaming hash has
-    /// read. A step's throughput is the smaller of the two: bytes count once they are also hashed, so
-    /// a burst the hash has yet to catch up with (or the hash re-reading a resumed prefix) does not
-    /// pass for speed.
+    /// read. While the hash lags more than ``hashBoundLag``, a step's throughput is the smaller of the
+    /// two, so a burst of writes the hash has yet to catch up with does not pass for speed (and the
+    /// hash re-reading a resumed prefix does not either); otherwise it is the bytes written.
     mutating func observe(written: Int64, hashed: Int64, now: ContinuousClock.Instant) -> Int {
         guard phase == .ramping || phase == .trimming else { return target }
         guard let start = stepStart else {
@@ -81,7 +84,11 @@ struct ConnectionRamp: Sendable, Equatable {
         let elapsed = (now - start).seconds
         // The first step is only a reference (it always doubles), so it lasts half as long.
         guard elapsed >= (reference == nil ? step.seconds / 2 : step.seconds) else { return target }
-        let throughput = Double(min(written - stepWritten, hashed - stepHashed)) / elapsed
+        let wrote = written - stepWritten
+        // Only while the hash is far behind is it the bottleneck worth counting by; otherwise its
+        // progress moves in jumps as pieces complete, too coarse for a short step.
+        let hashBound = max(written - hashed, stepWritten - stepHashed) > Self.hashBoundLag
+        let throughput = Double(hashBound ? min(wrote, hashed - stepHashed) : wrote) / elapsed
         stepStart = now
         stepWritten = written
         stepHashed = hashed
