@@ -132,14 +132,19 @@ struct CLITests {
     }
 
     @Test func interruptExitsOneThirty() async throws {
-        let url = server.url("/gen/\(64 << 20)?rate=500000").absoluteString
+        // 100 kB/s per connection: the download takes far longer than any wait for the test's turn.
+        let url = server.url("/gen/\(64 << 20)?rate=100000").absoluteString
         let (process, out, err) = try CLIRunner.start([url, "-o", "slow.bin"], in: folder)
-        // Wait until the download is under way (the .part file exists and has a connection).
-        for _ in 0..<1000 where server.stats.bodyBytesSent == 0 {
-            try await Task.sleep(for: .milliseconds(10))
+        // Wait (on a thread of its own, so a busy pool cannot make it late) until the download is
+        // under way, and interrupt it right there.
+        let server = server
+        let started = await CLIRunner.offPool {
+            let deadline = Date().addingTimeInterval(20)
+            while server.stats.bodyBytesSent == 0, Date() < deadline { usleep(1000) }
+            process.interrupt()
+            return server.stats.bodyBytesSent > 0
         }
-        #expect(server.stats.bodyBytesSent > 0)
-        process.interrupt()
+        #expect(started)
         let result = await CLIRunner.finish(process, out, err)
         #expect(result.status == 130)
         #expect(result.stderr.contains("interrupted"))
