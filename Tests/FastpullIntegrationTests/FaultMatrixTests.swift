@@ -188,6 +188,28 @@ struct FaultMatrixTests {
         #expect(report.sha256 == Expected.sha256(size: size))
     }
 
+    /// 429 with `Retry-After: 1` on a kept-alive connection that the server closes during the wait →
+    /// the retry finds it closed, which is no failure of the server's: one retry counted, exit 0.
+    @Test func aConnectionClosedDuringRetryAfterIsNoExtraFailure() async throws {
+        let body = Array("0123456789".utf8)
+        let requests = Atomic<Int>(0)
+        let responder = try RawResponder { _ in
+            // The first answer keeps the connection alive in its headers, then the server closes it.
+            if requests.add(1, ordering: .relaxed).newValue == 1 {
+                return .bytes(
+                    Array(
+                        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            return .bytes(
+                Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n".utf8) + body)
+        }
+        defer { responder.stop() }
+        let report = try await FaultRun.download(responder.url("/x"), to: output, configuration(retries: 2))
+            .get()
+        #expect(report.retries == 1)
+        #expect(try Data(contentsOf: output) == Data(body))
+    }
+
     /// 429 with `Retry-After` as an HTTP-date two seconds ahead → waits until then (at least one
     /// second, the date having one-second resolution) → exit 0.
     @Test func retryAfterAsAnHTTPDateIsHonoured() async throws {

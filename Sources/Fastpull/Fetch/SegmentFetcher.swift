@@ -41,6 +41,7 @@ struct SegmentFetcher: Sendable {
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
             var failures = 0
+            var staleRetried = false
             let pipe = SplicePipe()
             while let (window, assignment) = scheduler.nextWindow(for: worker) {
                 if slot.isCancelled { throw CancellationError() }
@@ -56,6 +57,7 @@ struct SegmentFetcher: Sendable {
                     trace?.record(
                         "done", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                     failures = 0
+                    staleRetried = false
                 } catch is Cut {
                     trace?.record(
                         "cut", connection: worker, ["start": window.range.lowerBound, "bytes": written])
@@ -81,9 +83,15 @@ struct SegmentFetcher: Sendable {
                     let failure = Failure(error, url: remote.finalURL)
                     // The original error goes up: the pipeline decides what a changed file means.
                     guard failure.retryable else { throw error }
-                    if failure.staleConnection && written == 0 && failures == 0 {
-                        failures += 1
-                        continue
+                    // A kept-alive connection closed while idle (say, during a Retry-After wait) is
+                    // no failure of the server's: one free try on a new one.
+                    if failure.staleConnection && written == 0 {
+                        if !staleRetried {
+                            staleRetried = true
+                            continue
+                        }
+                    } else {
+                        staleRetried = false
                     }
                     if Self.isRefusal(error), scheduler.workingConnections(besides: worker) > 0 {
                         trace?.record("close", connection: worker, ["reason": "refused"])
