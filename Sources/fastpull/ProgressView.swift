@@ -216,22 +216,3 @@ final class Board: Sendable {
         return "total  \(done)/\(count) done\(failures)  \(ByteFormat.speed(speed))"
     }
 }
-
-/// Speed over the last few seconds, from samples of a growing byte count.
-struct SpeedMeter {
-    private var samples: [(bytes: Int64, time: ContinuousClock.Instant)] = []
-    var window: Duration = .seconds(3)
-
-    mutating func add(bytes: Int64, at time: ContinuousClock.Instant) {
-        if let last = samples.last, bytes < last.bytes { samples.removeAll() }
-        samples.append((bytes, time))
-        while let first = samples.first, time - first.time > window { samples.removeFirst() }
-    }
-
-    var bytesPerSecond: Double {
-        guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
-        let elapsed = last.time - first.time
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(last.bytes - first.bytes) / seconds
-    }
-}

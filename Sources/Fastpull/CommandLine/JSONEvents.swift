@@ -55,7 +55,8 @@ package indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    private static func quote(_ text: String, into output: inout String) {
+    /// Appends `text` as a JSON string literal (quotes, escapes, control characters as `\uXXXX`).
+    static func quote(_ text: String, into output: inout String) {
         output += "\""
         for scalar in text.unicodeScalars {
             switch scalar {

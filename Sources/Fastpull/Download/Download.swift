@@ -261,26 +261,6 @@ public final class Download: Sendable {
     }
 }
 
-/// Speed over the last few seconds, from samples of a growing byte count.
-struct SpeedMeter: Sendable {
-    private var samples: [(bytes: Int64, time: ContinuousClock.Instant)] = []
-    /// How far back the speed looks.
-    var window: Duration = .seconds(3)
-
-    /// Adds a sample; a count lower than the last one (a restart) starts over.
-    mutating func add(bytes: Int64, at time: ContinuousClock.Instant) {
-        if let last = samples.last, bytes < last.bytes { samples.removeAll() }
-        samples.append((bytes, time))
-        while let first = samples.first, time - first.time > window { samples.removeFirst() }
-    }
-
-    /// Bytes per second between the oldest and the newest sample; 0 with fewer than two.
-    var bytesPerSecond: Double {
-        guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
-        return Double(last.bytes - first.bytes) / (last.time - first.time).seconds
-    }
-}
-
 extension Pipeline {
     /// Tells the download's consumers what the probe found. A download made by ``Download/plan()``
     /// stops here, throwing its plan.

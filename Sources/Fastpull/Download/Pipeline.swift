@@ -245,7 +245,7 @@ struct Pipeline {
             let slot = CancellationSlot()
             return try await withTaskCancellationHandler {
                 var failures = 0
-                var staleRetried = false
+                var stale = StaleConnectionRetry()
                 while true {
                     do {
                         return try probe.run(url, slot: slot)
@@ -253,16 +253,7 @@ struct Pipeline {
                         let failure = Failure(error, url: url)
                         if slot.isCancelled { throw CancellationError() }
                         guard failure.retryable else { throw failure.error }
-                        // A kept-alive connection the server closed while idle (say, during a
-                        // Retry-After wait) is no failure of the server's: one free try on a new one.
-                        if failure.staleConnection {
-                            if !staleRetried {
-                                staleRetried = true
-                                continue
-                            }
-                        } else {
-                            staleRetried = false
-                        }
+                        if stale.isFree(failure) { continue }
                         failures += 1
                         guard failures <= retries else { throw failure.error }
                         counters.retries.add(1, ordering: .relaxed)

@@ -33,30 +33,12 @@ final class TraceRecorder: Sendable {
             case let number as Int64: line += ",\"\(key)\":\(number)"
             case let number as Int: line += ",\"\(key)\":\(number)"
             case let number as Double: line += ",\"\(key)\":\(String(format: "%.3f", number))"
-            default: line += ",\"\(key)\":\(Self.quoted("\(value)"))"
+            default:
+                line += ",\"\(key)\":"
+                JSONValue.quote("\(value)", into: &line)
             }
         }
         line += "}\n"
         lock.withLock { _ in handle.write(Data(line.utf8)) }
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    result += String(format: "\\u%04x", scalar.value)
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
     }
 }

@@ -41,7 +41,7 @@ struct SegmentFetcher: Sendable {
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
             var failures = 0
-            var staleRetried = false
+            var stale = StaleConnectionRetry()
             let pipe = SplicePipe()
             while let (window, assignment) = scheduler.nextWindow(for: worker) {
                 if slot.isCancelled { throw CancellationError() }
@@ -57,7 +57,7 @@ struct SegmentFetcher: Sendable {
                     trace?.record(
                         "done", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                     failures = 0
-                    staleRetried = false
+                    stale.rearm()
                 } catch is Cut {
                     trace?.record(
                         "cut", connection: worker, ["start": window.range.lowerBound, "bytes": written])
@@ -83,16 +83,7 @@ struct SegmentFetcher: Sendable {
                     let failure = Failure(error, url: remote.finalURL)
                     // The original error goes up: the pipeline decides what a changed file means.
                     guard failure.retryable else { throw error }
-                    // A kept-alive connection closed while idle (say, during a Retry-After wait) is
-                    // no failure of the server's: one free try on a new one.
-                    if failure.staleConnection && written == 0 {
-                        if !staleRetried {
-                            staleRetried = true
-                            continue
-                        }
-                    } else {
-                        staleRetried = false
-                    }
+                    if stale.isFree(failure, nothingWritten: written == 0) { continue }
                     if Self.isRefusal(error), scheduler.workingConnections(besides: worker) > 0 {
                         trace?.record("close", connection: worker, ["reason": "refused"])
                         return .refused

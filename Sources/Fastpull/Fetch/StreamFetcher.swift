@@ -31,7 +31,7 @@ struct StreamFetcher: Sendable {
         return try await withTaskCancellationHandler {
             var pending = pending
             var failures = 0
-            var staleRetried = false
+            var stale = StaleConnectionRetry()
             while true {
                 if slot.isCancelled { throw CancellationError() }
                 let digests = DigestSet(algorithms)
@@ -45,15 +45,7 @@ struct StreamFetcher: Sendable {
                     let failure = Failure(error, url: remote.finalURL)
                     if slot.isCancelled { throw CancellationError() }
                     guard failure.retryable else { throw failure.error }
-                    // A kept-alive connection closed while idle: one free try on a new one.
-                    if failure.staleConnection && written == 0 {
-                        if !staleRetried {
-                            staleRetried = true
-                            continue
-                        }
-                    } else {
-                        staleRetried = false
-                    }
+                    if stale.isFree(failure, nothingWritten: written == 0) { continue }
                     // Each try starts from byte 0, so bytes written are no progress: every failure counts.
                     failures += 1
                     guard failures <= retries else { throw failure.error }

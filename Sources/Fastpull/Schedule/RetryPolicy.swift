@@ -29,3 +29,25 @@ struct RetryPolicy: Sendable {
         return .seconds(max(0, date.timeIntervalSince(now)))
     }
 }
+
+/// The one free retry a failure may get: a kept-alive connection that the server closed while it was
+/// idle (during a `Retry-After` wait, say) is no failure of the server's, so the first such failure in
+/// a row is retried on a new connection without counting. A second in a row counts, so a server that
+/// closes every connection still ends; any other failure, or a success, re-arms it.
+struct StaleConnectionRetry: Sendable {
+    private var used = false
+
+    /// Whether `failure` is retried without counting it. `nothingWritten` is false once the try wrote
+    /// bytes: then the connection did answer.
+    mutating func isFree(_ failure: Failure, nothingWritten: Bool = true) -> Bool {
+        guard failure.staleConnection && nothingWritten else {
+            used = false
+            return false
+        }
+        defer { used = true }
+        return !used
+    }
+
+    /// A try succeeded: the next stale connection is free again.
+    mutating func rearm() { used = false }
+}
