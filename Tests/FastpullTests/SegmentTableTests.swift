@@ -460,6 +460,28 @@ struct ConnectionRampTests {
         #expect(ramp.phase == .trimming)
     }
 
+    /// Bytes the hash could read pile up (the CPU is the limit): even a doubling that looks like a
+    /// gain, or the maximum, turns into trimming.
+    @Test func aHashThatFallsBehindTrims() {
+        var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))
+        _ = ramp.observe(written: 0, hashed: 0, frontier: 0, now: at(0))
+        #expect(
+            ramp.observe(written: 20_000_000, hashed: 20_000_000, frontier: 20_000_000, now: at(0.05)) == 12)
+        // +100%, but 40 MB are ready and unhashed: back to 6, and try 3.
+        #expect(
+            ramp.observe(written: 140_000_000, hashed: 60_000_000, frontier: 100_000_000, now: at(0.15)) == 3)
+        #expect(ramp.phase == .trimming)
+
+        var full = ConnectionRamp(automaticUpTo: 12, work: 100, step: .milliseconds(100))
+        _ = full.observe(written: 0, hashed: 0, frontier: 0, now: at(0))
+        #expect(
+            full.observe(written: 20_000_000, hashed: 20_000_000, frontier: 20_000_000, now: at(0.05)) == 12)
+        // At the maximum, a hash keeping up settles it there.
+        #expect(
+            full.observe(written: 80_000_000, hashed: 75_000_000, frontier: 78_000_000, now: at(0.15)) == 12)
+        #expect(full.phase == .settled)
+    }
+
     /// A hash a few pieces behind moves in jumps: the bytes written are the throughput.
     @Test func aHashJustBehindDoesNotCount() {
         var ramp = ConnectionRamp(automaticUpTo: 16, work: 100, step: .milliseconds(100))

@@ -124,7 +124,10 @@ extension Pipeline {
 
                 spawn(upTo: ramp.target)
                 // the first step starts now
-                _ = ramp.observe(written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)
+                _ = ramp.observe(
+                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes,
+                    frontier: scheduler.frontier,
+                    now: .now)
                 do {
                     for try await result in group {
                         switch result {
@@ -164,7 +167,9 @@ extension Pipeline {
                                     slots[worker]?.evict()
                                 }
                                 let target = ramp.observe(
-                                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes, now: .now)
+                                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes,
+                                    frontier: scheduler.frontier,
+                                    now: .now)
                                 let active = slots.count - retiring.count
                                 if active < target {
                                     spawn(upTo: target)

@@ -73,7 +73,9 @@ struct ConnectionRamp: Sendable, Equatable {
     /// read. While the hash lags more than ``hashBoundLag``, a step's throughput is the smaller of the
     /// two, so a burst of writes the hash has yet to catch up with does not pass for speed (and the
     /// hash re-reading a resumed prefix does not either); otherwise it is the bytes written.
-    mutating func observe(written: Int64, hashed: Int64, now: ContinuousClock.Instant) -> Int {
+    mutating func observe(
+        written: Int64, hashed: Int64, frontier: Int64? = nil, now: ContinuousClock.Instant
+    ) -> Int {
         guard phase == .ramping || phase == .trimming else { return target }
         guard let start = stepStart else {
             stepStart = now
@@ -88,6 +90,9 @@ struct ConnectionRamp: Sendable, Equatable {
         // Only while the hash is far behind is it the bottleneck worth counting by; otherwise its
         // progress moves in jumps as pieces complete, too coarse for a short step.
         let hashBound = max(written - hashed, stepWritten - stepHashed) > Self.hashBoundLag
+        // The bytes the hash could read now but has not: when they pile up, the hash (the CPU) is
+        // what limits the download, and more connections cannot help.
+        let hashBehind = (frontier ?? written) - hashed > Self.hashBoundLag
         let throughput = Double(hashBound ? min(wrote, hashed - stepHashed) : wrote) / elapsed
         stepStart = now
         stepWritten = written
@@ -97,33 +102,41 @@ struct ConnectionRamp: Sendable, Equatable {
             return target
         }
         if phase == .ramping {
-            ramp(throughput)
+            ramp(throughput, hashBehind: hashBehind)
         } else {
             trim(throughput)
         }
         return target
     }
 
-    private mutating func ramp(_ throughput: Double) {
-        if let reference, throughput < reference * (1 + Self.margin) {
-            // The doubling did not pay: back to the count before it, then see whether fewer do as well.
-            target = referenceCount
+    private mutating func ramp(_ throughput: Double, hashBehind: Bool) {
+        // At the maximum only a hash that is behind sends it back down; a doubling there could not
+        // have paid more than the maximum allows.
+        let atMaximum = target == maximum && reference != nil
+        let gained = atMaximum || (reference.map { throughput >= $0 * (1 + Self.margin) } ?? true)
+        guard gained && !hashBehind else {
+            // The doubling did not pay, or the hash is behind (more connections cannot help): back to
+            // the count before it, then see whether fewer do as well. The latest step is the steady
+            // state to hold; the first one is inflated by empty socket buffers.
+            target = reference == nil ? target : referenceCount
+            self.reference = throughput
             guard target > 1 else {
                 phase = .settled
                 return
             }
-            // The latest step is the steady state to hold; the first one is inflated by empty socket
-            // buffers and a hash that has not fallen behind yet.
-            self.reference = throughput
             phase = .trimming
             target = max(1, target / 2)
             settling = true
             return
         }
+        guard !atMaximum else {
+            phase = .settled
+            return
+        }
         reference = throughput
         referenceCount = target
+        // Reaching the maximum takes one more step: it settles there unless the hash fell behind.
         target = min(maximum, target * 2)
-        if target == maximum { phase = .settled }
     }
 
     private mutating func trim(_ throughput: Double) {
