@@ -47,6 +47,15 @@ struct Behaviour: Sendable, Equatable {
     var redirectCode = 302
     /// `url=ENC`: the Location of `/redirect-to`.
     var redirectURL: String?
+    /// `if-range=ignore`: answer ranges whatever `If-Range` says, as some servers do (h2o 2.2, Python's
+    /// `RangeHTTPServer`): a stale request then gets a 206 of the current version.
+    var ignoresIfRange = false
+    /// `alternate=1` (`/gen` only): every second GET of this key serves the next seed's content, with
+    /// that version's ETag, as a server flapping between two versions (two backends) would.
+    var alternates = false
+    /// `multipart=1`: a 206 is framed as `multipart/byteranges` (one part), with a matching
+    /// `Content-Range` on the response as well.
+    var multipart = false
 
     init() {}
 
@@ -104,6 +113,11 @@ struct Behaviour: Sendable, Equatable {
             let code = try integer(name, value, in: 301...308)
             guard [301, 302, 303, 307, 308].contains(code) else { throw invalid(name, value) }
             redirectCode = code
+        case "if-range":
+            guard value == "ignore" || value == "honour" else { throw invalid(name, value) }
+            ignoresIfRange = value == "ignore"
+        case "alternate": alternates = try flag(name, value)
+        case "multipart": multipart = try flag(name, value)
         case "url":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

@@ -171,7 +171,17 @@ final class Connection {
                     return .abort
                 }
             case .content(let source, let range):
+                if let prefix = response.framing?.prefix,
+                    prefix.withUnsafeBytes({ stream.write($0, more: true) }) != prefix.count
+                {
+                    return .abort
+                }
                 let result = sendContent(source, range: range, response: response)
+                if result.complete, response.cut == nil, let suffix = response.framing?.suffix,
+                    suffix.withUnsafeBytes({ stream.write($0, more: false) }) != suffix.count
+                {
+                    return .abort
+                }
                 sent = result.sent
                 if !result.complete {
                     outcome = .abort

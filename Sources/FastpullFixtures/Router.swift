@@ -39,10 +39,18 @@ struct Router {
             guard let size = Self.size(path.dropFirst("/gen/".count)), path.hasPrefix("/gen/") else {
                 return .text(404, "no such size: \(path)\n")
             }
+            var seed = behaviour.seed
+            if behaviour.alternates, request.method == "GET",
+                core.next(.version, key: request.target) % 2 == 1
+            {
+                seed &+= 1
+            }
             return content(
                 request, behaviour: behaviour, connectionIndex: connectionIndex, size: size,
-                source: .generated(seed: behaviour.seed), etag: "\"gen-\(size)-\(behaviour.seed)\"",
-                lastModified: HTTPDate.generatedContent)
+                source: .generated(seed: seed), etag: "\"gen-\(size)-\(seed)\"",
+                lastModified: seed == behaviour.seed
+                    ? HTTPDate.generatedContent
+                    : HTTPDate.format(secondsSinceEpoch: 1_600_000_000 + Int(seed % 1000)))
         case "files":
             return file(request, behaviour: behaviour, connectionIndex: connectionIndex)
         case "redirect":
@@ -112,12 +120,20 @@ struct Router {
         }
 
         var range = behaviour.noRanges ? .whole : RangeRequest(header: request.header("Range"), size: size)
-        if case .partial = range, let validator = request.header("If-Range"),
+        if case .partial = range, !behaviour.ignoresIfRange, let validator = request.header("If-Range"),
             validator != etag && validator != lastModified
         {
             range = .whole
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", "application/octet-stream")]
+        let multipart: Bool
+        if case .partial = range, behaviour.multipart { multipart = true } else { multipart = false }
+        let boundary = "fastpull-fixture-boundary"
+        var headers: [(name: String, value: String)] = [
+            (
+                "Content-Type",
+                multipart ? "multipart/byteranges; boundary=\(boundary)" : "application/octet-stream"
+            )
+        ]
         if !behaviour.noRanges { headers.append(("Accept-Ranges", "bytes")) }
         headers += [("ETag", etag), ("Last-Modified", lastModified)]
 
@@ -137,14 +153,23 @@ struct Router {
                 ? Self.shifted(requested, size: size) : requested.lowerBound..<(requested.upperBound + 1)
             headers.append(("Content-Range", "bytes \(body.lowerBound)-\(body.upperBound - 1)/\(size)"))
         }
+        var framing: (prefix: [UInt8], suffix: [UInt8])?
+        if multipart {
+            let part =
+                "--\(boundary)\r\nContent-Type: application/octet-stream\r\n"
+                + "Content-Range: bytes \(body.lowerBound)-\(body.upperBound - 1)/\(size)\r\n\r\n"
+            framing = (Array(part.utf8), Array("\r\n--\(boundary)--\r\n".utf8))
+        }
+        let framed = Int64((framing?.prefix.count ?? 0) + (framing?.suffix.count ?? 0))
         if behaviour.chunked {
             headers.append(("Transfer-Encoding", "chunked"))
         } else {
-            headers.append(("Content-Length", "\(body.count)"))
+            headers.append(("Content-Length", "\(Int64(body.count) + framed)"))
         }
 
         var response = Response(
             status: status, headers: headers, body: isHead ? .empty : .content(source, range: body))
+        response.framing = framing
         response.chunked = behaviour.chunked
         response.corruptOffset = behaviour.corruptOffset
         response.rate = behaviour.rate(forConnection: connectionIndex)

@@ -17,13 +17,14 @@ import Synchronization
 final class ServerCore: Sendable {
     /// Which per-key counter a fault consumes.
     enum Counter: Sendable {
-        case status, drop, stall
+        case status, drop, stall, version
     }
 
     private struct KeyCounters {
         var status = 0
         var drop = 0
         var stall = 0
+        var version = 0
     }
 
     private struct Lifecycle {
@@ -185,6 +186,28 @@ final class ServerCore: Sendable {
 
     // MARK: Per-key fault counters
 
+    /// Counts one more request of `key` for `counter` and returns how many came before it.
+    func next(_ counter: Counter, key: String) -> Int {
+        counters.withLock { all in
+            var entry = all[key] ?? KeyCounters()
+            let used: Int
+            switch counter {
+            case .status: used = entry.status
+            case .drop: used = entry.drop
+            case .stall: used = entry.stall
+            case .version: used = entry.version
+            }
+            switch counter {
+            case .status: entry.status += 1
+            case .drop: entry.drop += 1
+            case .stall: entry.stall += 1
+            case .version: entry.version += 1
+            }
+            all[key] = entry
+            return used
+        }
+    }
+
     /// Consumes one use of `counter` for `key` if fewer than `limit` were used (nil: no limit, always
     /// true). Returns whether the fault applies to this response.
     func take(_ counter: Counter, key: String, limit: Int?) -> Bool {
@@ -195,12 +218,14 @@ final class ServerCore: Sendable {
             case .status: used = entry.status
             case .drop: used = entry.drop
             case .stall: used = entry.stall
+            case .version: used = entry.version
             }
             if let limit, used >= limit { return false }
             switch counter {
             case .status: entry.status += 1
             case .drop: entry.drop += 1
             case .stall: entry.stall += 1
+            case .version: entry.version += 1
             }
             all[key] = entry
             return true
