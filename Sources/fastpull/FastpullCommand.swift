@@ -11,6 +11,7 @@ import Foundation
 struct FastpullCommand {
     static func main() async {
         SignalWatcher.unblockStopSignals()
+        StandardStream.ignoreBrokenPipes()
         let started = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -75,6 +76,6 @@ struct FastpullCommand {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("fastpull: \(message)\n".utf8))
+        StandardStream.write("fastpull: \(message)\n", to: STDERR_FILENO)
     }
 }

@@ -1,11 +1,28 @@
 import Fastpull
 import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes `--json` output: every event as one line of JSON on stdout, written at once (no buffering),
 /// so a reader sees each event as it happens. The encoding is ``JSONEvents`` in the library.
-struct JSONEventsWriter: Sendable {
+final class JSONEventsWriter: Sendable {
     /// When the command started; every line's `elapsed` counts from here.
     let started: ContinuousClock.Instant
+    /// Called once when stdout refuses a line (its reader went away): the run stops, saving what it
+    /// has, since nobody is left to read what it says.
+    let onClosed: @Sendable () -> Void
+    private let closed = Atomic<Bool>(false)
+
+    init(started: ContinuousClock.Instant, onClosed: @escaping @Sendable () -> Void = {}) {
+        self.started = started
+        self.onClosed = onClosed
+    }
+
+    /// Whether stdout was closed while the run wrote to it.
+    var wasClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Writes the line for `event` of download `index`.
     func write(_ event: Event, index: Int, url: URL) {
@@ -26,6 +43,11 @@ struct JSONEventsWriter: Sendable {
     }
 
     private func emit(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        guard !closed.load(ordering: .acquiring) else { return }
+        if !StandardStream.write(line + "\n", to: STDOUT_FILENO),
+            !closed.exchange(true, ordering: .acquiringAndReleasing)
+        {
+            onClosed()
+        }
     }
 }

@@ -38,7 +38,9 @@ struct Run {
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
-        let json = options.json ? JSONEventsWriter(started: started) : nil
+        let json =
+            options.json
+            ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
         let items = batch.items
         let events = batch.events
         let listener = Task {
@@ -87,6 +89,9 @@ struct Run {
                     single ? "error: \(error.message)" : Summary.outcome(outcome, count: outcomes.count))
             }
         }
+        if json?.wasClosed == true {
+            console.note("stopped because standard output was closed; run the same command to resume")
+        }
         if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code)) }
         let failed = outcomes.filter { $0.error != nil }.count
         json?.summary(
@@ -96,7 +101,7 @@ struct Run {
     }
 }
 
-/// A SIGINT or SIGTERM, and the download task it cancels: the task may start after the signal came.
+/// A stop signal (or a closed stdout under `--json`), and the download task it cancels: the task may start after the signal came.
 final class Interruption: Sendable {
     private let state = Mutex<(happened: Bool, task: Task<[BatchOutcome], Never>?)>((false, nil))
 

@@ -5,7 +5,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// Turns SIGINT and SIGTERM into a call of `onSignal` (which cancels the download) instead of killing
+/// Turns SIGINT, SIGTERM and SIGHUP into a call of `onSignal` (which cancels the download) instead of killing
 /// the process, so connections close and the error path runs. A second signal exits at once.
 ///
 /// A real handler (`sigaction`) writes the signal's number into a pipe, and a thread of the watcher's
@@ -46,18 +46,19 @@ final class SignalWatcher: Sendable {
         }
         sigemptyset(&action.sa_mask)
         action.sa_flags = Int32(SA_RESTART)
-        sigaction(SIGINT, &action, nil)
-        sigaction(SIGTERM, &action, nil)
+        for signal in Self.stopSignals { sigaction(signal, &action, nil) }
     }
 
-    /// Unblocks SIGINT and SIGTERM for this thread and the threads it starts: a parent may have started
+    /// The signals that stop a download, saving its journal: Ctrl-C, `kill`, and a closed terminal.
+    static let stopSignals = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Unblocks the stop signals for this thread and the threads it starts: a parent may have started
     /// us with them blocked (Foundation's `Process` does, from some threads), and then Ctrl-C would do
     /// nothing. Call first thing in `main`.
     static func unblockStopSignals() {
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
+        for signal in stopSignals { sigaddset(&set, signal) }
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 

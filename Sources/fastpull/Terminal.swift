@@ -43,6 +43,9 @@ final class Console: Sendable {
     private struct State {
         /// Lines of the live block on screen (the cursor is at the end of its last one).
         var drawn = 0
+        /// Set once stderr refused a write (its reader went away): nothing is written from then on,
+        /// and the download goes on.
+        var closed = false
     }
 
     private let state = Mutex(State())
@@ -53,7 +56,7 @@ final class Console: Sendable {
             var output = Self.erase(state.drawn)
             state.drawn = 0
             output += "fastpull: \(text)\n"
-            Self.write(output)
+            Self.write(output, state: &state)
         }
     }
 
@@ -67,7 +70,7 @@ final class Console: Sendable {
             }
             output += "\u{1B}[J"
             state.drawn = lines.count
-            Self.write(output)
+            Self.write(output, state: &state)
         }
     }
 
@@ -75,7 +78,7 @@ final class Console: Sendable {
     func clear() {
         state.withLock { state in
             guard state.drawn > 0 else { return }
-            Self.write(Self.erase(state.drawn))
+            Self.write(Self.erase(state.drawn), state: &state)
             state.drawn = 0
         }
     }
@@ -89,7 +92,8 @@ final class Console: Sendable {
         lines > 0 ? up(lines) + "\u{1B}[J" : ""
     }
 
-    private static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+    private static func write(_ text: String, state: inout State) {
+        guard !state.closed else { return }
+        if !StandardStream.write(text, to: STDERR_FILENO) { state.closed = true }
     }
 }
