@@ -85,33 +85,49 @@ SEEDS = {
     },
 }
 
-JOURNAL = (
-    '{\n  "bootID" : "0f6d5a9c-1111-4222-8333-944455556666",\n  "checksums" : [\n    "sha256=%s"\n  ],\n'
-    '  "etag" : "\\"gen-4096-1\\"",\n  "finalURL" : "http://127.0.0.1:8080/gen/4096",\n'
-    '  "format" : "fastpull-journal",\n  "lastModified" : "Mon, 01 Jan 2024 00:00:00 GMT",\n'
-    '  "segments" : [\n%s\n  ],\n  "size" : %d,\n  "tool" : "fastpull/0.1.0",\n'
-    '  "url" : "http://127.0.0.1:8080/redirect/1/gen/4096",\n  "version" : 1\n}'
-)
 SHA = "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
 
 
-def segments(parts):
-    return ",\n".join(
-        '    {\n      "durable" : %d,\n      "end" : %d,\n      "start" : %d,\n      "written" : %d\n    }'
-        % (durable, end, start, written)
-        for start, end, durable, written in parts
-    )
+def journal(parts, size, **changes):
+    """A version-2 journal as Swift's JSONEncoder writes it (pretty, sorted keys), sealed with the
+    checksum of its encoding without the checksum field, as Journal.encoded() does."""
+    import hashlib
+    import json
+
+    fields = {
+        "bootID": "0f6d5a9c-1111-4222-8333-944455556666",
+        "checksums": ["sha256=" + SHA],
+        "etag": '"gen-4096-1"',
+        "finalURL": "http://127.0.0.1:8080/gen/4096",
+        "format": "fastpull-journal",
+        "lastModified": "Mon, 01 Jan 2024 00:00:00 GMT",
+        "segments": [
+            {"durable": durable, "end": end, "start": start, "written": written}
+            for start, end, durable, written in parts
+        ],
+        "size": size,
+        "tool": "fastpull/0.1.0",
+        "url": "http://127.0.0.1:8080/redirect/1/gen/4096",
+        "version": 2,
+    }
+    fields.update(changes)
+
+    def encode(value):
+        return json.dumps(value, indent=2, sort_keys=True, separators=(",", " : "), ensure_ascii=False)
+
+    fields["checksum"] = hashlib.sha256(encode(fields).encode()).hexdigest()
+    return encode(fields).encode()
 
 
 SEEDS["journal"] = {
-    "two-segments": (JOURNAL % (SHA, segments([(0, 2048, 1024, 2048), (2048, 4096, 0, 100)]), 4096)).encode(),
-    "one-segment": (JOURNAL % (SHA, segments([(0, 1, 0, 1)]), 1)).encode(),
-    "minimal": b'{"format":"fastpull-journal","version":1,"url":"u","finalURL":"u","size":3,"checksums":[],'
+    "two-segments": journal([(0, 2048, 1024, 2048), (2048, 4096, 0, 100)], 4096),
+    "one-segment": journal([(0, 1, 0, 1)], 1),
+    "minimal": b'{"format":"fastpull-journal","version":2,"url":"u","finalURL":"u","size":3,"checksums":[],'
     b'"segments":[{"start":0,"end":3,"durable":0,"written":0}]}',
-    "gap": (JOURNAL % (SHA, segments([(0, 10, 0, 0), (11, 20, 0, 0)]), 20)).encode(),
-    "version-2": b'{"format":"fastpull-journal","version":2}',
-    "huge-size": (JOURNAL % (SHA, segments([(0, 9223372036854775807, 0, 9223372036854775807)]),
-                             9223372036854775807)).encode(),
+    "gap": journal([(0, 10, 0, 0), (11, 20, 0, 0)], 20),
+    "edited": journal([(0, 2048, 1024, 2048), (2048, 4096, 0, 100)], 4096).replace(b'"written" : 100', b'"written" : 2048'),
+    "version-1": b'{"format":"fastpull-journal","version":1}',
+    "huge-size": journal([(0, 9223372036854775807, 0, 9223372036854775807)], 9223372036854775807),
 }
 
 # content-disposition: RFC 6266 section 5 and RFC 8187 examples, then hostile names.

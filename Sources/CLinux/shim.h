@@ -12,6 +12,15 @@ extern ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_o
 extern int pipe2(int pipefd[2], int flags);
 extern int fcntl(int fd, int cmd, ...);
 
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                     unsigned int flags);
+
+/// rename(2) that fails with EEXIST instead of replacing `newpath` (renameat2 with RENAME_NOREPLACE).
+/// File systems without it fail with EINVAL.
+static inline int fp_rename_noreplace(const char *oldpath, const char *newpath) {
+    return renameat2(-100 /* AT_FDCWD */, oldpath, -100, newpath, 1 /* RENAME_NOREPLACE */);
+}
+
 /// splice(2) from `fd_in` (a socket or pipe) into `fd_out`; `off_out` is the file offset to write at,
 /// or NULL for a pipe. Moves pages rather than copying where the kernel can (SPLICE_F_MOVE).
 static inline ssize_t fp_splice(int fd_in, int fd_out, long long *off_out, size_t len) {

@@ -58,16 +58,15 @@ struct FaultMatrixTests {
         #expect(Leftovers(output).onlyOutput)
     }
 
-    /// A connection reset on every response before any byte → exit 3 → `.part` and journal kept and
-    /// consistent (nothing written) → resumable.
+    /// A connection reset on every response before any byte → exit 3 → nothing saved, so nothing left
+    /// (no `.part` the size of the file, no journal claiming a resumable download of 0 bytes).
     @Test func resetBeforeAnyByteGivesUpAsANetworkError() async throws {
         let url = server.url("/gen/\(2 << 20)?drop-after=0&drops=100000")
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
-        _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "closed"])
-        let left = Leftovers(output)
-        #expect(!left.output)
-        #expect(left.resumable, "\(left)")
-        #expect(left.keptBytes == 0)
+        let error = try FaultRun.expectError(
+            result, code: .network, mentioning: [url.absoluteString, "closed"])
+        #expect(!error.message.contains("resume"), "\(error.message)")
+        #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
     /// Body shorter than Content-Length on the single-stream path (no ranges) → exit 3 → nothing left:
@@ -121,7 +120,7 @@ struct FaultMatrixTests {
     }
 
     /// Every response stalls before its first byte → replacing stalled connections must not go on
-    /// forever: exit 3 once the retry budget is spent, `.part` and journal kept → resumable.
+    /// forever: exit 3 once the retry budget is spent → nothing saved, nothing left.
     @Test
     func stallForeverEndsWithinTheRetryBudget() async throws {
         let url = server.url("/gen/\(2 << 20)?stall-after=0&stalls=100000")
@@ -130,7 +129,7 @@ struct FaultMatrixTests {
         configuration.idleTimeout = .seconds(1)
         let result = await FaultRun.download(url, to: output, configuration, within: .seconds(20))
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString])
-        #expect(Leftovers(output).resumable)
+        #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
     /// A stall on the single-stream path (no ranges) → the idle timeout ends the try → exit 3 → nothing
@@ -240,17 +239,23 @@ struct FaultMatrixTests {
     // MARK: - Range violations
 
     /// 206 whose Content-Range is not the range asked for → exit 4 naming Content-Range → no byte of
-    /// it written; `.part` and journal kept → resumable.
+    /// it written → nothing saved, so nothing left behind (before: a preallocated `.part` the size of
+    /// the file and a journal saying "0 of N bytes are saved").
     @Test func wrongContentRangeIsNeverWritten() async throws {
         let url = server.url("/gen/\(2 << 20)?bad-range=1")
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
-        _ = try FaultRun.expectError(
+        let error = try FaultRun.expectError(
             result, code: .httpStatus, mentioning: [url.absoluteString, "Content-Range"])
-        let left = Leftovers(output)
-        #expect(!left.output)
-        #expect(left.resumable, "\(left)")
-        #expect(left.keptBytes == 0)
-        #expect(try left.partIsZeros())
+        #expect(!error.message.contains("resume"), "\(error.message)")
+        #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
+    }
+
+    /// A 429 storm that never lets a byte through → exit 4 after the retries → nothing left.
+    @Test func aRefusalStormThatSavedNothingLeavesNothing() async throws {
+        let url = server.url("/gen/\(2 << 20)?status=429&retry-after=0")
+        let result = await FaultRun.download(url, to: output, configuration(retries: 1))
+        _ = try FaultRun.expectError(result, code: .httpStatus, mentioning: [url.absoluteString, "429"])
+        #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
     /// 200 to every request (no ranges, from the probe on) → one streaming connection → exit 0.
@@ -264,9 +269,10 @@ struct FaultMatrixTests {
     }
 
     /// The probe promises ranges (HEAD with Accept-Ranges and a strong ETag), then every ranged GET gets
-    /// a 200 with the whole file: a 200 to If-Range means the file changed → restarts, then exit 5 →
-    /// nothing left (the bytes belong to no known version).
-    @Test func wholeFileWhereARangeWasAskedIsARemoteChange() async throws {
+    /// a 200 with the whole file and the same ETag: the file did not change, the server just does not
+    /// serve ranges (curl and aria2c save it) → that body is the file, over one connection → exit 0.
+    /// Before: exit 5 in a tenth of a second.
+    @Test func wholeFileOfTheSameVersionWhereARangeWasAskedIsStreamed() async throws {
         let body = [UInt8](repeating: 0x61, count: 4096)
         let responder = try RawResponder { request in
             let head =
@@ -276,15 +282,34 @@ struct FaultMatrixTests {
         }
         defer { responder.stop() }
         let url = responder.url("/ranges-then-not")
+        let report = try await FaultRun.download(url, to: output, configuration(retries: 1)).get()
+        #expect(!report.rangesSupported)
+        #expect(try Data(contentsOf: output) == Data(body))
+        #expect(Leftovers(output).onlyOutput)
+    }
+
+    /// The same answer with another ETag than the probe's: the file did change → starts over, twice,
+    /// then exit 5 → nothing left (the bytes belong to no version the download could pin).
+    @Test func wholeFileOfAnotherVersionIsARemoteChange() async throws {
+        let body = [UInt8](repeating: 0x61, count: 4096)
+        let responder = try RawResponder { request in
+            let etag = request.hasPrefix("HEAD") ? "\"v1\"" : "\"v2\""
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\nAccept-Ranges: bytes\r\nETag: \(etag)\r\n"
+                + "Connection: close\r\n\r\n"
+            return .bytes(Array(head.utf8) + (request.hasPrefix("HEAD") ? [] : body))
+        }
+        defer { responder.stop() }
+        let url = responder.url("/changed")
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
         _ = try FaultRun.expectError(
             result, code: .remoteChanged, mentioning: [url.absoluteString, "changing"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
-    /// Same without a validator (no If-Range sent): the server stopped honouring ranges → exit 4 →
-    /// `.part` and journal kept, nothing written → resumable.
-    @Test func wholeFileWhereARangeWasAskedWithoutValidatorIsAnHTTPError() async throws {
+    /// Same without any validator (no If-Range sent): nothing says the whole file is another version →
+    /// it is taken as the file, over one connection → exit 0.
+    @Test func wholeFileWhereARangeWasAskedWithoutValidatorIsStreamed() async throws {
         let body = [UInt8](repeating: 0x62, count: 4096)
         let responder = try RawResponder { request in
             let head =
@@ -293,12 +318,10 @@ struct FaultMatrixTests {
         }
         defer { responder.stop() }
         let url = responder.url("/no-validator")
-        let result = await FaultRun.download(url, to: output, configuration(retries: 1))
-        _ = try FaultRun.expectError(result, code: .httpStatus, mentioning: [url.absoluteString, "ranges"])
-        let left = Leftovers(output)
-        #expect(!left.output)
-        #expect(left.resumable, "\(left)")
-        #expect(left.keptBytes == 0)
+        let report = try await FaultRun.download(url, to: output, configuration(retries: 1)).get()
+        #expect(!report.rangesSupported)
+        #expect(try Data(contentsOf: output) == Data(body))
+        #expect(Leftovers(output).onlyOutput)
     }
 
     // MARK: - Malformed responses (raw responder)
@@ -538,7 +561,7 @@ struct FaultMatrixTests {
         let target = URL(fileURLWithPath: mount.path).appendingPathComponent("out.bin")
         let result = await FaultRun.download(server.url("/gen/\(8 << 20)"), to: target, configuration())
         _ = try FaultRun.expectError(
-            result, code: .localIO, mentioning: [target.path + ".part", "free some space"])
+            result, code: .localIO, mentioning: [mount.path, "free some space", "8.0 MiB"])
         #expect(Leftovers(target).isEmpty, "\(Leftovers(target))")
     }
 

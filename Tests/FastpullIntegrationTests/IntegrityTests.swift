@@ -474,7 +474,7 @@ struct ProbeDigestLogTests {
         let remote = log.applied(
             to: RemoteFile(
                 url: URL(string: "http://h/x")!, finalURL: URL(string: "http://h/x")!, size: 1,
-                acceptsRanges: true))
+                acceptsRanges: true), head: head)
         #expect(remote.serverDigests == log.trusted)
         #expect(remote.ignoredServerDigests == log.ignored)
     }

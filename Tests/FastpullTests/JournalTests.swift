@@ -32,7 +32,8 @@ struct JournalTests {
         let data = original.encoded()
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.contains("\"format\" : \"fastpull-journal\""))
-        #expect(text.contains("\"version\" : 1"))
+        #expect(text.contains("\"version\" : 2"))
+        #expect(text.contains("\"checksum\" : \"\(original.contentChecksum())\""))
         #expect(text.contains("fastpull/"))
         #expect(try Journal.decode(data) == original)
     }
@@ -46,6 +47,26 @@ struct JournalTests {
         #expect(throws: Journal.Problem.unreadable("not a valid journal")) {
             try Journal.decode(Data("{}".utf8))
         }
+    }
+
+    /// A journal damaged or edited by hand (here: to claim every byte is written) is refused, as is
+    /// one without its seal (version 1 had none).
+    @Test func rejectsAnEditedOrUnsealedJournal() throws {
+        let text = String(decoding: journal().encoded(), as: UTF8.self)
+        let edited = text.replacingOccurrences(of: "\"written\" : 2", with: "\"written\" : 5")
+        #expect(edited != text)
+        #expect(
+            throws: Journal.Problem.inconsistent(
+                "its checksum does not match its contents: it was damaged or edited")
+        ) {
+            try Journal.decode(Data(edited.utf8))
+        }
+        let unsealed = text.split(separator: "\n").filter { !$0.contains("\"checksum\" :") }.joined(
+            separator: "\n")
+        #expect(throws: Journal.Problem.self) { try Journal.decode(Data(unsealed.utf8)) }
+        var old = journal()
+        old.version = 1
+        #expect(throws: Journal.Problem.unsupportedVersion(1)) { try Journal.decode(old.encoded()) }
     }
 
     @Test func rejectsOtherFormatsAndVersions() throws {
@@ -123,6 +144,28 @@ struct JournalTests {
         var foreign = live
         foreign.etag = "\"other\""
         #expect(Pipeline.merge(durable: durable, live: foreign, bootID: "boot-a") == durable)
+    }
+
+    /// Segments split and merge between durable saves; the live journal still counts: the bytes
+    /// either journal records are the union of both, with every boundary kept.
+    @Test func liveJournalCountsAfterTheSegmentsChanged() throws {
+        // The durable save saw the plan's three segments; since then the first two were merged into one
+        // window and a steal split the last one at 22.
+        let durable = journal(segments: [(0, 10, 4, 4), (10, 20, 0, 0), (20, 25, 0, 0)])
+        let live = journal(segments: [(0, 20, 0, 14), (20, 22, 0, 1), (22, 25, 0, 3)])
+        let merged = try #require(Pipeline.merge(durable: durable, live: live, bootID: "boot-a"))
+        #expect(merged.segments.map(\.start) == [0, 10, 20, 22])
+        #expect(merged.segments.map(\.end) == [10, 20, 22, 25])
+        #expect(merged.segments.map(\.written) == [10, 4, 1, 3])
+        #expect(merged.segments.map(\.durable) == [4, 0, 0, 0])
+        #expect(merged.keptBytes(currentBootID: "boot-a") == 18)
+        try merged.validate()
+        // Killed before the first durable save saw a byte: the live journal alone still counts.
+        let empty = journal(segments: [(0, 10, 0, 0), (10, 20, 0, 0), (20, 25, 0, 0)])
+        let early = try #require(Pipeline.merge(durable: empty, live: live, bootID: "boot-a"))
+        #expect(early.keptBytes(currentBootID: "boot-a") == 18)
+        // After a reboot only what was synced counts.
+        #expect(Pipeline.merge(durable: durable, live: live, bootID: "boot-b") == durable)
     }
 
     @Test func storeWritesAtomicallyAndReadsBack() throws {

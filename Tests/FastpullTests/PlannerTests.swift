@@ -76,8 +76,16 @@ struct PlannerTests {
     @Test func hugeFile() {
         let size: Int64 = 5 << 40  // 5 TiB
         let plan = Planner.plan(size: size, connections: 16, minimumSegmentSize: mebibyte)
-        #expect(plan.segments.count == Int(size / Planner.maximumSegmentSize))
+        #expect(plan.segments.count <= Int(Planner.maximumSegmentCount))
         checkInvariants(plan, size: size, connections: 16, minimum: mebibyte)
+    }
+
+    /// Whatever size a server claims, the plan stays small: 2^62 bytes is 4,096 segments, not 2^38.
+    @Test(arguments: [Int64(1) << 50, Int64(1) << 62, Int64.max])
+    func absurdSizesPlanABoundedNumberOfSegments(size: Int64) {
+        let plan = Planner.plan(size: size, connections: 16, minimumSegmentSize: mebibyte)
+        #expect(plan.segments.count <= Int(Planner.maximumSegmentCount))
+        #expect(plan.segments.first?.start == 0 && plan.segments.last?.end == size)
     }
 
     @Test func minimumLargerThanTheFile() {

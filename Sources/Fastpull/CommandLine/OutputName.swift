@@ -7,6 +7,10 @@ package enum OutputName {
     /// The name used when nothing else gives one.
     package static let fallback = "index.html"
 
+    /// The longest name a download may have: a file name holds at most 255 bytes, and the longest of
+    /// the files kept beside the output (``JournalStore/longestSuffix``) adds its suffix to it.
+    package static let maximumBytes = 255 - JournalStore.longestSuffix.utf8.count
+
     /// The safe name for `url`, preferring the file name in `contentDisposition`.
     package static func derive(from url: URL, contentDisposition: String?) -> String {
         if let header = contentDisposition, let name = ContentDisposition.fileName(in: header),
@@ -29,8 +33,9 @@ package enum OutputName {
     ///
     /// Only the part after the last `/` or `\` is kept (so `../../etc/passwd` is `passwd`); control
     /// characters (C0, DEL, C1) and the Unicode direction overrides are dropped; surrounding
-    /// whitespace and leading dots go (no hidden files, no `.` or `..`); and a name longer than 255
-    /// bytes is shortened, keeping its extension.
+    /// whitespace and leading dots go (no hidden files, no `.` or `..`); and a name longer than
+    /// ``maximumBytes`` (room for the `.part` file and journals beside it) is shortened, keeping its
+    /// extension.
     package static func sanitize(_ name: String) -> String? {
         // Scalar by scalar, not by Character: `/` followed by a combining mark, or `.` followed by one,
         // is one Character that is neither `/` nor `.`.
@@ -44,7 +49,7 @@ package enum OutputName {
             result = String(result.unicodeScalars.dropFirst()).trimmingCharacters(in: .whitespaces)
         }
         guard !result.isEmpty else { return nil }
-        return shortened(result, toBytes: 255)
+        return shortened(result, toBytes: maximumBytes)
     }
 
     private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {

@@ -149,6 +149,8 @@ public final class Batch: Sendable {
     private let eventStream: AsyncStream<BatchEvent>
     private let eventSink: AsyncStream<BatchEvent>.Continuation
     private let downloads: Mutex<[Int: Download]>
+    /// Output paths by the item that saves there: two items never write one file.
+    private let reservations = Mutex<[String: Int]>([:])
 
     /// Prepares a batch; nothing happens until ``run()``.
     public init(_ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init())
@@ -177,18 +179,29 @@ public final class Batch: Sendable {
     public func run() async -> [BatchOutcome] {
         defer { eventSink.finish() }
         var outcomes: [Int: BatchOutcome] = [:]
+        // Named outputs are known now: a second item with the same one fails before anything starts.
+        for (index, item) in items.enumerated() {
+            guard case .file(let path) = item.destination, let other = reserve(path, for: index) else {
+                continue
+            }
+            let error = collision(path, with: other)
+            emit(index, .failed(error))
+            outcomes[index] = BatchOutcome(
+                index: index, item: item, result: .failure(error), alreadyPresent: false)
+        }
+        let pending = items.indices.filter { outcomes[$0] == nil }
         let width = max(options.parallelFiles, 1)
         await withTaskGroup(of: BatchOutcome.self) { group in
             var next = 0
-            while next < min(width, items.count) {
-                let index = next
+            while next < min(width, pending.count) {
+                let index = pending[next]
                 group.addTask { await self.fetch(index) }
                 next += 1
             }
             while let outcome = await group.next() {
                 outcomes[outcome.index] = outcome
-                if next < items.count {
-                    let index = next
+                if next < pending.count {
+                    let index = pending[next]
                     group.addTask { await self.fetch(index) }
                     next += 1
                 }
@@ -215,6 +228,8 @@ public final class Batch: Sendable {
         var settings = item.configuration ?? configuration
         settings.checksums += item.checksums
         settings.maximumConnectionsPerHost = max(options.maximumConnectionsPerHost, 1)
+        // Refusing existing files also refuses one that appears during the download.
+        if options.existingFiles == .refuse { settings.replacesExistingFile = false }
 
         let file: URL
         switch item.destination {
@@ -226,6 +241,7 @@ public final class Batch: Sendable {
             } catch {
                 return failed(error)
             }
+            if let other = reserve(file, for: index) { return failed(collision(file, with: other)) }
         }
 
         if options.existingFiles != .replace, FileManager.default.fileExists(atPath: file.path) {
@@ -259,6 +275,25 @@ public final class Batch: Sendable {
             let failure = (error as? FastpullError) ?? FastpullError(.internalError, "\(error)")
             return BatchOutcome(index: index, item: item, result: .failure(failure), alreadyPresent: false)
         }
+    }
+
+    /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
+    private func reserve(_ file: URL, for index: Int) -> Int? {
+        let folder = file.deletingLastPathComponent().standardizedFileURL.resolvingSymlinksInPath()
+        let key = folder.appendingPathComponent(file.lastPathComponent).path(percentEncoded: false)
+        return reservations.withLock { taken in
+            if let other = taken[key], other != index { return other }
+            taken[key] = index
+            return nil
+        }
+    }
+
+    /// The error of an item whose output another item of the batch has.
+    private func collision(_ file: URL, with other: Int) -> FastpullError {
+        FastpullError(
+            .localIO,
+            "\(file.path(percentEncoded: false)) is also the output of item \(other + 1) (\(items[other].url.absoluteString)); two items of one batch never write the same file: give one of them another name"
+        )
     }
 
     /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Human-readable sizes, speeds and durations, in binary units (KiB, MiB, GiB).
-enum ByteFormat {
+package enum ByteFormat {
     /// `512 B`, `1.5 KiB`, `1.0 GiB`.
-    static func size(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    package static func size(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
         var value = Double(bytes)
         var unit = 0
         while value >= 1024, unit < units.count - 1 {
@@ -15,12 +15,12 @@ enum ByteFormat {
     }
 
     /// `12.0 MiB/s`.
-    static func speed(_ bytesPerSecond: Double) -> String {
+    package static func speed(_ bytesPerSecond: Double) -> String {
         size(Int64(bytesPerSecond.isFinite ? max(bytesPerSecond, 0) : 0)) + "/s"
     }
 
     /// The narrow form for small windows: `512B`, `1.5K`, `450M`, `1.0G`.
-    static func compact(_ bytes: Int64) -> String {
+    package static func compact(_ bytes: Int64) -> String {
         let units = ["B", "K", "M", "G", "T"]
         var value = Double(bytes)
         var unit = 0
@@ -33,7 +33,7 @@ enum ByteFormat {
     }
 
     /// `3.2s`, `4m05s`, `2h10m`.
-    static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "?" }
         if seconds < 60 { return String(format: "%.1fs", seconds) }
         let total = Int(seconds.rounded())

@@ -39,6 +39,12 @@ public struct Configuration: Sendable {
     public var checksums: [Checksum]
     /// Checksum files whose entry for this download the file must match as well.
     public var checksumFiles: [ChecksumFileContents] = []
+    /// Whether the verified file replaces a file that is at the destination when it is ready (true,
+    /// the default, and `--force`). False leaves whatever is there alone, also a file that appeared
+    /// during the download: the download then fails with ``FastpullError/Code/localIO`` and keeps the
+    /// verified bytes in `<output>.part`, where a later run that may replace finds them complete. A
+    /// device, FIFO or folder at the destination is never replaced.
+    public var replacesExistingFile = true
     /// After a size or checksum mismatch, keep the bytes in `<output>.part` for inspection instead of
     /// deleting them (`--keep-partial`). The journal is deleted either way, so a later run starts over
     /// rather than resume into bytes known to be bad.

@@ -25,12 +25,20 @@ extension Pipeline {
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
         let download = download
+        // Connections beyond the descriptors left (ulimit -n) would only fail: fewer start.
+        let fitting = DescriptorBudget.connections() ?? Int.max
+        if fitting < configuration.connectionLimit {
+            download.emit(
+                .warning(
+                    "only \(fitting) connections fit in the open-file limit (ulimit -n \(DescriptorBudget.limit ?? 0)); using at most \(fitting)"
+                ))
+        }
         var ramp: ConnectionRamp
         switch configuration.connections {
-        case .fixed(let count): ramp = ConnectionRamp(fixed: min(count, plan.connections))
+        case .fixed(let count): ramp = ConnectionRamp(fixed: min(count, plan.connections, fitting))
         case .automatic:
             ramp = ConnectionRamp(
-                automaticUpTo: configuration.maximumConnections, work: scheduler.pieceCount,
+                automaticUpTo: min(configuration.maximumConnections, fitting), work: scheduler.pieceCount,
                 step: ConnectionRamp.step(forRoundTrip: roundTrip))
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
@@ -82,6 +90,7 @@ extension Pipeline {
                 var fruitlessGiveUps = 0
                 var bytesAtLastGiveUp: Int64 = -1
                 var digest: [UInt8]?
+                var shedWarned = false
 
                 /// Retires the newest connections until `target` remain: each gives back its range past
                 /// what it claimed and ends at once.
@@ -140,6 +149,14 @@ extension Pipeline {
                             switch outcome {
                             case .finished, .retired: break
                             case .refused: ramp.refused(working: slots.count)
+                            case .shed(let error):
+                                ramp.refused(working: slots.count)
+                                if !shedWarned {
+                                    shedWarned = true
+                                    download.emit(
+                                        .warning("\(error.message); going on with \(slots.count) connections")
+                                    )
+                                }
                             case .gaveUp(let error):
                                 lastFailure = error
                                 let written = scheduler.writtenBytes

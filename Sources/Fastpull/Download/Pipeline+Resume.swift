@@ -19,9 +19,9 @@ extension Pipeline {
             etag: remote.etag, lastModified: remote.lastModified,
             checksums: configuration.checksums.map(\.description), bootID: bootID, segments: [])
 
+        let file = try claimedPart()
         if let journal = try usableJournal(remote: remote, bootID: bootID) {
             do {
-                let file = try OutputFile(openingExisting: partPath)
                 let segments = journal.segmentsToResume(currentBootID: bootID)
                 let kept = segments.reduce(0) { $0 + $1.written }
                 template.segments = journal.segments
@@ -33,18 +33,22 @@ extension Pipeline {
             }
         }
 
+        do {
+            try file.truncate(to: 0)
+            try file.checkRoom(for: size)
+        } catch {
+            throw Failure(error, url: remote.finalURL).error
+        }
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
             minimumSegmentSize: configuration.minimumSegmentSize)
         do {
-            let file = try OutputFile(creatingAt: partPath)
             try file.preallocate(size: size)
             template.segments = plan.segments.map {
                 Journal.Entry(start: $0.start, end: $0.end, durable: 0, written: 0)
             }
             return Start(file: file, segments: plan.segments, journal: template, keptBytes: 0)
         } catch {
-            try? FileSystem.remove(partPath)
             throw Failure(error, url: remote.finalURL).error
         }
     }
@@ -53,7 +57,7 @@ extension Pipeline {
     private func usableJournal(remote: RemoteFile, bootID: String?) throws -> Journal? {
         let store = store
         guard store.exists else {
-            if FileSystem.exists(partPath) {
+            if let size = try? claimedPart().size(), size > 0 {
                 download.emit(
                     .warning("\(partPath) has no journal, so its bytes cannot be trusted; starting over"))
             }
@@ -103,7 +107,8 @@ extension Pipeline {
         case .same:
             break
         }
-        let partSize = Self.fileSize(partPath)
+        let part = try claimedPart()
+        let partSize = part.wasCreated ? nil : try? part.size()
         guard partSize == journal.size else {
             let found = partSize.map { "has \($0) bytes" } ?? "is missing"
             download.emit(
@@ -114,26 +119,60 @@ extension Pipeline {
         return journal
     }
 
-    /// The durable journal, improved by the live one where it is newer and from the same boot.
+    /// The journal to resume from: the durable one and the live one together. On the boot that wrote
+    /// it (the page cache still holds what it records as written), the live journal counts from the
+    /// first moment of the run, whatever happened to the segments since the last durable save (they
+    /// split and merge all the time): the bytes either journal records as in the file are the union
+    /// of both, re-tiled into segments. After a reboot only the durable journal counts.
     static func merge(durable: Journal?, live: Journal?, bootID: String?) -> Journal? {
-        guard let live, live.bootID != nil, live.bootID == bootID else { return durable }
-        guard var merged = durable else { return live }
-        guard
-            live.url == merged.url, live.size == merged.size, live.etag == merged.etag,
-            live.lastModified == merged.lastModified, live.segments.count == merged.segments.count,
-            zip(live.segments, merged.segments).allSatisfy({ $0.start == $1.start && $0.end == $1.end })
-        else { return durable }
+        let fresh = live.flatMap { $0.bootID != nil && $0.bootID == bootID ? $0 : nil }
+        guard let durable else { return fresh }
+        guard let fresh, fresh.describesSameFile(as: durable) else { return durable }
+        let sameBoot = durable.bootID != nil && durable.bootID == bootID
+        var written: [Range<Int64>] = []
+        var synced: [Range<Int64>] = []
+        for entry in durable.segments {
+            written.append(entry.start..<entry.start + (sameBoot ? entry.written : entry.durable))
+            synced.append(entry.start..<entry.start + entry.durable)
+        }
+        for entry in fresh.segments { written.append(entry.start..<entry.start + entry.written) }
+        let writtenUnion = Self.union(written)
+        let syncedUnion = Self.union(synced)
+        // Every segment start of both journals stays a boundary, and so does the start of every
+        // written stretch, so no written byte falls outside its segment's written prefix.
+        let starts = Set(
+            durable.segments.map(\.start) + fresh.segments.map(\.start) + writtenUnion.map(\.lowerBound)
+        )
+        .sorted()
+        var merged = durable
         merged.bootID = bootID
-        for index in merged.segments.indices {
-            merged.segments[index].written = max(merged.segments[index].written, live.segments[index].written)
+        merged.segments = starts.enumerated().map { index, start in
+            let end = index + 1 < starts.count ? starts[index + 1] : durable.size
+            let written = Self.coveredPrefix(from: start, to: end, in: writtenUnion)
+            let synced = min(Self.coveredPrefix(from: start, to: end, in: syncedUnion), written)
+            return Journal.Entry(start: start, end: end, durable: synced, written: written)
         }
         return merged
     }
 
-    private static func fileSize(_ path: String) -> Int64? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            attributes[.type] as? FileAttributeType == .typeRegular
-        else { return nil }
-        return (attributes[.size] as? NSNumber)?.int64Value
+    /// The ranges merged into sorted, disjoint ones (empty ones dropped).
+    static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var result: [Range<Int64>] = []
+        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
+    }
+
+    /// How many bytes from `start` on (up to `end`) the sorted, disjoint `ranges` cover without a gap.
+    static func coveredPrefix(from start: Int64, to end: Int64, in ranges: [Range<Int64>]) -> Int64 {
+        guard let range = ranges.first(where: { $0.lowerBound <= start && start < $0.upperBound }) else {
+            return 0
+        }
+        return min(range.upperBound, end) - start
     }
 }

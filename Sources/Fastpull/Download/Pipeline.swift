@@ -19,11 +19,40 @@ struct Pipeline {
         var reason: String
     }
 
+    /// The claimed and locked `.part` file (nil until ``run()`` claims it, and for a plan-only run).
+    private(set) var part: OutputFile?
+
     func run() async throws -> Report {
         let started = ContinuousClock.now
         counters.bytesFetched.store(0, ordering: .relaxed)
         counters.retries.store(0, ordering: .relaxed)
         try validate()
+        var claimed = self
+        if !download.planOnly {
+            do {
+                claimed.part = try OutputFile(claiming: partPath)
+            } catch {
+                throw Failure(error, url: download.url).error
+            }
+        }
+        do {
+            return try await claimed.runClaimed(started: started)
+        } catch {
+            claimed.removeUnresumable(after: error)
+            throw error
+        }
+    }
+
+    /// The `.part` file this run claimed.
+    func claimedPart() throws -> OutputFile {
+        guard let part else {
+            throw FastpullError(.internalError, "\(partPath) was used before it was claimed")
+        }
+        return part
+    }
+
+    /// The run once the `.part` file is ours.
+    private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {
         let pool = ConnectionPool(
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
@@ -55,14 +84,24 @@ struct Pipeline {
         }
     }
 
-    /// Removes the `.part` file and its journals.
+    /// Forgets all progress: removes the journals and empties the `.part` file, which stays claimed.
     func discardProgress() throws {
         do {
             try store.remove()
-            try FileSystem.remove(partPath)
+            try part?.truncate(to: 0)
         } catch {
             throw Failure(error, url: download.url).error
         }
+    }
+
+    /// After a failed run: the `.part` file goes unless a durable journal makes it resumable. A file
+    /// that saved nothing is no help to anyone, and without a journal its bytes cannot be trusted.
+    private func removeUnresumable(after error: any Error) {
+        guard part != nil, !FileSystem.exists(store.durablePath) else { return }
+        // --keep-partial: the bytes that failed verification stay for inspection.
+        if configuration.keepPartialOnMismatch, (error as? FastpullError)?.code == .integrity { return }
+        try? store.remove()
+        try? FileSystem.remove(partPath)
     }
 
     private func attempt(
@@ -121,6 +160,20 @@ struct Pipeline {
                 checkpointer: checkpointer,
                 digests: digests, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
                 trace: trace)
+        } catch let answer as WholeFileAnswer {
+            // A range answered with the whole file of this version: the server does not serve ranges
+            // now. That body is the file; everything else written so far is dropped for it.
+            try discardProgress()
+            counters.bytesWritten.store(0, ordering: .relaxed)
+            download.emit(
+                .warning(
+                    "\(remote.finalURL.absoluteString) answered a range request with the whole file; downloading it over one connection"
+                ))
+            var single = remote
+            single.acceptsRanges = false
+            return try await stream(
+                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
+                pool: pool, policy: policy, executors: executors, started: started)
         } catch {
             throw stopped(by: error, remote: remote, checkpointer: checkpointer)
         }
@@ -137,9 +190,11 @@ struct Pipeline {
         }
         do {
             try start.file.sync()
-            try start.file.rename(to: outputPath)
+            try start.file.place(at: outputPath, replacing: configuration.replacesExistingFile)
             try? store.remove()
         } catch {
+            // The file is verified; whatever kept it from its name, a later run finds it complete.
+            try? checkpointer.checkpoint(durably: true)
             throw Failure(error, url: remote.finalURL).error
         }
         return Report(
@@ -156,7 +211,7 @@ struct Pipeline {
     /// Turns a failure of the segmented fetch into what the caller sees, saving the journal first
     /// whenever the work can be resumed.
     private func stopped(by error: any Error, remote: RemoteFile, checkpointer: Checkpointer) -> any Error {
-        if case TransferError.remoteChanged(let reason) = error {
+        if let reason = Self.changeReason(error) {
             if configuration.restartWhenRemoteChanges { return RestartRequest(reason: reason) }
             try? discardProgress()
             return Failure(error, url: remote.finalURL).error
@@ -166,8 +221,8 @@ struct Pipeline {
             try? discardProgress()
             return failure
         }
-        // A full disk with nothing saved: the .part only holds space the user needs back.
-        let nothingSaved = { failure.code == .localIO && checkpointer.savedBytes == 0 }
+        // Nothing saved: the .part only holds space the user needs back, and there is nothing to resume.
+        let nothingSaved = { checkpointer.savedBytes == 0 }
         do {
             try checkpointer.checkpoint(durably: true)
         } catch {
@@ -180,7 +235,7 @@ struct Pipeline {
             let detail = failure.message.contains(saved) ? "" : "; the journal could not be updated: \(saved)"
             return FastpullError(failure.code, "\(failure.message)\(detail)")
         }
-        let kept = counters.bytesWritten.load(ordering: .relaxed)
+        let kept = checkpointer.savedBytes
         let total = remote.size ?? 0
         if nothingSaved() {
             try? discardProgress()
@@ -228,6 +283,15 @@ struct Pipeline {
         }
         guard !FileSystem.isDirectory(outputPath) else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
+        }
+        let name = download.destination.lastPathComponent
+        let room = FileSystem.maximumNameLength(in: folder.isEmpty ? "." : folder)
+        let suffix = JournalStore.longestSuffix.utf8.count
+        guard name.utf8.count + suffix <= room else {
+            throw FastpullError(
+                .usage,
+                "the file name of \(outputPath) is \(name.utf8.count) bytes long, but its folder allows \(room) and the files kept beside it while it downloads add \(suffix); choose a name of at most \(room - suffix) bytes"
+            )
         }
     }
 
@@ -277,8 +341,12 @@ struct Pipeline {
         let file: OutputFile
         do {
             expectations = try self.expectations(for: remote)
-            file = try OutputFile(creatingAt: partPath)
-            if let size = remote.size { try file.preallocate(size: size) }
+            file = try claimedPart()
+            try file.truncate(to: 0)
+            if let size = remote.size {
+                try file.checkRoom(for: size)
+                try file.preallocate(size: size)
+            }
             let segments = remote.size.map { [Segment(start: 0, end: $0)] } ?? []
             announce(
                 Plan(size: remote.size ?? 0, segments: segments, connections: 1), remote: remote,
@@ -300,7 +368,7 @@ struct Pipeline {
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
             try file.sync()
-            try file.rename(to: outputPath)
+            try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
                 seconds: (ContinuousClock.now - started).seconds,
@@ -312,13 +380,24 @@ struct Pipeline {
                 transferSeconds: (result.lastByteAt - started).seconds,
                 hashTailSeconds: verification.hashTailSeconds)
         } catch {
-            let failure = Failure(error, url: remote.finalURL).error
-            if failure.code == .integrity {
-                discardAfterFailedVerification()
-            } else {
-                try? FileSystem.remove(partPath)
+            if configuration.restartWhenRemoteChanges, let reason = Self.changeReason(error) {
+                throw RestartRequest(reason: reason)
             }
+            let failure = Failure(error, url: remote.finalURL).error
+            if failure.code == .integrity { discardAfterFailedVerification() }
             throw failure
+        }
+    }
+}
+
+extension Pipeline {
+    /// Why `error` says the remote file changed under the download, or nil when it says something else.
+    static func changeReason(_ error: any Error) -> String? {
+        switch error {
+        case TransferError.remoteChanged(let reason): return reason
+        case TransferError.sizeChanged(let expected, let got):
+            return "its size changed from \(expected) to \(got) bytes"
+        default: return nil
         }
     }
 }

@@ -4,10 +4,14 @@ import Foundation
 enum TransferError: Error, Sendable {
     /// An error status.
     case status(Int, reason: String, retryAfter: Duration?)
-    /// A 200 with the whole body where a 206 for one range was asked.
-    case rangeIgnored(requested: ClosedRange<Int64>)
+    /// A 200 with the whole body, of the version pinned at the probe, where a 206 for one range was
+    /// asked.
+    case wholeFile(requested: ClosedRange<Int64>)
     /// A 206 whose `Content-Range` (or length) does not match the request.
     case badContentRange(requested: ClosedRange<Int64>, got: String)
+    /// A 206 framed as `multipart/byteranges` where one range was asked: its body is not the range's
+    /// bytes.
+    case multipartRanges(requested: ClosedRange<Int64>)
     /// More body bytes than the range or declared size allows.
     case bodyTooLong(expected: Int64)
     /// The body ended before the expected size.
@@ -30,6 +34,8 @@ struct Failure: Sendable {
     var retryAfter: Duration? = nil
     /// A stale keep-alive connection: retry at once on a fresh one, without counting a failure.
     var staleConnection = false
+    /// No file descriptor was left for a connection: fewer connections would do.
+    var outOfDescriptors = false
 
     /// Classifies any error thrown while talking to `url`.
     init(_ thrown: any Error, url: URL) {
@@ -56,6 +62,14 @@ struct Failure: Sendable {
                         "\(error) (\(location)); the server may not speak TLS 1.2 or later, or this is not a TLS port"
                     ),
                     retryable: false)
+            case _ where error.isOutOfDescriptors:
+                let limit = DescriptorBudget.limit.map { " (the limit is \($0); see ulimit -n)" } ?? ""
+                self.init(
+                    error: FastpullError(
+                        .localIO,
+                        "no file descriptor left for another connection to \(location)\(limit); use fewer connections or raise the limit"
+                    ), retryable: true)
+                outOfDescriptors = true
             case .resolve:
                 self.init(
                     error: FastpullError(
@@ -76,6 +90,22 @@ struct Failure: Sendable {
             self.init(error: FastpullError(.localIO, "\(error)\(hint)"), retryable: false)
         case let error as TransferError:
             self.init(error, location: location)
+        case let error as SpaceError:
+            self.init(
+                error: FastpullError(
+                    .localIO,
+                    "\(location) needs \(ByteFormat.size(error.needed)) (\(error.needed) bytes), but \(error.folder) has \(ByteFormat.size(error.free)) free; free some space or choose another folder"
+                ), retryable: false)
+        case let error as ClaimError:
+            self.init(error: FastpullError(.localIO, error.description), retryable: false)
+        case let error as PlacementError:
+            let advice: String
+            switch error {
+            case .appeared:
+                advice = "; the verified file stays in its .part file: run again with --force to replace it"
+            case .notAFile: advice = "; choose another output path"
+            }
+            self.init(error: FastpullError(.localIO, "\(error)\(advice)"), retryable: false)
         case is CancellationError:
             self.init(
                 error: FastpullError(.interrupted, "interrupted while downloading \(location)"),
@@ -102,7 +132,7 @@ struct Failure: Sendable {
                 error: FastpullError(.httpStatus, "HTTP \(status)\(text) from \(location)"),
                 retryable: retryable,
                 retryAfter: retryAfter)
-        case .rangeIgnored(let range):
+        case .wholeFile(let range):
             self.init(
                 error: FastpullError(
                     .httpStatus,
@@ -115,6 +145,12 @@ struct Failure: Sendable {
                     "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with Content-Range '\(got)'"
                 ),
                 retryable: true)
+        case .multipartRanges(let range):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with a multipart/byteranges body, which is not the bytes of one range; nothing of it was written"
+                ), retryable: false)
         case .bodyTooLong(let expected):
             self.init(
                 error: FastpullError(

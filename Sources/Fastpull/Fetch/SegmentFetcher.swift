@@ -18,6 +18,8 @@ struct SegmentFetcher: Sendable {
         case gaveUp(FastpullError)
         /// It was retired: fewer connections do as well.
         case retired
+        /// No file descriptor was left for it while other connections work: fewer connections must do.
+        case shed(FastpullError)
     }
 
     /// Thrown out of a body when the range was cut: the rest of the response is not ours.
@@ -88,6 +90,10 @@ struct SegmentFetcher: Sendable {
                         trace?.record("close", connection: worker, ["reason": "refused"])
                         return .refused
                     }
+                    if failure.outOfDescriptors, scheduler.workingConnections(besides: worker) > 0 {
+                        trace?.record("close", connection: worker, ["reason": "out of descriptors"])
+                        return .shed(failure.error)
+                    }
                     failures += 1
                     guard failures <= retries else {
                         trace?.record("close", connection: worker, ["reason": "gave up"])
@@ -147,17 +153,23 @@ struct SegmentFetcher: Sendable {
         let connection = try pool.connection(to: origin)
         try slot.attach(connection)
         counters.activeConnections.add(1, ordering: .relaxed)
+        // Set when the connection, with an answer not yet read, goes up to the pipeline instead.
+        var handedOver = false
         defer {
             counters.activeConnections.subtract(1, ordering: .relaxed)
             slot.detach()
-            pool.giveBack(connection)
+            if !handedOver { pool.giveBack(connection) }
         }
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
         let ifRange = remote.ifRangeValidator
         try connection.send(pool.request("GET", url, origin: origin, range: requested, ifRange: ifRange))
         let head = try connection.readHead()
-        try Self.validate(
-            head, requested: requested, size: size, conditional: ifRange != nil, connection: connection)
+        do {
+            try Self.validate(head, requested: requested, remote: remote, size: size, connection: connection)
+        } catch TransferError.wholeFile {
+            handedOver = true
+            throw WholeFileAnswer(connection: connection, head: head)
+        }
 
         var offset = requested.lowerBound
         let end = window.range.upperBound
@@ -201,23 +213,37 @@ struct SegmentFetcher: Sendable {
         }
     }
 
-    /// Accepts only a 206 whose Content-Range is exactly the requested range of a file of `size`. A 200
-    /// to a `conditional` (If-Range) request means the file changed.
+    /// Accepts only a 206 of the version pinned at the probe (``RemoteFile/changeReason(in:)``), framed
+    /// as the bytes of one range (not `multipart/byteranges`), whose Content-Range is exactly the
+    /// requested range of a file of `size`. Nothing of a response that fails here is written.
+    ///
+    /// A 200 is the whole file: of another version when its validators say so (a remote change), else
+    /// of this one (``TransferError/wholeFile``: the server does not serve ranges now, or, as Apache
+    /// does for a file changed within the last minute, took an `If-Range` date for a mismatch). The
+    /// connection is left as it is for the caller to read that body.
     static func validate(
-        _ head: ResponseHead, requested: ClosedRange<Int64>, size: Int64, conditional: Bool,
+        _ head: ResponseHead, requested: ClosedRange<Int64>, remote: RemoteFile, size: Int64,
         connection: HTTPConnection
     ) throws {
         guard head.status == 206 else {
             if (200..<300).contains(head.status) {
-                connection.close()
-                if conditional {
-                    throw TransferError.remoteChanged("the server answered If-Range with the whole file")
+                if let reason = remote.changeReason(in: head) {
+                    connection.close()
+                    throw TransferError.remoteChanged("the server answered with the whole file: \(reason)")
                 }
-                throw TransferError.rangeIgnored(requested: requested)
+                throw TransferError.wholeFile(requested: requested)
             }
             connection.discardBody(of: head, method: "GET")
             let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
             throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
+        }
+        if let reason = remote.changeReason(in: head) {
+            connection.close()
+            throw TransferError.remoteChanged(reason)
+        }
+        if head.isMultipartByteranges {
+            connection.close()
+            throw TransferError.multipartRanges(requested: requested)
         }
         let text = head.headers["Content-Range"] ?? "none"
         guard let range = ContentRange.parse(text), range.first == requested.lowerBound,
@@ -236,6 +262,14 @@ struct SegmentFetcher: Sendable {
                 requested: requested, got: "\(text) with Content-Length \(length)")
         }
     }
+}
+
+/// A range request answered with the whole file of the pinned version: the connection, its body not
+/// yet read, goes to the pipeline, which downloads the file from it as one stream.
+struct WholeFileAnswer: Error, @unchecked Sendable {
+    // @unchecked: the connection is handed over, not shared; only the pipeline uses it from now on.
+    let connection: HTTPConnection
+    let head: ResponseHead
 }
 
 extension SegmentTable.Assignment {

@@ -97,6 +97,10 @@ struct StreamFetcher: Sendable {
             let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
             throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
         }
+        if let reason = remote.changeReason(in: head) {
+            connection.close()
+            throw TransferError.remoteChanged(reason)
+        }
         let expected = remote.size ?? head.contentLength
         if let declared = head.contentLength, let size = remote.size, declared != size {
             connection.close()

@@ -23,6 +23,14 @@ struct ResponseHead: Sendable, Equatable {
         return HTTPHeaders.namesEqual(last, "chunked")
     }
 
+    /// Whether `Content-Type` is `multipart/byteranges`: the body is a multipart message framing one or
+    /// more ranges, not the bytes of a range.
+    var isMultipartByteranges: Bool {
+        guard let type = headers["Content-Type"] else { return false }
+        let media = type.split(separator: ";", maxSplits: 1).first.map { HTTPHeaders.trimmingWhitespace($0) }
+        return media.map { HTTPHeaders.namesEqual($0, "multipart/byteranges") } ?? false
+    }
+
     /// Whether the server allows the connection to be reused after this response: for HTTP/1.1 unless
     /// `Connection` lists `close`; for HTTP/1.0 only when `Connection` lists `keep-alive` (and not
     /// `close`). A body delimited by the connection closing also ends the connection; that is the caller's

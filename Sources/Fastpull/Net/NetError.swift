@@ -47,6 +47,12 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the process (or the system) has no file descriptor left for a socket or pipe.
+    var isOutOfDescriptors: Bool {
+        if case .system(_, let code) = self { return code == EMFILE || code == ENFILE }
+        return false
+    }
+
     /// `host:port`, with IPv6 literals in brackets (`[::1]:8080`).
     static func hostAndPort(_ host: String, _ port: Int) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

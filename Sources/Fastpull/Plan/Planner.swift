@@ -9,12 +9,16 @@ enum Planner {
     static let segmentsPerConnection: Int64 = 8
     /// The largest segment planned: bounds how far the hash can trail the download.
     static let maximumSegmentSize: Int64 = 16 << 20
+    /// The most segments planned, whatever size the server claims: segments grow past
+    /// ``maximumSegmentSize`` rather than multiply, so a plan's memory is bounded.
+    static let maximumSegmentCount: Int64 = 4096
 
     static func plan(size: Int64, connections: Int, minimumSegmentSize: Int64) -> Plan {
         precondition(size >= 0 && connections >= 1 && minimumSegmentSize >= 1)
         guard size > 0 else { return Plan(size: 0, segments: [], connections: 0) }
         let wanted = size / (Int64(connections) * segmentsPerConnection)
-        let segmentSize = max(minimumSegmentSize, min(wanted, maximumSegmentSize))
+        let fewest = size / maximumSegmentCount + (size % maximumSegmentCount == 0 ? 0 : 1)
+        let segmentSize = max(minimumSegmentSize, min(wanted, maximumSegmentSize), fewest)
         // A remainder smaller than the minimum joins the previous segment.
         var count = size / segmentSize
         if count == 0 { count = 1 }

@@ -22,6 +22,9 @@ struct Probe {
         var redirects = 0
         var method = "HEAD"
         var digests = DigestLog()
+        // What a successful HEAD said, for a GET that follows it: a body without a length (closed by
+        // the server) still has to be as long as HEAD announced.
+        var announced: RemoteFile?
         while true {
             guard let origin = Origin(current) else {
                 throw TransferError.badRedirect(status: 0, location: current.absoluteString)
@@ -68,7 +71,12 @@ struct Probe {
                     let remote = RemoteFile(
                         url: url, finalURL: current, size: length, acceptsRanges: length > 0,
                         etag: etag, lastModified: lastModified)
-                    return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
+                    return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
+                }
+                if (200..<300).contains(head.status) {
+                    announced = RemoteFile(
+                        url: url, finalURL: current, size: head.contentLength, acceptsRanges: false,
+                        etag: etag, lastModified: lastModified)
                 }
                 if (200..<300).contains(head.status) || [403, 405, 501].contains(head.status) {
                     method = "GET"
@@ -90,13 +98,18 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: contentRange.completeLength,
                     acceptsRanges: contentRange.completeLength != nil, etag: etag, lastModified: lastModified)
-                return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
+                return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
             case 200..<300:
-                // The server ignored the range: this response is the whole file; keep it.
+                // The server ignored the range: this response is the whole file; keep it. Without a
+                // length of its own, the body must be as long as HEAD said (when HEAD described the
+                // same version).
+                let sameVersion = announced.map { $0.changeReason(in: head) == nil } ?? false
                 let remote = RemoteFile(
-                    url: url, finalURL: current, size: head.contentLength, acceptsRanges: false,
+                    url: url, finalURL: current,
+                    size: head.contentLength ?? (sameVersion ? announced?.size : nil), acceptsRanges: false,
                     etag: etag, lastModified: lastModified)
-                return Outcome(remote: digests.applied(to: remote), pendingBody: (connection, head))
+                return Outcome(
+                    remote: digests.applied(to: remote, head: head), pendingBody: (connection, head))
             case 416:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -108,7 +121,7 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: 0, acceptsRanges: false, etag: etag,
                     lastModified: lastModified)
-                return Outcome(remote: digests.applied(to: remote), pendingBody: nil)
+                return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
             default:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -152,9 +165,13 @@ struct Probe {
             }
         }
 
-        /// `remote` with these digests.
-        func applied(to remote: RemoteFile) -> RemoteFile {
+        /// `remote` with these digests, and whether its Last-Modified is strong by `head`'s `Date`.
+        func applied(to remote: RemoteFile, head: ResponseHead) -> RemoteFile {
             var remote = remote
+            if let lastModified = remote.lastModified {
+                remote.lastModifiedIsStrong = HTTPDate.isStrongValidator(
+                    lastModified: lastModified, date: head.headers["Date"])
+            }
             remote.contentDisposition = contentDisposition
             remote.serverDigests = trusted
             remote.ignoredServerDigests = ignored

@@ -33,8 +33,32 @@ struct RemoteFile: Sendable, Equatable {
         var description: String { "\(header) header: \(reason)" }
     }
 
-    /// What `If-Range` carries: the strong ETag, else Last-Modified, else nothing.
-    var ifRangeValidator: String? { etag ?? lastModified }
+    /// Whether ``lastModified`` lay well before the server's `Date` at the probe, so that it can stand
+    /// for this version in `If-Range` (``HTTPDate/isStrongValidator(lastModified:date:)``).
+    var lastModifiedIsStrong = false
+
+    /// What `If-Range` carries: the strong ETag, else a Last-Modified old enough to be strong, else
+    /// nothing. Without one the server answers every range as asked, and each answer's validators are
+    /// still checked against the pinned ones (``changeReason(in:)``) before a byte of it is written.
+    var ifRangeValidator: String? { etag ?? (lastModifiedIsStrong ? lastModified : nil) }
+
+    /// Why `head` (an answer carrying bytes of the file) belongs to another version than the one
+    /// pinned at the probe, or nil when nothing says so. The strong ETag decides when the probe saw
+    /// one; otherwise `Last-Modified` does. A validator the answer leaves out proves nothing either way
+    /// (the `If-Range` sent with every range request still guards it).
+    ///
+    /// This does not trust the server to honour `If-Range`: some answer a stale range request with a
+    /// 206 of the current version, carrying that version's validators.
+    func changeReason(in head: ResponseHead) -> String? {
+        if let pinned = etag {
+            guard let sent = head.headers["ETag"] else { return nil }
+            return sent == pinned ? nil : "its ETag changed from \(pinned) to \(sent)"
+        }
+        if let pinned = lastModified, let sent = head.headers["Last-Modified"], sent != pinned {
+            return "its Last-Modified changed from \(pinned) to \(sent)"
+        }
+        return nil
+    }
 
     /// Reads validators from a response head; weak ETags are not validators for ranges.
     static func validators(of head: ResponseHead) -> (etag: String?, lastModified: String?) {

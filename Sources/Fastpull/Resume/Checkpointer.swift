@@ -67,8 +67,14 @@ final class Checkpointer: Sendable {
                 return
             }
             let durably = clock.now - lastDurable >= Self.durableInterval
-            try checkpoint(durably: durably)
-            if durably { lastDurable = clock.now }
+            if durably {
+                try checkpoint(durably: true)
+                lastDurable = clock.now
+            } else {
+                // A live save is best effort (out of descriptors for a moment, say): the next one, and
+                // the durable ones, still count.
+                try? checkpoint(durably: false)
+            }
         }
     }
 }

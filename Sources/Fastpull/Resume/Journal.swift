@@ -9,7 +9,7 @@ import Foundation
 /// which case applies on resume.
 struct Journal: Codable, Equatable, Sendable {
     static let formatName = "fastpull-journal"
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     struct Entry: Codable, Equatable, Sendable {
         var start: Int64
@@ -30,6 +30,9 @@ struct Journal: Codable, Equatable, Sendable {
     /// The kernel's boot identifier when the journal was written.
     var bootID: String?
     var segments: [Entry]
+    /// The SHA-256 of the journal's own encoding without this field: a journal damaged or edited by
+    /// hand (to claim bytes that were never written, say) is detected and not trusted.
+    var checksum: String? = nil
 
     /// Why a journal cannot be used.
     enum Problem: Error, Equatable, CustomStringConvertible {
@@ -48,7 +51,7 @@ struct Journal: Codable, Equatable, Sendable {
 
     /// Decodes and checks a journal.
     static func decode(_ data: Data) throws(Problem) -> Journal {
-        let journal: Journal
+        var journal: Journal
         do {
             journal = try JSONDecoder().decode(Journal.self, from: data)
         } catch {
@@ -56,15 +59,41 @@ struct Journal: Codable, Equatable, Sendable {
         }
         guard journal.format == formatName else { throw .unreadable("not a fastpull journal") }
         guard journal.version == currentVersion else { throw .unsupportedVersion(journal.version) }
+        guard let checksum = journal.checksum, checksum == journal.contentChecksum() else {
+            throw .inconsistent("its checksum does not match its contents: it was damaged or edited")
+        }
+        // The seal is the file's, not the contents': a decoded journal compares by what it says.
+        journal.checksum = nil
         try journal.validate()
         return journal
     }
 
+    /// The journal as JSON, with its ``checksum`` filled in.
     func encoded() -> Data {
+        var sealed = self
+        sealed.checksum = contentChecksum()
+        return sealed.plainEncoding()
+    }
+
+    /// The SHA-256 (hex) of the encoding without ``checksum``.
+    func contentChecksum() -> String {
+        var bare = self
+        bare.checksum = nil
+        let digest = Digest(.sha256)
+        bare.plainEncoding().withUnsafeBytes { digest.update($0) }
+        return Digest.hex(digest.finalize())
+    }
+
+    private func plainEncoding() -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Encoding plain values cannot fail.
         return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// Whether `other` is a journal of the same remote file, at the same size.
+    func describesSameFile(as other: Journal) -> Bool {
+        url == other.url && size == other.size && etag == other.etag && lastModified == other.lastModified
     }
 
     /// The segments must tile `[0, size)` in order, with `0 <= durable <= written <= length`.

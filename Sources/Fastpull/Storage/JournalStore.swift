@@ -10,6 +10,10 @@ struct JournalStore: Sendable {
     let durablePath: String
     let livePath: String
 
+    /// The longest suffix any file kept beside the output adds to its name: the live journal's
+    /// temporary file, `<output>.part.fastpull-live.tmp`.
+    static let longestSuffix = ".part.fastpull-live.tmp"
+
     init(partPath: String) {
         durablePath = partPath + ".fastpull"
         livePath = partPath + ".fastpull-live"

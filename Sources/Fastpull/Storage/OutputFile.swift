@@ -10,6 +10,16 @@ final class OutputFile: Sendable {
     let path: String
     private let descriptor: Int32
 
+    /// Whether opening the file created it (it was not there before).
+    let wasCreated: Bool
+
+    /// Takes over an open descriptor of the file at `path`; `created` tells whether the open made it.
+    init(path: String, descriptor: Int32, created: Bool) {
+        self.path = path
+        self.descriptor = descriptor
+        self.wasCreated = created
+    }
+
     /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
     init(creatingAt path: String) throws(StorageError) {
         let flags = O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC
@@ -18,6 +28,7 @@ final class OutputFile: Sendable {
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
+        self.wasCreated = true
     }
 
     /// Opens an existing file to resume into it, without truncating it. Refuses to follow a symlink.
@@ -27,6 +38,7 @@ final class OutputFile: Sendable {
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
+        self.wasCreated = false
     }
 
     deinit { Glibc.close(descriptor) }
@@ -51,6 +63,22 @@ final class OutputFile: Sendable {
             throw StorageError(call: "posix_fallocate", path: path, errno: failure)
         }
         try truncate(to: size)
+    }
+
+    /// Fails with ``SpaceError`` when the file system has no room for a file of `size` bytes (beyond the
+    /// blocks this file holds already), before anything is allocated: a size no disk can hold is an
+    /// error the user can read, never an allocation that aborts.
+    func checkRoom(for size: Int64) throws(SpaceError) {
+        var volume = statvfs()
+        var info = stat()
+        guard fstatvfs(descriptor, &volume) == 0, fstat(descriptor, &info) == 0 else { return }
+        // ramfs reports no size at all (f_blocks 0): it has no limit to check.
+        guard volume.f_blocks > 0 else { return }
+        let held = Int64(info.st_blocks) * 512
+        let (free, overflow) = Int64(volume.f_bavail).multipliedReportingOverflow(by: Int64(volume.f_frsize))
+        guard !overflow, size - held > free else { return }
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        throw SpaceError(folder: folder.isEmpty ? "/" : folder, needed: size - held, free: free)
     }
 
     /// Whether the file lives on tmpfs (or ramfs), whose pages are memory.
@@ -156,6 +184,35 @@ final class OutputFile: Sendable {
         }
         FileSystem.syncDirectory(containing: destination)
     }
+
+    /// Moves the file to its name, `destination`, durably. With `replacing`, a regular file or symlink
+    /// there is replaced (never followed); without it, anything there stays and this fails with
+    /// ``PlacementError/appeared(_:)``, atomically (`renameat2` with `RENAME_NOREPLACE`, or a hard link
+    /// and unlink where the file system lacks it). Something other than a regular file or a symlink
+    /// (a device, a FIFO, a folder) is never replaced.
+    func place(at destination: String, replacing: Bool) throws {
+        var info = stat()
+        if lstat(destination, &info) == 0 {
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFREG || kind == S_IFLNK else { throw PlacementError.notAFile(destination) }
+            guard replacing else { throw PlacementError.appeared(destination) }
+        }
+        if replacing {
+            try rename(to: destination)
+            return
+        }
+        var result = fp_rename_noreplace(path, destination)
+        if result != 0 && (errno == EINVAL || errno == ENOSYS) {
+            // No RENAME_NOREPLACE here: link(2) fails the same way when the name exists.
+            result = link(path, destination)
+            if result == 0 { _ = unlink(path) }
+        }
+        guard result == 0 else {
+            if errno == EEXIST { throw PlacementError.appeared(destination) }
+            throw StorageError(call: "rename", path: destination, errno: errno)
+        }
+        FileSystem.syncDirectory(containing: destination)
+    }
 }
 
 /// Small file-system helpers used around the output file.
@@ -171,6 +228,13 @@ enum FileSystem {
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
+    }
+
+    /// The longest file name the folder at `path` takes, in bytes (`pathconf`'s `NAME_MAX`; 255 when
+    /// it cannot be told).
+    static func maximumNameLength(in path: String) -> Int {
+        let value = pathconf(path, Int32(_PC_NAME_MAX))
+        return value > 0 ? value : 255
     }
 
     /// Whether `path` is an existing directory.

@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+
+/// Why the `.part` file of a download could not be claimed.
+enum ClaimError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another open file (this process's or another's) holds the lock: a second download writes there.
+    case busy(path: String, holder: Int32?)
+    /// Something other than a regular file is at the path.
+    case notRegular(path: String)
+    /// The file has other names (hard links): writing would change what those name too.
+    case linked(path: String, links: Int)
+    /// A file-system call failed.
+    case io(StorageError)
+
+    var description: String {
+        switch self {
+        case .io(let error):
+            return error.description
+        case .busy(let path, let holder):
+            let who = holder.map { "another download (process \($0))" } ?? "another download"
+            return
+                "\(who) is writing \(path); wait for it to finish or stop it, or choose another output path"
+        case .notRegular(let path):
+            return "\(path) is not a regular file; remove it or choose another output path"
+        case .linked(let path, let links):
+            return
+                "\(path) has \(links) names (hard links), so writing it would change another file too; remove it or choose another output path"
+        }
+    }
+}
+
+extension OutputFile {
+    /// Opens the `.part` file at `path` for one download and locks it for as long as this object
+    /// lives: creates it when missing, keeps what is there (the caller decides whether to resume or
+    /// truncate), refuses a symlink, anything but a regular file, and a file with other hard links.
+    ///
+    /// The lock is an exclusive `flock` on the open file, which conflicts with every other open file
+    /// of the inode, in this process or another: a second download to the same output fails here at
+    /// once, naming the process that holds it. After locking, the path must still name the locked
+    /// inode (a holder may have removed it just before finishing); otherwise the claim starts again.
+    convenience init(claiming path: String) throws(ClaimError) {
+        var attempts = 0
+        while true {
+            attempts += 1
+            // A new file is created exclusively; an existing one is opened as it is.
+            var created = true
+            var fd: Int32
+            repeat {
+                fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o666)
+            } while fd < 0 && errno == EINTR
+            if fd < 0 && errno == EEXIST {
+                created = false
+                repeat {
+                    fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+                } while fd < 0 && errno == EINTR
+            }
+            guard fd >= 0 else {
+                let code = errno
+                if code == ELOOP || code == ENXIO || code == EISDIR { throw .notRegular(path: path) }
+                throw .io(StorageError(call: "open", path: path, errno: code))
+            }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw .io(StorageError(call: "fstat", path: path, errno: code))
+            }
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                Glibc.close(fd)
+                throw .notRegular(path: path)
+            }
+            var result: Int32
+            repeat { result = flock(fd, LOCK_EX | LOCK_NB) } while result < 0 && errno == EINTR
+            guard result == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                guard code == EWOULDBLOCK else {
+                    throw .io(StorageError(call: "flock", path: path, errno: code))
+                }
+                throw .busy(path: path, holder: Self.lockHolder(device: info.st_dev, inode: info.st_ino))
+            }
+            // The path must still be this inode: a holder that removed it just before letting go leaves
+            // us a lock on a file nobody will see.
+            var current = stat()
+            guard lstat(path, &current) == 0, current.st_dev == info.st_dev, current.st_ino == info.st_ino
+            else {
+                Glibc.close(fd)
+                guard attempts < 20 else { throw .busy(path: path, holder: nil) }
+                continue
+            }
+            guard current.st_nlink <= 1 else {
+                Glibc.close(fd)
+                throw .linked(path: path, links: Int(current.st_nlink))
+            }
+            // Back to blocking writes; O_NONBLOCK only kept open(2) from waiting on a FIFO.
+            _ = fcntl(fd, F_SETFL, O_RDWR)
+            self.init(path: path, descriptor: fd, created: created)
+            return
+        }
+    }
+
+    /// The process holding a `flock` on the inode, from `/proc/locks`; nil when it cannot be told.
+    static func lockHolder(device: dev_t, inode: ino_t) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        let major = (UInt64(device) >> 8) & 0xfff | (UInt64(device) >> 32) & ~0xfff
+        let minor = UInt64(device) & 0xff | (UInt64(device) >> 12) & ~0xff
+        for line in text.split(separator: "\n") {
+            // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", let pid = Int32(fields[4]) else { continue }
+            let parts = fields[5].split(separator: ":")
+            guard parts.count == 3, UInt64(parts[0], radix: 16) == major,
+                UInt64(parts[1], radix: 16) == minor,
+                UInt64(parts[2]) == UInt64(inode)
+            else { continue }
+            return pid
+        }
+        return nil
+    }
+}
