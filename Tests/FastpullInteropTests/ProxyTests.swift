@@ -17,6 +17,13 @@ struct ProxyTests {
                 Self.size, seed: TestContent.seed("proxy-http", kind.rawValue))
             try await Self.place(data, at: nginx.documentRoot + "/via-proxy.bin")
             let url = nginx.baseURL + "/via-proxy.bin"
+            // The proxy really demands its credentials: without them it answers 407, an HTTP error.
+            let refused = try await FastpullProcess.run(
+                [
+                    url, "-o", folder + "/refused.bin", "-q", "--retries", "0", "--proxy",
+                    proxy.proxyURL(withCredentials: false, port: relay.port),
+                ], in: folder)
+            #expect(refused.status == 4, "\(kind): without proxy credentials: \(refused)")
             let output = folder + "/via-proxy.bin"
             let result = try await FastpullProcess.run(
                 [url, "-o", output, "-n", "4", "-q", "--proxy", proxy.proxyURL(port: relay.port)], in: folder)
