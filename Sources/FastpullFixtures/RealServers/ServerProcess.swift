@@ -165,40 +165,39 @@ final class ServerProcess: Sendable {
             signalGroup(SIGKILL)
             _ = await exited()
         }
-        for descendant in descendants where Self.isAlive(descendant) { kill(descendant, SIGKILL) }
+        for descendant in descendants where Self.isAlive(descendant) { kill(descendant.pid, SIGKILL) }
         let deadline = ContinuousClock.now + .seconds(2)
         while descendants.contains(where: Self.isAlive), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    /// The ids of every process below `root`, from `/proc/<pid>/stat`.
-    static func descendants(of root: pid_t) -> [pid_t] {
+    /// Every process below `root` (from `/proc/<pid>/stat`), each with its start time, so a pid that
+    /// the kernel hands to a new process later is never mistaken for it.
+    static func descendants(of root: pid_t) -> [(pid: pid_t, started: Substring)] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        var children: [pid_t: [pid_t]] = [:]
+        var children: [pid_t: [(pid: pid_t, started: Substring)]] = [:]
         for entry in entries {
-            guard let pid = pid_t(entry), let parent = parentID(of: pid) else { continue }
-            children[parent, default: []].append(pid)
+            // After the command name: state, ppid, ... and the start time is the 20th field.
+            guard let pid = pid_t(entry), let fields = statFields(of: pid), fields.count > 19,
+                let parent = pid_t(fields[1])
+            else { continue }
+            children[parent, default: []].append((pid, fields[19]))
         }
-        var found: [pid_t] = []
+        var found: [(pid: pid_t, started: Substring)] = []
         var queue = [root]
         while let next = queue.popLast() {
             let below = children[next] ?? []
             found += below
-            queue += below
+            queue += below.map(\.pid)
         }
         return found
     }
 
-    /// True while `pid` exists and is not a zombie.
-    static func isAlive(_ pid: pid_t) -> Bool {
-        guard let fields = statFields(of: pid) else { return false }
-        return fields.first != "Z"
-    }
-
-    private static func parentID(of pid: pid_t) -> pid_t? {
-        guard let fields = statFields(of: pid), fields.count > 1 else { return nil }
-        return pid_t(fields[1])
+    /// True while the process exists, is the same one (same start time) and is not a zombie.
+    static func isAlive(_ process: (pid: pid_t, started: Substring)) -> Bool {
+        guard let fields = statFields(of: process.pid), fields.count > 19 else { return false }
+        return fields[0] != "Z" && fields[19] == process.started
     }
 
     /// The fields of `/proc/<pid>/stat` after the command name: state, ppid, pgrp, ...
