@@ -54,5 +54,11 @@ let package = Package(
             name: "FastpullCLITests",
             dependencies: ["Fastpull", "fastpull", "fastpull-fixture-server", "FastpullFixtures"]
         ),
+        // Fastpull against real servers and proxies (nginx, lighttpd, apache2, h2o, moto S3, squid,
+        // tinyproxy) that scripts/test-deps.sh installs.
+        .testTarget(
+            name: "FastpullInteropTests",
+            dependencies: ["Fastpull", "fastpull", "FastpullFixtures"]
+        ),
     ]
 )

@@ -1,0 +1,136 @@
+import Foundation
+
+/// nginx (Debian's `/usr/sbin/nginx`) serving a document root on a plain and a TLS port of 127.0.0.1.
+///
+/// Its access log has nginx's connection serial number, the `Range`, `If-Range`, `Authorization` and
+/// `Proxy-Authorization` request headers and the body bytes sent. With ``Options/basicAuth`` every
+/// request needs those credentials (nginx's `auth_basic`).
+public final class NginxServer: RealServer {
+    /// How to configure nginx.
+    public struct Options: Sendable {
+        /// Credentials every request must carry (`Authorization: Basic`), or nil for none.
+        public var basicAuth: BasicCredentials?
+        /// The TLS certificate chain (PEM).
+        public var certificate: String
+        /// The TLS private key (PEM).
+        public var key: String
+
+        /// Options with the repository's test certificate for `localhost`/`127.0.0.1`.
+        public init(
+            basicAuth: BasicCredentials? = nil,
+            certificate: String = FixturePaths.certificatesDirectory + "/server.pem",
+            key: String = FixturePaths.certificatesDirectory + "/server.key"
+        ) {
+            self.basicAuth = basicAuth
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// "nginx".
+    public let name = "nginx"
+    /// The plain HTTP port on 127.0.0.1.
+    public let port: Int
+    /// The TLS port on 127.0.0.1.
+    public let tlsPort: Int
+    /// The server's configuration and log folder.
+    public let folder: String
+    /// The folder nginx serves.
+    public let documentRoot: String
+    /// The access log.
+    public let accessLog: AccessLog
+    private let process: ServerProcess
+
+    private init(
+        ports: [Int], folder: String, documentRoot: String, accessLog: AccessLog, process: ServerProcess
+    ) {
+        port = ports[0]
+        tlsPort = ports[1]
+        self.folder = folder
+        self.documentRoot = documentRoot
+        self.accessLog = accessLog
+        self.process = process
+    }
+
+    /// `https://127.0.0.1:<tlsPort>`.
+    public var tlsBaseURL: String { "https://127.0.0.1:\(tlsPort)" }
+
+    /// Starts nginx for `documentRoot` and returns once both ports accept connections.
+    public static func start(documentRoot: String, options: Options = Options()) async throws -> NginxServer {
+        let executable = try ServerLauncher.executable("/usr/sbin/nginx", package: "nginx")
+        let folder = try ServerFolder.create("nginx", permissions: 0o777)
+        do {
+            var authLines = ""
+            if let credentials = options.basicAuth {
+                try ServerFolder.write(
+                    try await credentials.htpasswdLine(in: folder), to: folder + "/htpasswd")
+                authLines = """
+                    auth_basic "fastpull-interop";
+                            auth_basic_user_file \(folder)/htpasswd;
+                    """
+            }
+            let errorLog = folder + "/error.log"
+            let accessLogPath = folder + "/access.log"
+            let launcher = ServerLauncher(name: "nginx", folder: folder, portCount: 2, logFiles: [errorLog]) {
+                ports in
+                let configuration = """
+                    # Written by FastpullFixtures.NginxServer.
+                    daemon off;
+                    master_process on;
+                    worker_processes 2;
+                    pid \(folder)/nginx.pid;
+                    error_log \(errorLog) notice;
+                    events {
+                        worker_connections 1024;
+                    }
+                    http {
+                        types { }
+                        default_type application/octet-stream;
+                        log_format interop "$connection\\t$request_method\\t$request_uri\\t$status\\t$http_range\\t$body_bytes_sent\\t$http_if_range\\t$http_authorization\\t$http_proxy_authorization";
+                        access_log \(accessLogPath) interop;
+                        sendfile on;
+                        tcp_nodelay on;
+                        keepalive_timeout 65;
+                        keepalive_requests 100000;
+                        client_body_temp_path \(folder)/client-body;
+                        proxy_temp_path \(folder)/proxy;
+                        fastcgi_temp_path \(folder)/fastcgi;
+                        uwsgi_temp_path \(folder)/uwsgi;
+                        scgi_temp_path \(folder)/scgi;
+                        server {
+                            listen 127.0.0.1:\(ports[0]);
+                            listen 127.0.0.1:\(ports[1]) ssl;
+                            server_name localhost 127.0.0.1;
+                            ssl_certificate \(options.certificate);
+                            ssl_certificate_key \(options.key);
+                            ssl_protocols TLSv1.2 TLSv1.3;
+                            root \(documentRoot);
+                            \(authLines)
+                        }
+                    }
+
+                    """
+                try ServerFolder.write(configuration, to: folder + "/nginx.conf")
+                return .init(
+                    executable: executable,
+                    arguments: ["-e", errorLog, "-p", folder + "/", "-c", folder + "/nginx.conf"])
+            }
+            let (process, ports) = try await launcher.launch()
+            let log = AccessLog(
+                path: accessLogPath,
+                format: .tabSeparated(
+                    headers: ["if-range", "authorization", "proxy-authorization"], escaping: .backslashes))
+            return NginxServer(
+                ports: ports, folder: folder, documentRoot: documentRoot, accessLog: log, process: process)
+        } catch {
+            ServerFolder.remove(folder)
+            throw error
+        }
+    }
+
+    /// Stops nginx (master and workers) and removes its folder.
+    public func stop() async {
+        await process.stop()
+        ServerFolder.remove(folder)
+    }
+}

@@ -1,0 +1,65 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+/// Whole downloads from every origin server: the bytes must be identical, for empty, tiny, odd-sized and
+/// large files, and a large file must really be fetched as ranges over several connections.
+@Suite("Downloads from real origin servers")
+struct OriginDownloadTests {
+    static let sizes = [0, 1, TestContent.mebibyte + 1, 64 * TestContent.mebibyte]
+
+    @Test("byte-identical download", arguments: Origin.allCases, sizes)
+    func identical(origin: Origin, size: Int) async throws {
+        try await origin.serve { host in
+            try await InteropFolder.with("identical-\(origin.rawValue)") { folder in
+                let data = await TestContent.random(
+                    size, seed: TestContent.seed("identical", origin.rawValue, "\(size)"))
+                let url = try await host.publish("file.bin", data)
+                let output = folder + "/file.bin"
+                let result = try await FastpullProcess.run([url, "-o", output, "-q"], in: folder)
+                #expect(result.status == 0, "\(origin) \(TestContent.describe(size)): \(result)")
+                let comparison = await InteropFolder.compare(output, to: data)
+                #expect(comparison == .identical, "\(origin) \(TestContent.describe(size)): \(comparison)")
+            }
+        }
+    }
+
+    @Test("64 MiB with -n 4 is fetched as ranges over several connections", arguments: Origin.allCases)
+    func parallelRanges(origin: Origin) async throws {
+        let size = 64 * TestContent.mebibyte
+        try await origin.serve { host in
+            try await InteropFolder.with("ranges-\(origin.rawValue)") { folder in
+                let data = await TestContent.random(size, seed: TestContent.seed("ranges", origin.rawValue))
+                let url = try await host.publish("big.bin", data)
+                let output = folder + "/big.bin"
+                let result = try await FastpullProcess.run([url, "-o", output, "-n", "4", "-q"], in: folder)
+                #expect(result.status == 0, "\(origin): \(result)")
+                let comparison = await InteropFolder.compare(output, to: data)
+                #expect(comparison == .identical, "\(origin): \(comparison)")
+
+                let log = await host.server.accessLog.entries()
+                let gets = log.filter { $0.method == "GET" && $0.path.hasSuffix("/big.bin") }
+                let partial = gets.filter { $0.status == 206 }
+                let summary = gets.map(\.description).joined(separator: "\n")
+                #expect(
+                    partial.count >= 4,
+                    "\(origin): \(partial.count) 206 responses for 64 MiB with -n 4:\n\(summary)")
+                #expect(
+                    !gets.contains { $0.status == 200 },
+                    "\(origin): a GET was answered with the whole file (200):\n\(summary)")
+                if origin != .s3 {
+                    // moto logs neither Range, bytes nor connections (and closes every connection).
+                    #expect(
+                        gets.allSatisfy { $0.range != nil }, "\(origin): a GET without Range:\n\(summary)")
+                    let connections = Set(partial.compactMap(\.connection))
+                    #expect(
+                        connections.count >= 4,
+                        "\(origin): 206 responses came over \(connections.count) connections with -n 4:\n\(summary)"
+                    )
+                    let sent = partial.compactMap(\.bytesSent).reduce(0, +)
+                    #expect(sent >= Int64(size), "\(origin): the 206 responses sent \(sent) of \(size) bytes")
+                }
+            }
+        }
+    }
+}

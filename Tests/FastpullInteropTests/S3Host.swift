@@ -1,0 +1,36 @@
+import FastpullFixtures
+import Foundation
+
+/// moto's S3 server with one bucket; files are objects, downloaded through presigned GET URLs.
+struct S3Host: OriginHost {
+    let origin = Origin.s3
+    let moto: MotoS3Server
+    let bucket = "interop"
+
+    var server: any RealServer { moto }
+
+    /// Starts moto and creates the bucket.
+    static func start() async throws -> S3Host {
+        let moto = try await MotoS3Server.start()
+        do {
+            try await moto.client.createBucket("interop")
+            return S3Host(moto: moto)
+        } catch {
+            await moto.stop()
+            throw error
+        }
+    }
+
+    func publish(_ name: String, _ data: Data, modified: Date) async throws -> String {
+        try await moto.client.putObject(bucket: bucket, key: name, data: data)
+        return moto.client.presignedGetURL(bucket: bucket, key: name)
+    }
+
+    func replace(_ name: String, with data: Data) async throws {
+        try await moto.client.putObject(bucket: bucket, key: name, data: data)
+    }
+
+    func stop() async {
+        await moto.stop()
+    }
+}
