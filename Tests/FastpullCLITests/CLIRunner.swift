@@ -64,6 +64,22 @@ struct CLIRunner {
         return await finish(process, out, err)
     }
 
+    /// Runs `command` with `/bin/sh -c` in `directory` (for limits such as `ulimit -n`), waiting on a
+    /// thread of its own.
+    static func shell(_ command: String, in directory: String) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return await finish(process, out, err)
+    }
+
     /// Waits for a started `fastpull` on a thread of its own and collects its output.
     static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
         await offPool { finishBlocking(process, out, err) }

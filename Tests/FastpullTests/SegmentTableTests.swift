@@ -337,6 +337,50 @@ struct SegmentTableTests {
         checkTiling(state, size: size)
         #expect(claimedOwner.values.allSatisfy { $0 <= 1 })
     }
+
+    // MARK: - The horizon (outputs that take bytes in order)
+
+    /// No window reaches past the horizon; a connection whose next bytes lie past it is told to wait
+    /// (not that the work is done), and gets them once the horizon moves.
+    @Test func windowsStayWithinTheHorizon() throws {
+        var state = table(Array(repeating: 4 * mebibyte, count: 4))
+        state.horizon = 3 * mebibyte / 2
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (first, _) = try #require(assigned)
+        #expect(first.range.upperBound <= 3 * mebibyte / 2)
+        // Nothing else starts within the horizon: the others wait, they are not finished.
+        #expect(state.nextWindow(for: 1, now: at(0)) == nil)
+        #expect(state.isHeldByHorizon)
+        write(&state, 0, first.range.count.int64, at: 0.1)
+        // The owner's own piece continues only inside the horizon too.
+        let stuck = state.nextWindow(for: 0, now: at(0.1))
+        if let (window, _) = stuck {
+            #expect(window.range.upperBound <= 3 * mebibyte / 2)
+        }
+        state.horizon = 9 * mebibyte
+        var ends: [Int64] = []
+        for worker in 0..<3 {
+            if let (window, _) = state.nextWindow(for: worker, now: at(0.2)) {
+                ends.append(window.range.upperBound)
+            }
+        }
+        #expect(!ends.isEmpty && ends.allSatisfy { $0 <= 9 * mebibyte }, "\(ends)")
+        checkTiling(state, size: 16 * mebibyte)
+    }
+
+    /// A steal or a hedge never starts at or past the horizon either.
+    @Test func stealsAndHedgesStayWithinTheHorizon() throws {
+        var state = table([16 * mebibyte])
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (window, _) = try #require(assigned)
+        write(&state, 0, window.range.count.int64 / 2, at: 0.5)
+        state.horizon = window.range.upperBound
+        // The only piece is owned; what is left of it lies past the owner's window, beyond the horizon.
+        #expect(state.nextWindow(for: 1, now: at(0.6)) == nil)
+        #expect(state.isHeldByHorizon)
+        state.horizon = nil
+        #expect(state.nextWindow(for: 1, now: at(0.6)) != nil)
+    }
 }
 
 /// A small deterministic generator for reproducible schedules.
@@ -498,4 +542,9 @@ struct ConnectionRampTests {
             ramp.observe(written: 100_000_000, hashed: 100_000_000, now: at(0.1))
                 == ConnectionRamp.initialAuto)
     }
+
+}
+
+extension Int {
+    var int64: Int64 { Int64(self) }
 }

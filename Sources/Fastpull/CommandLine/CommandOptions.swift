@@ -55,12 +55,17 @@ package struct CommandOptions: Sendable {
         }
         quiet = parsed.has("quiet")
         json = parsed.has("json")
+        if json, parsed.last("output") == "-" {
+            throw UsageError(
+                message: "error: --json and --output -: both write to standard output; drop one of them")
+        }
         force = parsed.has("force")
         dryRun = parsed.has("dry-run")
 
         if let path = parsed.last("output") {
             guard !path.isEmpty else { throw UsageError(option: "output", "expected a path", got: path) }
-            output = path
+            // `-o -` is standard output, as curl and wget have it.
+            output = path == "-" ? Self.standardOutputPath : path
         }
         if let path = parsed.last("dir") {
             guard !path.isEmpty else { throw UsageError(option: "dir", "expected a folder", got: path) }
@@ -177,6 +182,9 @@ package struct CommandOptions: Sendable {
             try checkSingleFileOptions(count: urls.count)
         }
     }
+
+    /// The path `-o -` stands for: the library writes a download there in order.
+    package static let standardOutputPath = "/dev/stdout"
 
     /// Options that only make sense for one file, checked against the number of downloads.
     package func checkSingleFileOptions(count: Int) throws(UsageError) {

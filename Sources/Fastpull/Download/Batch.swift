@@ -244,7 +244,10 @@ public final class Batch: Sendable {
             if let other = reserve(file, for: index) { return failed(collision(file, with: other)) }
         }
 
-        if options.existingFiles != .replace, FileManager.default.fileExists(atPath: file.path) {
+        let path = file.path(percentEncoded: false)
+        if options.existingFiles != .replace, !FileSystem.isStandardOutput(path),
+            FileSystem.isRegularFile(path)
+        {
             let started = ContinuousClock.now
             if let report = await ExistingFile.verify(
                 file, url: item.url, configuration: settings, started: started)

@@ -16,12 +16,15 @@ extension Pipeline {
     /// returns the file's SHA-256 once every byte is written and hashed. The loop here is the only
     /// place that starts connections: at first, as the adaptive ramp raises the count, and to replace
     /// stalled or failed ones while work is left.
+    ///
+    /// `hash` follows the written prefix and returns the file's SHA-256 once all of it is in (nil if the
+    /// scheduler stopped first): the prefix hasher for the `.part` file, the drain of an ordered output.
+    /// `checkpointer` saves the journal, where there is one.
     func fetchSegments(
-        plan: Plan, remote: RemoteFile, file: OutputFile, scheduler: Scheduler, checkpointer: Checkpointer,
-        digests: PrefixHasher.Digests, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
-        roundTrip: Duration, trace: TraceRecorder?
+        plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
+        checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
+        policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, trace: TraceRecorder?
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
-        let hasher = PrefixHasher(file: file, scheduler: scheduler, size: plan.size, digests: digests)
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
         let download = download
@@ -43,7 +46,8 @@ extension Pipeline {
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
-                worker: worker, remote: remote, size: plan.size, pool: pool, file: file, scheduler: scheduler,
+                worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
+                scheduler: scheduler,
                 counters: counters, retries: configuration.retries, policy: policy, slot: slot, trace: trace,
                 emit: { download.emit($0) })
         }
@@ -51,13 +55,14 @@ extension Pipeline {
         // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
         return try await withTaskExecutorPreference(executors.control) {
             try await fetchGroup(
-                hasher: hasher, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
+                hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
                 ramp: ramp, host: host, perHost: perHost, trace: trace, makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
-        hasher: PrefixHasher, scheduler: Scheduler, checkpointer: Checkpointer, executors: ExecutorSet,
+        hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
+        executors: ExecutorSet,
         ramp: ConnectionRamp, host: String, perHost: Int, trace: TraceRecorder?,
         makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
@@ -66,12 +71,14 @@ extension Pipeline {
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: GroupResult.self) { group in
                 group.addTask(executorPreference: executors[0]) {
-                    guard let digest = try hasher.run() else { throw CancellationError() }
+                    guard let digest = try hash() else { throw CancellationError() }
                     return .digest(digest)
                 }
-                group.addTask(executorPreference: executors[1]) {
-                    try await checkpointer.run()
-                    return .checkpointerDone
+                if let checkpointer {
+                    group.addTask(executorPreference: executors[1]) {
+                        try await checkpointer.run()
+                        return .checkpointerDone
+                    }
                 }
                 group.addTask {
                     try? await Task.sleep(for: Self.tickInterval)

@@ -101,27 +101,32 @@ extension Pipeline {
     ///   source, and the actual value, for the first expectation the file does not meet.
     func verify(
         digests computed: [Digest.Algorithm: [UInt8]], lastByteAt: ContinuousClock.Instant, size: Int64,
-        expectedSize: Int64?, expectations: Expectations, file: OutputFile
+        expectedSize: Int64?, expectations: Expectations, file: OutputFile?
     ) throws -> Verification {
         let aftermath =
-            configuration.keepPartialOnMismatch
-            ? "the bytes are kept in \(partPath) for inspection and will not be resumed"
-            : "the download was discarded"
+            file == nil
+            ? "its bytes already went to \(outputPath), which fastpull cannot take back"
+            : configuration.keepPartialOnMismatch
+                ? "the bytes are kept in \(partPath) for inspection and will not be resumed"
+                : "the download was discarded"
+        let name = file?.path ?? outputPath
         if let expectedSize, size != expectedSize {
             throw FastpullError(
                 .integrity,
-                "\(file.path) has \(size) bytes but the server announced \(expectedSize); \(aftermath); run again to retry"
+                "\(name) has \(size) bytes but the server announced \(expectedSize); \(aftermath); run again to retry"
             )
         }
-        let onDisk = try file.size()
-        guard onDisk == size else {
-            throw FastpullError(
-                .integrity, "\(file.path) holds \(onDisk) bytes, expected \(size); \(aftermath)")
-        }
         var digests = computed
-        let missing = ([.sha256] + expectations.algorithms).filter { digests[$0] == nil }
-        if !missing.isEmpty {
-            digests.merge(try Self.hash(file, size: size, algorithms: missing)) { old, _ in old }
+        if let file {
+            let onDisk = try file.size()
+            guard onDisk == size else {
+                throw FastpullError(
+                    .integrity, "\(file.path) holds \(onDisk) bytes, expected \(size); \(aftermath)")
+            }
+            let missing = ([.sha256] + expectations.algorithms).filter { digests[$0] == nil }
+            if !missing.isEmpty {
+                digests.merge(try Self.hash(file, size: size, algorithms: missing)) { old, _ in old }
+            }
         }
 
         var checks: [Report.ChecksumCheck] = []

@@ -27,6 +27,15 @@ struct Pipeline {
         counters.bytesFetched.store(0, ordering: .relaxed)
         counters.retries.store(0, ordering: .relaxed)
         try validate()
+        if !download.planOnly, let target = orderedTarget {
+            do {
+                return try await runOrdered(target, started: started)
+            } catch let error as FastpullError {
+                throw error
+            } catch {
+                throw Failure(error, url: download.url).error
+            }
+        }
         var claimed = self
         if !download.planOnly {
             do {
@@ -52,13 +61,18 @@ struct Pipeline {
     }
 
     /// The run once the `.part` file is ours.
-    private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {
-        let pool = ConnectionPool(
+    /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
+    func makePool() throws -> ConnectionPool {
+        ConnectionPool(
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
             settings: try RequestSettings(configuration: configuration, url: download.url),
             proxies: try ProxyRules(configuration.proxy, environment: ProcessInfo.processInfo.environment),
             limiter: try RateLimiter.make(configuration.maximumBytesPerSecond))
+    }
+
+    private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {
+        let pool = try makePool()
         defer { pool.closeAll() }
         let executors = ExecutorSet()
         defer { executors.shutdown() }
@@ -134,17 +148,7 @@ struct Pipeline {
             size: size, segments: start.segments,
             connections: min(
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
-        var settings = SegmentTable.Settings()
-        settings.stallTimeout = configuration.stallTimeout
-        // Speeds sampled every 0.1 s, and a far slower connection replaced after twelve round trips
-        // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
-        settings.rateSample = .milliseconds(100)
-        settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
-        settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
-        // All connections together write at most about 128 MiB ahead of the hashed prefix.
-        settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))
-        settings.expectedConnections = configuration.connectionLimit
-        let scheduler = Scheduler(segments: plan.segments, settings: settings)
+        let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: start.keptBytes, scheduler: scheduler)
         let checkpointer = Checkpointer(
             store: store, template: start.journal, scheduler: scheduler, file: start.file)
@@ -155,11 +159,12 @@ struct Pipeline {
         let digests = PrefixHasher.Digests(expectations.algorithms)
         do {
             try checkpointer.checkpoint(durably: true)
+            let hasher = PrefixHasher(
+                file: start.file, scheduler: scheduler, size: plan.size, digests: digests)
             (sha256, peakConnections) = try await fetchSegments(
-                plan: plan, remote: remote, file: start.file, scheduler: scheduler,
-                checkpointer: checkpointer,
-                digests: digests, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
-                trace: trace)
+                plan: plan, remote: remote, destination: start.file, scheduler: scheduler,
+                checkpointer: checkpointer, hash: { try hasher.run() }, pool: pool, policy: policy,
+                executors: executors, roundTrip: roundTrip, trace: trace)
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges
             // now. That body is the file; everything else written so far is dropped for it.
@@ -206,6 +211,21 @@ struct Pipeline {
             retries: counters.retries.load(ordering: .relaxed), resumedBytes: start.keptBytes,
             rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
             transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds)
+    }
+
+    /// How the scheduler of this download decides, for a link whose round trip is about `roundTrip`.
+    func schedulerSettings(roundTrip: Duration) -> SegmentTable.Settings {
+        var settings = SegmentTable.Settings()
+        settings.stallTimeout = configuration.stallTimeout
+        // Speeds sampled every 0.1 s, and a far slower connection replaced after twelve round trips
+        // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
+        settings.rateSample = .milliseconds(100)
+        settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
+        settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
+        // All connections together write at most about 128 MiB ahead of the hashed prefix.
+        settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))
+        settings.expectedConnections = configuration.connectionLimit
+        return settings
     }
 
     /// Turns a failure of the segmented fetch into what the caller sees, saving the journal first
@@ -276,6 +296,8 @@ struct Pipeline {
         guard download.destination.isFileURL else {
             throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
         }
+        // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
+        if orderedTarget != nil { return }
         let folder = download.destination.deletingLastPathComponent().path(percentEncoded: false)
         guard FileSystem.isDirectory(folder.isEmpty ? "." : folder) else {
             throw FastpullError(
@@ -296,7 +318,7 @@ struct Pipeline {
     }
 
     /// Probes with retries for transient failures, on a connection thread.
-    private func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
+    func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
         -> Probe.Outcome
     {
         let probe = Probe(
@@ -332,20 +354,27 @@ struct Pipeline {
     }
 
     /// One streaming connection for a server without ranges or without a length. Nothing to resume.
-    private func stream(
+    /// The bytes go into the claimed `.part` file, or, with `ordered`, straight to an output that takes
+    /// them in order.
+    func stream(
         outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
-        started: ContinuousClock.Instant
+        started: ContinuousClock.Instant, ordered: SequentialOutput? = nil
     ) async throws -> Report {
         let remote = outcome.remote
         let expectations: Expectations
-        let file: OutputFile
+        let file: OutputFile?
         do {
             expectations = try self.expectations(for: remote)
-            file = try claimedPart()
-            try file.truncate(to: 0)
-            if let size = remote.size {
-                try file.checkRoom(for: size)
-                try file.preallocate(size: size)
+            if ordered == nil {
+                let part = try claimedPart()
+                try part.truncate(to: 0)
+                if let size = remote.size {
+                    try part.checkRoom(for: size)
+                    try part.preallocate(size: size)
+                }
+                file = part
+            } else {
+                file = nil
             }
             let segments = remote.size.map { [Segment(start: 0, end: $0)] } ?? []
             announce(
@@ -356,9 +385,10 @@ struct Pipeline {
             throw Failure(error, url: remote.finalURL).error
         }
         do {
+            let destination: any ByteDestination = ordered ?? file!
             var fetcher = StreamFetcher(
-                remote: remote, pool: pool, file: file, counters: counters, retries: configuration.retries,
-                policy: policy)
+                remote: remote, pool: pool, destination: destination, counters: counters,
+                retries: configuration.retries, policy: policy)
             fetcher.algorithms = expectations.algorithms
             let pending = outcome.pendingBody
             let result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
@@ -367,8 +397,10 @@ struct Pipeline {
             let verification = try verify(
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
-            try file.sync()
-            try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
+            if let file {
+                try file.sync()
+                try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
+            }
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
                 seconds: (ContinuousClock.now - started).seconds,
@@ -380,11 +412,11 @@ struct Pipeline {
                 transferSeconds: (result.lastByteAt - started).seconds,
                 hashTailSeconds: verification.hashTailSeconds)
         } catch {
-            if configuration.restartWhenRemoteChanges, let reason = Self.changeReason(error) {
+            if ordered == nil, configuration.restartWhenRemoteChanges, let reason = Self.changeReason(error) {
                 throw RestartRequest(reason: reason)
             }
             let failure = Failure(error, url: remote.finalURL).error
-            if failure.code == .integrity { discardAfterFailedVerification() }
+            if failure.code == .integrity, ordered == nil { discardAfterFailedVerification() }
             throw failure
         }
     }

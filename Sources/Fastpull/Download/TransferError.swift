@@ -96,6 +96,8 @@ struct Failure: Sendable {
                     .localIO,
                     "\(location) needs \(ByteFormat.size(error.needed)) (\(error.needed) bytes), but \(error.folder) has \(ByteFormat.size(error.free)) free; free some space or choose another folder"
                 ), retryable: false)
+        case let error as OrderedOutputError:
+            self.init(error: FastpullError(.localIO, "\(error) (\(location))"), retryable: false)
         case let error as ClaimError:
             self.init(error: FastpullError(.localIO, error.description), retryable: false)
         case let error as PlacementError:

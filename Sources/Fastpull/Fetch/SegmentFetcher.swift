@@ -29,7 +29,8 @@ struct SegmentFetcher: Sendable {
     let remote: RemoteFile
     let size: Int64
     let pool: ConnectionPool
-    let file: OutputFile
+    /// Where the bytes go: the `.part` file, or an output that takes them in order.
+    let destination: any ByteDestination
     let scheduler: Scheduler
     let counters: TransferCounters
     let retries: Int
@@ -45,11 +46,25 @@ struct SegmentFetcher: Sendable {
             var failures = 0
             var stale = StaleConnectionRetry()
             let pipe = SplicePipe()
-            while let (window, assignment) = scheduler.nextWindow(for: worker) {
+            while true {
                 if slot.isCancelled { throw CancellationError() }
                 if slot.isRetired {
                     trace?.record("close", connection: worker, ["reason": "retired"])
                     return .retired
+                }
+                let window: SegmentTable.Window
+                let assignment: SegmentTable.Assignment
+                switch scheduler.nextWork(for: worker) {
+                case .done:
+                    trace?.record("close", connection: worker, ["reason": "finished"])
+                    return .finished
+                case .wait(let horizon):
+                    // The output takes bytes in order and holds no more ahead: wait for it.
+                    scheduler.waitForHorizon(beyond: horizon)
+                    continue
+                case .window(let next, let how):
+                    window = next
+                    assignment = how
                 }
                 note(assignment, window: window)
                 scheduler.waitForHasher()
@@ -115,8 +130,6 @@ struct SegmentFetcher: Sendable {
                     try await Task.sleep(for: delay)
                 }
             }
-            trace?.record("close", connection: worker, ["reason": "finished"])
-            return .finished
         } onCancel: {
             slot.cancel()
         }
@@ -177,7 +190,9 @@ struct SegmentFetcher: Sendable {
         defer { written = total }
         // Bytes spliced straight into the file, claimed as they arrive exactly like buffered ones.
         let splice: HTTPConnection.Splice? = pipe.flatMap { pipe in
-            guard pipe.canSplice(from: connection.transport) else { return nil }
+            guard let file = destination.spliceTarget, pipe.canSplice(from: connection.transport) else {
+                return nil
+            }
             return { transport, remaining in
                 let (received, allowed) = try pipe.land(
                     from: transport, upTo: Int(min(remaining, end - offset)),
@@ -199,7 +214,7 @@ struct SegmentFetcher: Sendable {
             }
             let allowed = scheduler.claim(worker, count: bytes.count)
             if allowed > 0 {
-                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+                try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
                 scheduler.commit(worker, count: allowed)
                 counters.addWritten(Int64(allowed))
                 offset += Int64(allowed)

@@ -9,7 +9,8 @@ import Foundation
 struct StreamFetcher: Sendable {
     let remote: RemoteFile
     let pool: ConnectionPool
-    let file: OutputFile
+    /// Where the bytes go: the `.part` file, or an output that takes them in order.
+    let destination: any ByteDestination
     let counters: TransferCounters
     let retries: Int
     let policy: RetryPolicy
@@ -51,7 +52,7 @@ struct StreamFetcher: Sendable {
                     guard failures <= retries else { throw failure.error }
                     counters.retries.add(1, ordering: .relaxed)
                     counters.bytesWritten.subtract(written, ordering: .relaxed)
-                    try file.truncate(to: 0)
+                    try destination.restart()
                     try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
                 }
             }
@@ -111,7 +112,7 @@ struct StreamFetcher: Sendable {
         try connection.readBody(of: head, method: "GET") { bytes in
             let count = Int64(bytes.count)
             if let expected, offset + count > expected { throw TransferError.bodyTooLong(expected: expected) }
-            try file.write(bytes, at: offset)
+            try destination.write(bytes, at: offset)
             digests.update(bytes)
             offset += count
             counters.addWritten(count)

@@ -16,15 +16,62 @@ final class Scheduler: Sendable {
     /// and the last byte is verified moments after it lands.
     private let hashed = Atomic<Int64>(0)
     private let hashProgress = NSCondition()
+    /// Signalled whenever the horizon moves or the download stops.
+    private let horizonMoved = NSCondition()
     static let hashLag: Int64 = 64 << 20
 
     init(segments: [Segment], settings: SegmentTable.Settings = .init()) {
         table = Mutex(SegmentTable(segments: segments, settings: settings))
     }
 
+    /// What a connection asking for work is told.
+    enum Work: Sendable, Equatable {
+        /// Fetch this window, got this way.
+        case window(SegmentTable.Window, SegmentTable.Assignment)
+        /// Everything left lies past the horizon, at this offset: wait for it to move
+        /// (``waitForHorizon(beyond:)``).
+        case wait(horizon: Int64)
+        /// Nothing is left for this connection.
+        case done
+    }
+
+    /// The next window for `worker` (see ``SegmentTable/nextWindow(for:now:)``), or why there is none.
+    func nextWork(for worker: Worker) -> Work {
+        let now = clock.now
+        return table.withLock { table in
+            if let (window, assignment) = table.nextWindow(for: worker, now: now) {
+                return .window(window, assignment)
+            }
+            if table.isHeldByHorizon, let horizon = table.horizon { return .wait(horizon: horizon) }
+            return .done
+        }
+    }
+
     func nextWindow(for worker: Worker) -> (SegmentTable.Window, SegmentTable.Assignment)? {
         let now = clock.now
         return table.withLock { $0.nextWindow(for: worker, now: now) }
+    }
+
+    /// The limit windows stay within (nil: none); see ``SegmentTable/horizon``.
+    var horizon: Int64? { table.withLock { $0.horizon } }
+
+    /// Moves the horizon and wakes the connections waiting for it.
+    func setHorizon(_ offset: Int64) {
+        table.withLock { $0.horizon = offset }
+        horizonMoved.lock()
+        horizonMoved.broadcast()
+        horizonMoved.unlock()
+    }
+
+    /// Blocks the calling connection thread until the horizon passes `offset`, the scheduler stops, or
+    /// a tenth of a second passes (a bound, so that a retired or cancelled connection notices soon).
+    func waitForHorizon(beyond offset: Int64) {
+        let deadline = Date().addingTimeInterval(0.1)
+        horizonMoved.lock()
+        defer { horizonMoved.unlock() }
+        while (horizon ?? Int64.max) <= offset, !stopped.load(ordering: .acquiring) {
+            if !horizonMoved.wait(until: deadline) { return }
+        }
     }
 
     /// How many of `count` bytes the worker may write now (fewer when its range was cut).
@@ -74,6 +121,9 @@ final class Scheduler: Sendable {
     func stop() {
         stopped.store(true, ordering: .releasing)
         signal()
+        horizonMoved.lock()
+        horizonMoved.broadcast()
+        horizonMoved.unlock()
         hashProgress.lock()
         hashProgress.broadcast()
         hashProgress.unlock()

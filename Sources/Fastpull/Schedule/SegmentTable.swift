@@ -88,6 +88,10 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     let settings: Settings
+    /// No window reaches past this offset (nil: no limit). An output that takes bytes in order only
+    /// (a pipe, standard output) holds at most a fixed amount ahead of what it has taken; the horizon
+    /// is that limit, and it moves on as the output takes bytes.
+    var horizon: Int64?
     private(set) var pieces: [Piece]
     private(set) var connections: [Worker: Connection] = [:]
     /// The first piece that is not complete.
@@ -119,7 +123,22 @@ struct SegmentTable: Sendable, Equatable {
     /// Whether a connection that joined now would get work: a waiting range, a range worth stealing,
     /// or a tail worth hedging at the connections' typical speed.
     var hasWorkForAnotherConnection: Bool {
-        hasWaitingWork || stealCandidate() != nil || hedgeCandidate(for: -1) != nil
+        waitingIndex() != nil || stealCandidate() != nil || hedgeCandidate(for: -1) != nil
+    }
+
+    /// Whether unclaimed bytes lie past the ``horizon``: work a connection with nothing to do now will
+    /// get once the horizon moves, so it should wait rather than leave.
+    var isHeldByHorizon: Bool {
+        guard let horizon else { return false }
+        return pieces.contains { $0.unclaimed > 0 && $0.end > horizon }
+    }
+
+    /// Whether `offset` may be handed out in a window now.
+    private func withinHorizon(_ offset: Int64) -> Bool { horizon.map { offset < $0 } ?? true }
+
+    /// The first piece nobody owns with bytes to fetch inside the horizon.
+    private func waitingIndex() -> Int? {
+        pieces.firstIndex { $0.owner == nil && $0.unclaimed > 0 && withinHorizon($0.claimed) }
     }
 
     /// Connections that received bytes within the last two seconds, other than `worker`.
@@ -148,12 +167,14 @@ struct SegmentTable: Sendable, Equatable {
     mutating func nextWindow(for worker: Worker, now: ContinuousClock.Instant) -> (Window, Assignment)? {
         join(worker, now: now)
         if let start = connections[worker]?.piece, let index = index(of: start) {
-            if pieces[index].owner == worker, pieces[index].unclaimed > 0 {
+            if pieces[index].owner == worker, pieces[index].unclaimed > 0,
+                withinHorizon(pieces[index].claimed)
+            {
                 return (openWindow(index, for: worker), .continued)
             }
             drop(worker)
         }
-        if let index = pieces.firstIndex(where: { $0.owner == nil && $0.unclaimed > 0 }) {
+        if let index = waitingIndex() {
             mergeFollowing(index, upTo: windowSize(for: worker))
             take(index, for: worker, now: now)
             return (openWindow(index, for: worker), .waiting)
@@ -276,7 +297,7 @@ struct SegmentTable: Sendable, Equatable {
             let middle = piece.claimed + (piece.unclaimed + 1) / 2
             let at = max(middle, piece.windowEnd)
             let upper = piece.end - at
-            guard upper >= settings.minimumSplit else { continue }
+            guard upper >= settings.minimumSplit, withinHorizon(at) else { continue }
             if best == nil || upper > best!.upper { best = (index, owner, at, upper) }
         }
         return best.map { ($0.index, $0.victim, $0.at) }
@@ -296,7 +317,7 @@ struct SegmentTable: Sendable, Equatable {
             let keep = Int64((victimRate * settings.hedgeGrace).rounded(.up))
             let at = min(piece.claimed + keep, piece.end)
             let tail = piece.end - at
-            guard tail >= settings.minimumHedge else { continue }
+            guard tail >= settings.minimumHedge, withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
             let mySeconds = Double(tail) / myRate + settings.hedgeGrace
             guard victimSeconds > settings.hedgeFactor * mySeconds,
@@ -356,11 +377,12 @@ struct SegmentTable: Sendable, Equatable {
         }
     }
 
-    /// The window a connection fetches next from its piece: about `windowSeconds` of its speed.
+    /// The window a connection fetches next from its piece: about `windowSeconds` of its speed, never
+    /// past the ``horizon``.
     private mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
         let size = windowSize(for: worker)
         let from = pieces[index].claimed
-        let to = min(pieces[index].end, from + size)
+        let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to
         return Window(piece: pieces[index].start, range: from..<to)
     }

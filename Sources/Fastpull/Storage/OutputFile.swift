@@ -237,6 +237,17 @@ enum FileSystem {
         return value > 0 ? value : 255
     }
 
+    /// Whether `path` names this process's standard output (`/dev/stdout`), whatever stdout is.
+    static func isStandardOutput(_ path: String) -> Bool {
+        path == "/dev/stdout" || path == "/proc/self/fd/1"
+    }
+
+    /// Whether `path` is (or a symlink there leads to) a regular file.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// Whether `path` is an existing directory.
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()

@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+
+extension Pipeline {
+    /// Where an output that takes bytes only in order is: standard output (`/dev/stdout`, what
+    /// `fastpull -o -` asks for), or a path that holds something other than a regular file or folder —
+    /// a FIFO, a device such as `/dev/null`. Such an output is written in order, never replaced.
+    enum OrderedTarget: Sendable, Equatable {
+        case standardOutput
+        case path(String)
+
+        /// How errors and reports call it.
+        var name: String {
+            switch self {
+            case .standardOutput: return "standard output"
+            case .path(let path): return path
+            }
+        }
+    }
+
+    /// The ordered output the destination is, or nil for a regular file (or none yet).
+    var orderedTarget: OrderedTarget? {
+        if FileSystem.isStandardOutput(outputPath) { return .standardOutput }
+        var info = stat()
+        guard stat(outputPath, &info) == 0 else { return nil }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFREG || kind == S_IFDIR ? nil : .path(outputPath)
+    }
+
+    /// Downloads into an output that takes bytes only in order: connections fetch ranges in parallel
+    /// into a bounded ring (``OrderedOutput``) that hands the file to the output in order, hashing it on
+    /// the way; a server without ranges streams straight to it. Nothing is journaled or renamed; nothing
+    /// can be resumed, and bytes handed over cannot be taken back, so a change of the remote file or a
+    /// checksum mismatch fails the download (the exit code says so) after the output got them.
+    func runOrdered(_ target: OrderedTarget, started: ContinuousClock.Instant) async throws -> Report {
+        let pool = try makePool()
+        defer { pool.closeAll() }
+        let executors = ExecutorSet()
+        defer { executors.shutdown() }
+        let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
+        let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let probeStarted = ContinuousClock.now
+        let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
+        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        let remote = outcome.remote
+        try announce(outcome)
+        if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
+
+        let descriptor: Int32
+        do {
+            descriptor = try await withTaskExecutorPreference(executors[1]) { try Self.open(target) }
+        } catch {
+            outcome.pendingBody?.connection.close()
+            throw Failure(error, url: remote.finalURL).error
+        }
+        defer { if target != .standardOutput { Glibc.close(descriptor) } }
+
+        guard remote.acceptsRanges, let size = remote.size, size > 0 else {
+            return try await stream(
+                outcome: outcome, pool: pool, policy: policy, executors: executors, started: started,
+                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+        }
+        outcome.pendingBody?.connection.close()
+        let expectations = try expectations(for: remote)
+        let plan = Planner.plan(
+            size: size, connections: configuration.connectionLimit,
+            minimumSegmentSize: configuration.minimumSegmentSize)
+        let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
+        announce(plan, remote: remote, resumedBytes: 0, scheduler: scheduler)
+        let output = OrderedOutput(descriptor: descriptor, name: target.name)
+        let digests = PrefixHasher.Digests(expectations.algorithms)
+        let sha256: [UInt8]
+        let peakConnections: Int
+        do {
+            (sha256, peakConnections) = try await fetchSegments(
+                plan: plan, remote: remote, destination: output, scheduler: scheduler, checkpointer: nil,
+                hash: {
+                    guard
+                        let drained = try output.drain(
+                            scheduler: scheduler, size: size, algorithms: digests.algorithms)
+                    else { return nil }
+                    digests.record(drained.digests, lastByteAt: drained.lastByteAt)
+                    return drained.digests[.sha256]
+                }, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip, trace: trace)
+        } catch let answer as WholeFileAnswer where output.bytesHandedOver == 0 {
+            // The server does not serve ranges now; nothing reached the output yet, so the whole file
+            // can come from that answer.
+            var single = remote
+            single.acceptsRanges = false
+            counters.bytesWritten.store(0, ordering: .relaxed)
+            return try await stream(
+                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
+                pool: pool, policy: policy, executors: executors, started: started,
+                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+        } catch let answer as WholeFileAnswer {
+            answer.connection.close()
+            throw Failure(TransferError.wholeFile(requested: 0...(size - 1)), url: remote.finalURL).error
+        } catch {
+            throw Failure(error, url: remote.finalURL).error
+        }
+        let lastByteAt = digests.lastByteAt ?? .now
+        let verification = try verify(
+            digests: digests.values ?? [.sha256: sha256], lastByteAt: lastByteAt, size: size,
+            expectedSize: size,
+            expectations: expectations, file: nil)
+        return Report(
+            url: download.url, finalURL: remote.finalURL, outputPath: target.name, size: size,
+            seconds: (ContinuousClock.now - started).seconds,
+            bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(sha256),
+            verifiedChecksums: verification.verified, connections: peakConnections,
+            segments: scheduler.pieceCount, retries: counters.retries.load(ordering: .relaxed),
+            resumedBytes: 0,
+            rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
+            transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds)
+    }
+
+    /// The descriptor of `target`, opened for writing (a FIFO's open waits for its reader: call on a
+    /// thread of its own).
+    private static func open(_ target: OrderedTarget) throws(StorageError) -> Int32 {
+        guard case .path(let path) = target else { return STDOUT_FILENO }
+        var fd: Int32
+        repeat { fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        return fd
+    }
+}

@@ -1,0 +1,256 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The integrity invariants end to end, with the built binary: one writer per output across
+/// processes and within a batch, signals and closed pipes, a kill before the first durable save, a
+/// process short of file descriptors, names and absurd sizes. Each reproduces a finding against the
+/// first release (a wrong file with exit 0, a lost `.part`, a crash).
+@Suite("fastpull keeps its invariants", .timeLimit(.minutes(5)))
+struct InvariantCLITests {
+    let server: FixtureServer
+    let folder: String
+
+    init() throws {
+        server = try FixtureServer()
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-inv-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }
+    var listing: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
+
+    /// Waits, off the pool, until `condition` holds (at most 20 s); returns whether it did.
+    func wait(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await CLIRunner.offPool {
+            let deadline = Date().addingTimeInterval(20)
+            while !condition(), Date() < deadline { usleep(2000) }
+            return condition()
+        }
+    }
+
+    // MARK: - One writer
+
+    /// A second process with the same `-o` (another URL) while the first runs. Before: it unlinked the
+    /// first one's `.part`, and the first renamed the second's bytes into place with exit 0. Now the
+    /// second fails at once with exit 7 naming the process that writes there; the first is unharmed.
+    @Test func aSecondProcessWithTheSameOutputFailsAtOnce() async throws {
+        let size = 8 << 20
+        let slow = server.url("/gen/\(size)?seed=2&rate=1000000").absoluteString
+        let (first, out, err) = try CLIRunner.start(["-q", "-n", "2", slow, "-o", "same.bin"], in: folder)
+        let part = folder + "/same.bin.part.fastpull"
+        #expect(await wait { FileManager.default.fileExists(atPath: part) })
+        let started = Date()
+        let second = try await CLIRunner.run(
+            ["-q", server.url("/gen/\(size)?seed=5").absoluteString, "-o", "same.bin", "--force"], in: folder)
+        #expect(Date().timeIntervalSince(started) < 1.5, "the second writer took too long to fail")
+        #expect(second.status == 7, "\(second.stderr)")
+        #expect(second.stderr.contains("same.bin.part"), "\(second.stderr)")
+        #expect(second.stderr.contains("process \(first.processIdentifier)"), "\(second.stderr)")
+        let done = await CLIRunner.finish(first, out, err)
+        #expect(done.status == 0, "\(done.stderr)")
+        #expect(contents("same.bin") == Data(FixtureContent.bytes(count: size, seed: 2)))
+        #expect(listing == ["same.bin"])
+    }
+
+    /// Two lines of one input file whose names derive to the same file, and a repeated line. Before:
+    /// they overwrote each other ('rename …: No such file or directory', orphan journals). Now the later
+    /// ones fail before a byte is written, naming the item that has the output; the first is saved.
+    @Test func batchItemsWithOneOutputCollideBeforeAnythingIsWritten() async throws {
+        let first = server.url("/gen/\(1 << 20)?seed=1").absoluteString
+        let sameName = server.url("/gen/\(1 << 20)?seed=2").absoluteString
+        let list = "\(first)\n\(sameName)\n\(first)\n"
+        let result = try await CLIRunner.run(["-j", "1", "-i", "-"], in: folder, input: Data(list.utf8))
+        #expect(result.status == 7, "\(result.stderr)")
+        #expect(result.stderr.contains("also the output of item 1"), "\(result.stderr)")
+        #expect(result.stderr.contains("3 files: 1 saved, 2 failed"), "\(result.stderr)")
+        #expect(contents("1048576") == Data(FixtureContent.bytes(count: 1 << 20, seed: 1)))
+        #expect(listing == ["1048576"])
+    }
+
+    // MARK: - Signals and pipes
+
+    /// SIGHUP (a closed terminal). Before: exit 129 with no message and no final save. Now it stops
+    /// like Ctrl-C: the journal is saved, exit 130, and the same command resumes.
+    @Test func sighupSavesAndExitsLikeAnInterrupt() async throws {
+        let size = 8 << 20
+        let url = server.url("/gen/\(size)?seed=4&rate=1000000").absoluteString
+        let arguments = ["-n", "2", url, "-o", "hup.bin"]
+        let (process, out, err) = try CLIRunner.start(arguments, in: folder)
+        let server = server
+        #expect(await wait { server.stats.bodyBytesSent > 1 << 20 })
+        kill(process.processIdentifier, SIGHUP)
+        let result = await CLIRunner.finish(process, out, err)
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(result.stderr.contains("run the same command to resume"), "\(result.stderr)")
+        #expect(listing.contains("hup.bin.part.fastpull"), "\(listing)")
+        let resumed = try await CLIRunner.run(["--json"] + arguments, in: folder)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("\"event\":\"resumed\""), "\(resumed.stdout)")
+        #expect(contents("hup.bin") == Data(FixtureContent.bytes(count: size, seed: 4)))
+    }
+
+    /// Stderr into a pipe whose reader is gone (`2>&1 | head -c1`). Before: SIGPIPE killed the process
+    /// at its first line after the reader left. Now the display stops and the download goes on.
+    @Test func aClosedStderrNeverKillsTheDownload() async throws {
+        let size = 4 << 20
+        let url = server.url("/gen/\(size)?seed=6").absoluteString
+        let process = Process()
+        process.executableURL = CLIRunner.fastpull
+        process.arguments = [url, "-o", "pipe.bin"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try err.fileHandleForReading.close()
+        await CLIRunner.offPool { process.waitUntilExit() }
+        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 0)
+        #expect(contents("pipe.bin") == Data(FixtureContent.bytes(count: size, seed: 6)))
+    }
+
+    /// `--json` into a pipe whose reader is gone (`--json | head -c1`). Before: killed at once, leaving a
+    /// preallocated `.part` without a journal. Now it stops after a save (exit 130) and says why; what
+    /// is left is resumable, or nothing.
+    @Test func aClosedStdoutUnderJSONStopsAfterASave() async throws {
+        let url = server.url("/gen/\(8 << 20)?rate=1000000").absoluteString
+        let process = Process()
+        process.executableURL = CLIRunner.fastpull
+        process.arguments = ["--json", url, "-o", "json.bin"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        try out.fileHandleForReading.close()
+        let stderr = await CLIRunner.offPool {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 130, "\(stderr)")
+        #expect(stderr.contains("standard output was closed"), "\(stderr)")
+        let left = listing
+        #expect(left.isEmpty || left.contains("json.bin.part.fastpull"), "\(left)")
+        #expect(!left.contains("json.bin"))
+    }
+
+    // MARK: - The live journal
+
+    /// `kill -9` before the first durable save (the durable journal is written every second). Before:
+    /// the live journal was ignored once the segments had changed (they do at the first window), so the
+    /// resume kept nothing. Now it counts from the first moment.
+    @Test func aKillBeforeTheFirstDurableSaveKeepsTheLiveProgress() async throws {
+        let size = 64 << 20
+        let url = server.url("/gen/\(size)?seed=8&rate=8000000").absoluteString
+        let arguments = ["-q", "-n", "4", url, "-o", "live.bin"]
+        let (process, out, err) = try CLIRunner.start(arguments, in: folder)
+        let live = folder + "/live.bin.part.fastpull-live"
+        let durable = folder + "/live.bin.part.fastpull"
+        let seen = await CLIRunner.offPool { () -> (live: Int64, durable: Int64) in
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if let written = Self.writtenBytes(live), written >= 2 << 20 {
+                    kill(process.processIdentifier, SIGKILL)
+                    return (written, Self.writtenBytes(durable) ?? 0)
+                }
+                usleep(1000)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            return (0, 0)
+        }
+        _ = await CLIRunner.finish(process, out, err)
+        #expect(seen.live >= 2 << 20, "the live journal never recorded 2 MiB")
+        try #require(seen.durable < seen.live, "killed after a durable save; nothing to test")
+        let resumed = try await CLIRunner.run(["--json", "-n", "4", url, "-o", "live.bin"], in: folder)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let kept = resumed.stdout.split(separator: "\n").compactMap { line -> Int64? in
+            guard line.contains("\"event\":\"resumed\"") else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (object?["keptBytes"] as? NSNumber)?.int64Value
+        }.first
+        #expect((kept ?? 0) >= seen.live, "kept \(kept ?? 0) of the \(seen.live) the live journal had")
+        #expect(contents("live.bin") == Data(FixtureContent.bytes(count: size, seed: 8)))
+    }
+
+    /// The bytes a journal file records as written, or nil when it cannot be read.
+    static func writtenBytes(_ path: String) -> Int64? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let segments = object["segments"] as? [[String: Any]]
+        else { return nil }
+        return segments.reduce(0) { $0 + ((($1["written"] as? NSNumber)?.int64Value) ?? 0) }
+    }
+
+    // MARK: - Limits
+
+    /// `ulimit -n 48` with `-n 32`. Before: the download aborted when sockets ran out. Now it uses the
+    /// connections that fit, says so, and finishes.
+    @Test func aLowOpenFileLimitShedsConnections() async throws {
+        let size = 8 << 20
+        let url = server.url("/gen/\(size)?seed=9").absoluteString
+        let command = "ulimit -n 48 && exec '\(CLIRunner.fastpull.path)' -n 32 '\(url)' -o fd.bin"
+        let result = try await CLIRunner.shell(command, in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("ulimit -n"), "\(result.stderr)")
+        #expect(contents("fd.bin") == Data(FixtureContent.bytes(count: size, seed: 9)))
+    }
+
+    /// A server claiming 2^50 bytes, under a 1.2 GB address-space limit. Before: the plan alone took
+    /// 1.6 GB (and 2^62 aborted the process). Now: exit 7 naming the size and the free space.
+    @Test func anAbsurdSizeNeedsNoMemory() async throws {
+        let url = server.url("/gen/\(Int64(1) << 50)").absoluteString
+        let command = "ulimit -v 1200000 && exec '\(CLIRunner.fastpull.path)' -n 4 '\(url)' -o huge.bin"
+        let result = try await CLIRunner.shell(command, in: folder)
+        #expect(result.status == 7, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("\(Int64(1) << 50) bytes") && result.stderr.contains("free"),
+            "\(result.stderr)")
+        #expect(listing.isEmpty, "\(listing)")
+    }
+
+    // MARK: - Names
+
+    /// A URL whose last path component is 240 bytes long. Before: it failed mid-download, since the
+    /// live journal's temporary file then needs 263 bytes of name, leaving a `.part` without a journal.
+    /// Now the derived name is shortened to leave room (232 bytes, extension kept), and it saves.
+    @Test func aLongDerivedNameLeavesRoomForThePartFiles() async throws {
+        let files = folder + "/served"
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        let name = String(repeating: "n", count: 236) + ".bin"
+        let body = Data(FixtureContent.bytes(count: 1 << 20, seed: 11))
+        try body.write(to: URL(fileURLWithPath: files + "/" + name))
+        var configuration = FixtureServer.Configuration()
+        configuration.filesDirectory = files
+        let origin = try FixtureServer(configuration)
+        let out = folder + "/out"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let result = try await CLIRunner.run(
+            ["-q", "-d", "out", origin.url("/files/\(name)").absoluteString], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let saved = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(saved.count == 1, "\(saved)")
+        let savedName = try #require(saved.first)
+        #expect(savedName.utf8.count == 232 && savedName.hasSuffix(".bin"), "\(savedName)")
+        #expect(FileManager.default.contents(atPath: out + "/" + savedName) == body)
+    }
+
+    /// `-o` with a name that leaves no room for the files beside it is refused before anything happens.
+    @Test func aTooLongOutputNameIsAUsageError() async throws {
+        let name = String(repeating: "n", count: 236) + ".bin"
+        let result = try await CLIRunner.run(
+            ["-q", server.url("/gen/4096").absoluteString, "-o", name], in: folder)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("at most 232 bytes"), "\(result.stderr)")
+        #expect(listing.isEmpty, "\(listing)")
+    }
+}
