@@ -54,7 +54,7 @@ struct Behaviour: Sendable, Equatable {
     /// that version's ETag, as a server flapping between two versions (two backends) would.
     var alternates = false
     /// `multipart=1`: a 206 is framed as `multipart/byteranges` (one part), with a matching
-    /// `Content-Range` on the response as well.
+    /// `Content-Range` on the response as well, and no length: it ends when the connection closes.
     var multipart = false
 
     init() {}

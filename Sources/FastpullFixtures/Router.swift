@@ -160,16 +160,17 @@ struct Router {
                 + "Content-Range: bytes \(body.lowerBound)-\(body.upperBound - 1)/\(size)\r\n\r\n"
             framing = (Array(part.utf8), Array("\r\n--\(boundary)--\r\n".utf8))
         }
-        let framed = Int64((framing?.prefix.count ?? 0) + (framing?.suffix.count ?? 0))
         if behaviour.chunked {
             headers.append(("Transfer-Encoding", "chunked"))
-        } else {
-            headers.append(("Content-Length", "\(Int64(body.count) + framed)"))
+        } else if framing == nil {
+            headers.append(("Content-Length", "\(body.count)"))
         }
 
         var response = Response(
             status: status, headers: headers, body: isHead ? .empty : .content(source, range: body))
         response.framing = framing
+        // The multipart answer has no length of its own: it ends when the connection closes.
+        if framing != nil { response.close = true }
         response.chunked = behaviour.chunked
         response.corruptOffset = behaviour.corruptOffset
         response.rate = behaviour.rate(forConnection: connectionIndex)

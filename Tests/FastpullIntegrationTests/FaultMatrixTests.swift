@@ -250,9 +250,22 @@ struct FaultMatrixTests {
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
-    /// A 429 storm that never lets a byte through → exit 4 after the retries → nothing left.
+    /// HEAD promises ranges, then a 429 storm never lets a byte through → exit 4 after the retries →
+    /// nothing left (before: a preallocated `.part` the size of the file and its journal).
     @Test func aRefusalStormThatSavedNothingLeavesNothing() async throws {
-        let url = server.url("/gen/\(2 << 20)?status=429&retry-after=0")
+        let responder = try RawResponder { request in
+            if request.hasPrefix("HEAD") {
+                let head =
+                    "HTTP/1.1 200 OK\r\nContent-Length: \(2 << 20)\r\nAccept-Ranges: bytes\r\nETag: \"s\"\r\n"
+                    + "Connection: close\r\n\r\n"
+                return .bytes(Array(head.utf8))
+            }
+            let refusal =
+                "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            return .bytes(Array(refusal.utf8))
+        }
+        defer { responder.stop() }
+        let url = responder.url("/storm")
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
         _ = try FaultRun.expectError(result, code: .httpStatus, mentioning: [url.absoluteString, "429"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")

@@ -235,31 +235,35 @@ struct SegmentTableTests {
         }
     }
 
-    @Test func aReleasedConnectionKeepsOnlyWhatItClaimed() throws {
+    /// A connection retired because fewer do as well finishes the window the server is already
+    /// sending (cutting it would only waste those bytes); the rest of its range goes to the others.
+    @Test func aReleasedConnectionFinishesItsWindow() throws {
         var state = table([8 * mebibyte])
-        _ = state.nextWindow(for: 0, now: at(0))
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (first, _) = try #require(assigned)
         write(&state, 0, 1000, at: 0.1)
-        #expect(state.claim(0, count: 500) == 500)  // on its way to the file
         state.release(0)
-        // Its claimed bytes are still its own; nothing past them is.
-        state.commit(0, count: 500, now: at(0.2))
+        // The rest of its window is still its own; nothing past it is.
+        #expect(write(&state, 0, first.range.count.int64, at: 0.2) == first.range.count.int64 - 1000)
         #expect(state.claim(0, count: 10) == 0)
-        let assigned = state.nextWindow(for: 1, now: at(0.2))
-        let (window, how) = try #require(assigned)
+        let next = state.nextWindow(for: 1, now: at(0.2))
+        let (window, how) = try #require(next)
         #expect(how == .waiting)
-        #expect(window.range.lowerBound == 1500)
+        #expect(window.range.lowerBound == first.range.upperBound)
         checkTiling(state, size: 8 * mebibyte)
     }
 
-    @Test func aReleasedConnectionThatClaimedNothingGivesBackEverything() throws {
+    /// Even before its first byte arrives: the request is out, the server is sending.
+    @Test func aReleasedConnectionWithAWindowInFlightKeepsIt() throws {
         var state = table([8 * mebibyte])
-        _ = state.nextWindow(for: 0, now: at(0))
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (first, _) = try #require(assigned)
         state.release(0)
-        #expect(state.claim(0, count: 10) == 0)
-        let assigned = state.nextWindow(for: 1, now: at(0.1))
-        let (window, _) = try #require(assigned)
-        #expect(window.range.lowerBound == 0)
-        #expect(state.pieces.count == 1)
+        let next = state.nextWindow(for: 1, now: at(0.1))
+        let (window, _) = try #require(next)
+        #expect(window.range.lowerBound == first.range.upperBound)
+        #expect(state.claim(0, count: 10) == 10)
+        checkTiling(state, size: 8 * mebibyte)
     }
 
     @Test func aConnectionStalledBeforeItsFirstByteGivesBackEverything() throws {

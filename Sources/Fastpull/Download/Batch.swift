@@ -151,6 +151,8 @@ public final class Batch: Sendable {
     private let downloads: Mutex<[Int: Download]>
     /// Output paths by the item that saves there: two items never write one file.
     private let reservations = Mutex<[String: Int]>([:])
+    /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
+    private let naming: TurnTaker
 
     /// Prepares a batch; nothing happens until ``run()``.
     public init(_ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init())
@@ -159,6 +161,7 @@ public final class Batch: Sendable {
         self.configuration = configuration
         self.options = options
         downloads = Mutex([:])
+        naming = TurnTaker(order: Array(items.indices))
         (eventStream, eventSink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -189,6 +192,7 @@ public final class Batch: Sendable {
             outcomes[index] = BatchOutcome(
                 index: index, item: item, result: .failure(error), alreadyPresent: false)
         }
+        for index in items.indices where outcomes[index] != nil { naming.take(index) }
         let pending = items.indices.filter { outcomes[$0] == nil }
         let width = max(options.parallelFiles, 1)
         await withTaskGroup(of: BatchOutcome.self) { group in
@@ -221,6 +225,9 @@ public final class Batch: Sendable {
             emit(index, .failed(error))
             return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)
         }
+        // Whatever happens before it, this item's turn to name an output passes.
+        var namingTurnTaken = false
+        defer { if !namingTurnTaken { naming.take(index) } }
         if Task.isCancelled {
             return failed(
                 FastpullError(.interrupted, "interrupted before \(item.url.absoluteString) was started"))
@@ -235,13 +242,19 @@ public final class Batch: Sendable {
         switch item.destination {
         case .file(let path):
             file = path
+            naming.take(index)
+            namingTurnTaken = true
         case .folder(let folder):
+            let named: URL
             do {
-                file = try await Self.name(item.url, in: folder, configuration: settings)
+                named = try await Self.name(item.url, in: folder, configuration: settings)
             } catch {
                 return failed(error)
             }
-            if let other = reserve(file, for: index) { return failed(collision(file, with: other)) }
+            let other = await naming.inTurn(index) { reserve(named, for: index) }
+            namingTurnTaken = true
+            if let other { return failed(collision(named, with: other)) }
+            file = named
         }
 
         let path = file.path(percentEncoded: false)

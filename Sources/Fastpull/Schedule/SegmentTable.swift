@@ -261,10 +261,19 @@ struct SegmentTable: Sendable, Equatable {
         return stalled
     }
 
-    /// The connection is leaving on purpose (fewer connections do as well): it keeps only the bytes
-    /// it has claimed, and the rest of its range waits for the others. Its next claim gets nothing.
+    /// The connection is leaving on purpose (fewer connections do as well): it finishes the window it
+    /// has asked for (the server is sending those bytes already; cutting them would only waste them),
+    /// and the rest of its range past that window waits for the others.
     mutating func release(_ worker: Worker) {
-        giveBackUnclaimed(of: worker)
+        guard let start = connections[worker]?.piece, let index = index(of: start),
+            pieces[index].owner == worker
+        else { return }
+        let keep = max(pieces[index].claimed, pieces[index].windowEnd)
+        guard keep > pieces[index].claimed || pieces[index].claimed > pieces[index].segment.resumeOffset else {
+            giveBackUnclaimed(of: worker)
+            return
+        }
+        if keep < pieces[index].end { _ = split(index, at: keep) }
     }
 
     /// Cuts the worker's piece at what it has claimed; returns false if it had nothing unclaimed.
