@@ -42,7 +42,7 @@ struct DryRun {
     func describe(_ plan: Event.Plan, item: BatchItem, index: Int) -> String {
         let probe = plan.probe
         var rows: [(String, String)] = []
-        if probe.finalURL != probe.url { rows.append(("final URL", probe.finalURL.absoluteString)) }
+        if probe.finalURL != probe.url { rows.append(("final URL", probe.finalURL.redactedForDisplay)) }
         rows.append(("size", probe.size.map { "\(ByteFormat.size($0)) (\($0) bytes)" } ?? "unknown"))
         rows.append(("ranges", probe.acceptsRanges ? "yes" : "no (one connection, no resume)"))
         rows.append(("etag", probe.etag ?? "none"))
@@ -86,7 +86,7 @@ struct DryRun {
         }
         let header =
             jobs.count > 1
-            ? "[\(index + 1)/\(jobs.count)] \(item.url.absoluteString)" : item.url.absoluteString
+            ? "[\(index + 1)/\(jobs.count)] \(item.url.redactedForDisplay)" : item.url.redactedForDisplay
         return ([header] + rows.map { "  " + $0.0.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.1 })
             .joined(separator: "\n")
     }

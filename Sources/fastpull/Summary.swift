@@ -56,7 +56,7 @@ enum Summary {
         case .success(let report):
             return "\(label) " + saved(report, alreadyPresent: outcome.alreadyPresent)
         case .failure(let error):
-            let url = outcome.item.url.absoluteString
+            let url = outcome.item.url.redactedForDisplay
             let named = error.message.contains(url) ? "" : " (\(url))"
             return "\(label) error: \(error.message)\(named)"
         }

@@ -41,4 +41,43 @@ struct S3Tests {
             }
         }
     }
+
+    /// Without a signature in the URL, the probe asks S3 for its checksums (`x-amz-checksum-mode:
+    /// ENABLED`): a single-part object's SHA-256 then verifies the download, and a multipart object's
+    /// composite one is ignored, never failed.
+    @Test("unsigned URLs ask for S3's checksums: whole-object ones verify, composite ones are ignored")
+    func checksumModeOnUnsignedURLs() async throws {
+        let moto = try await MotoS3Server.start()
+        try await moto.run { moto in
+            try await InteropFolder.with("s3-checksum-mode") { folder in
+                let single = await TestContent.random(
+                    3 * TestContent.mebibyte, seed: TestContent.seed("mode", "1"))
+                let parts = [
+                    await TestContent.random(5 * TestContent.mebibyte, seed: TestContent.seed("mode", "2")),
+                    await TestContent.random(TestContent.mebibyte, seed: TestContent.seed("mode", "3")),
+                ]
+                try await moto.client.createBucket("mode", publicRead: true)
+                try await moto.client.putObject(
+                    bucket: "mode", key: "single.bin", data: single, checksum: true, publicRead: true)
+                try await moto.client.putMultipartObject(
+                    bucket: "mode", key: "multi.bin", parts: parts, publicRead: true)
+
+                let base = "http://127.0.0.1:\(moto.port)/mode"
+                let verified = try await FastpullProcess.run(
+                    ["--json", base + "/single.bin", "-o", folder + "/single.bin"], in: folder)
+                #expect(verified.status == 0, "\(verified)")
+                #expect(
+                    verified.stdout.contains("\"source\":\"x-amz-checksum-sha256\"")
+                        || verified.stdout.contains("x-amz-checksum-sha256 header"),
+                    "the object's SHA-256 did not verify the download: \(verified.stdout)")
+                #expect(await InteropFolder.compare(folder + "/single.bin", to: single) == .identical)
+
+                let composite = try await FastpullProcess.run(
+                    ["--json", base + "/multi.bin", "-o", folder + "/multi.bin"], in: folder)
+                #expect(composite.status == 0, "\(composite)")
+                #expect(
+                    await InteropFolder.compare(folder + "/multi.bin", to: parts[0] + parts[1]) == .identical)
+            }
+        }
+    }
 }

@@ -405,3 +405,49 @@ struct ServerDigestTests {
             members.map(\.value) == [.byteSequence("AAAA"), .innerList, .otherItem, .byteSequence("Zg==")])
     }
 }
+
+/// S3's multipart uploads and its checksum mode.
+@Suite("Server digests: S3 multipart objects")
+struct S3MultipartDigestTests {
+    func head(_ fields: [(String, String)]) -> ResponseHead {
+        ResponseHead(
+            versionMajor: 1, versionMinor: 1, status: 200, reason: "OK", headers: HTTPHeaders(fields))
+    }
+
+    /// A multipart object's `x-amz-checksum-sha256` is of its parts' checksums even where S3 leaves out
+    /// `x-amz-checksum-type` and the `-N` suffix (the ETag's `-N` gives it away): it is ignored, never
+    /// compared with the file's SHA-256 (which discarded a correct 256 MiB file).
+    @Test func aChecksumBesideAMultipartETagIsComposite() {
+        let found = ServerDigests.expectations(
+            from: head([
+                ("ETag", "\"9b2cf535f27731c974343645a3985328-2\""),
+                ("x-amz-checksum-sha256", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="),
+            ]), isFullRepresentation: true)
+        #expect(found.trusted.isEmpty)
+        #expect(
+            found.ignored.contains { $0.header == "x-amz-checksum-sha256" && $0.reason.contains("COMPOSITE") }
+        )
+        // FULL_OBJECT says it is of the whole object after all.
+        let full = ServerDigests.expectations(
+            from: head([
+                ("ETag", "\"9b2cf535f27731c974343645a3985328-2\""), ("x-amz-checksum-type", "FULL_OBJECT"),
+                ("x-amz-checksum-sha256", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="),
+            ]), isFullRepresentation: true)
+        #expect(full.trusted.count == 1)
+    }
+
+    /// The probe asks S3 for its checksums, except on a presigned URL, which must carry only the
+    /// `x-amz-` fields it was signed with.
+    @Test func checksumModeIsAskedForUnlessTheURLIsPresigned() {
+        let plain = ServerDigests.probeRequestHeaders(for: URL(string: "https://bucket.s3.example/key")!)
+        #expect(plain.contains { $0.name == "x-amz-checksum-mode" && $0.value == "ENABLED" })
+        for presigned in [
+            "https://b.s3.example/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK&X-Amz-Signature=ab",
+            "https://b.s3.example/k?AWSAccessKeyId=AK&Expires=1&Signature=ab",
+            "https://storage.example/k?X-Goog-Signature=ab", "https://acct.blob.example/c/k?sv=1&sig=ab",
+        ] {
+            let headers = ServerDigests.probeRequestHeaders(for: URL(string: presigned)!)
+            #expect(!headers.contains { $0.name == "x-amz-checksum-mode" }, "\(presigned)")
+        }
+    }
+}

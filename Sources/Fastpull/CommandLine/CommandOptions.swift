@@ -305,10 +305,14 @@ package struct CommandOptions: Sendable {
         }
         guard scheme == "http" || scheme == "https" else {
             throw UsageError(
-                message: "error: unsupported scheme '\(scheme)' in '\(text)' (use http or https)")
+                message:
+                    "error: unsupported scheme '\(scheme)' in '\(url.redactedForDisplay)' (use http or https)"
+            )
         }
         guard let host = url.host(), !host.isEmpty else {
-            throw UsageError(message: "error: '\(text)' is not a valid URL (expected http://… or https://…)")
+            throw UsageError(
+                message:
+                    "error: '\(url.redactedForDisplay)' is not a valid URL (expected http://… or https://…)")
         }
         return url
     }

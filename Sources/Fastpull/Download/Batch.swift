@@ -230,7 +230,7 @@ public final class Batch: Sendable {
         defer { if !namingTurnTaken { naming.take(index) } }
         if Task.isCancelled {
             return failed(
-                FastpullError(.interrupted, "interrupted before \(item.url.absoluteString) was started"))
+                FastpullError(.interrupted, "interrupted before \(item.url.redactedForDisplay) was started"))
         }
         var settings = item.configuration ?? configuration
         settings.checksums += item.checksums
@@ -308,7 +308,7 @@ public final class Batch: Sendable {
     private func collision(_ file: URL, with other: Int) -> FastpullError {
         FastpullError(
             .localIO,
-            "\(file.path(percentEncoded: false)) is also the output of item \(other + 1) (\(items[other].url.absoluteString)); two items of one batch never write the same file: give one of them another name"
+            "\(file.path(percentEncoded: false)) is also the output of item \(other + 1) (\(items[other].url.redactedForDisplay)); two items of one batch never write the same file: give one of them another name"
         )
     }
 

@@ -172,7 +172,7 @@ public final class Download: Sendable {
         } catch {
             throw Failure(error, url: url).error
         }
-        throw FastpullError(.internalError, "planning \(url.absoluteString) did not stop after the probe")
+        throw FastpullError(.internalError, "planning \(url.redactedForDisplay) did not stop after the probe")
     }
 
     /// Thrown by a ``plan()`` download right after its probe, carrying the plan.

@@ -89,7 +89,7 @@ extension Pipeline {
             guard configuration.restartWhenRemoteChanges else {
                 throw FastpullError(
                     .remoteChanged,
-                    "\(download.url.absoluteString) changed since the interrupted download (\(reason)); run without --no-restart to start over, or with --restart"
+                    "\(download.url.redactedForDisplay) changed since the interrupted download (\(reason)); run without --no-restart to start over, or with --restart"
                 )
             }
             download.emit(

@@ -92,7 +92,7 @@ struct Pipeline {
                 try? discardProgress()
                 throw FastpullError(
                     .remoteChanged,
-                    "\(download.url.absoluteString) kept changing during the download (\(request.reason)); try again later"
+                    "\(download.url.redactedForDisplay) kept changing during the download (\(request.reason)); try again later"
                 )
             }
         }
@@ -172,7 +172,7 @@ struct Pipeline {
             counters.bytesWritten.store(0, ordering: .relaxed)
             download.emit(
                 .warning(
-                    "\(remote.finalURL.absoluteString) answered a range request with the whole file; downloading it over one connection"
+                    "\(remote.finalURL.redactedForDisplay) answered a range request with the whole file; downloading it over one connection"
                 ))
             var single = remote
             single.acceptsRanges = false
@@ -291,7 +291,8 @@ struct Pipeline {
         guard Origin(download.url) != nil else {
             throw FastpullError(
                 .usage,
-                "unsupported URL '\(download.url.absoluteString)': expected http:// or https:// with a host")
+                "unsupported URL '\(download.url.redactedForDisplay)': expected http:// or https:// with a host"
+            )
         }
         guard download.destination.isFileURL else {
             throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
@@ -391,8 +392,16 @@ struct Pipeline {
                 retries: configuration.retries, policy: policy)
             fetcher.algorithms = expectations.algorithms
             let pending = outcome.pendingBody
-            let result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
-                try await fetcher.run(pending: pending)
+            let result: StreamFetcher.Result
+            if remote.size == 0, pending == nil {
+                // The probe already knows the file is empty (HEAD said 0 bytes, or byte 0 does not
+                // exist): there is nothing to ask for.
+                result = StreamFetcher.Result(
+                    size: 0, digests: DigestSet(fetcher.algorithms).finalize(), lastByteAt: .now)
+            } else {
+                result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
+                    try await fetcher.run(pending: pending)
+                }
             }
             let verification = try verify(
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,

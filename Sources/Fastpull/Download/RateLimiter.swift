@@ -89,6 +89,8 @@ extension RateLimiter {
             try inner.write(bytes)
         }
 
+        func idleState() -> IdleState { inner.idleState() }
+
         func shutdown() {
             isShutDown.store(true, ordering: .relaxed)
             inner.shutdown()

@@ -39,7 +39,7 @@ struct Failure: Sendable {
 
     /// Classifies any error thrown while talking to `url`.
     init(_ thrown: any Error, url: URL) {
-        let location = url.absoluteString
+        let location = url.redactedForDisplay
         switch thrown {
         case let error as FastpullError:
             self.init(error: error, retryable: false)
@@ -79,6 +79,10 @@ struct Failure: Sendable {
                 self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
             }
         case let error as HTTPBodyError:
+            if case .unsupportedTransferCoding = error {
+                self.init(error: FastpullError(.httpStatus, "\(error) (\(location))"), retryable: false)
+                return
+            }
             self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
             staleConnection = error == .closedBeforeResponse
         case let error as HTTPParseError:

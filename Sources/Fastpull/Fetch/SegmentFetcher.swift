@@ -92,7 +92,7 @@ struct SegmentFetcher: Sendable {
                             return .gaveUp(
                                 FastpullError(
                                     .network,
-                                    "\(remote.finalURL.absoluteString) sent nothing for the stall timeout on every try"
+                                    "\(remote.finalURL.redactedForDisplay) sent nothing for the stall timeout on every try"
                                 ))
                         }
                         continue
@@ -163,8 +163,10 @@ struct SegmentFetcher: Sendable {
         guard let origin = Origin(url) else {
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
         }
-        let connection = try pool.connection(to: origin)
-        try slot.attach(connection)
+        let requested = window.range.lowerBound...(window.range.upperBound - 1)
+        let request = pool.request(
+            "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
+        let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
         counters.activeConnections.add(1, ordering: .relaxed)
         // Set when the connection, with an answer not yet read, goes up to the pipeline instead.
         var handedOver = false
@@ -173,10 +175,6 @@ struct SegmentFetcher: Sendable {
             slot.detach()
             if !handedOver { pool.giveBack(connection) }
         }
-        let requested = window.range.lowerBound...(window.range.upperBound - 1)
-        let ifRange = remote.ifRangeValidator
-        try connection.send(pool.request("GET", url, origin: origin, range: requested, ifRange: ifRange))
-        let head = try connection.readHead()
         do {
             try Self.validate(head, requested: requested, remote: remote, size: size, connection: connection)
         } catch TransferError.wholeFile {

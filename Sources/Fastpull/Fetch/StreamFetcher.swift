@@ -76,16 +76,8 @@ struct StreamFetcher: Sendable {
             head = pending.head
             try slot.attach(connection)
         } else {
-            connection = try pool.connection(to: origin)
-            try slot.attach(connection)
-            do {
-                try connection.send(pool.request("GET", url, origin: origin))
-                head = try connection.readHead()
-            } catch {
-                slot.detach()
-                pool.giveBack(connection)
-                throw error
-            }
+            (connection, head) = try pool.exchange(
+                pool.request("GET", url, origin: origin), to: origin, slot: slot)
         }
         counters.activeConnections.add(1, ordering: .relaxed)
         defer {

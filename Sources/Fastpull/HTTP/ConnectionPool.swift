@@ -55,11 +55,61 @@ final class ConnectionPool: Sendable {
             settings: settings, route: route(to: origin))
     }
 
-    /// An idle connection to `origin`, or a new one. Blocks: call from a connection thread.
-    func connection(to origin: Origin) throws -> HTTPConnection {
+    /// Sends `request` (built for `origin`) and reads the answer's head, on an idle connection to
+    /// `origin` or a new one. A kept-alive connection found dead only once the request went out (the
+    /// server closed it before answering, or reset it) costs nothing but a reconnect: the request goes
+    /// once more on a new connection, and no failure is counted.
+    ///
+    /// While in use the connection is attached to `slot`, so that cancellation reaches it; on success it
+    /// stays attached and the caller, once the body is read, detaches it and gives it back. Blocks: call
+    /// from a connection thread.
+    func exchange(_ request: RequestHead, to origin: Origin, slot: CancellationSlot) throws -> (
+        connection: HTTPConnection, head: ResponseHead
+    ) {
+        var fresh = false
+        while true {
+            let connection = try self.connection(to: origin, fresh: fresh)
+            try slot.attach(connection)
+            let reused = connection.wasUsed
+            do {
+                try connection.send(request)
+                let head = try connection.readHead()
+                if head.status == 407, case .forward(let proxy) = route(to: origin) {
+                    // The proxy, not the origin, wants credentials.
+                    connection.discardBody(of: head, method: request.method)
+                    throw TransferError.status(
+                        407,
+                        reason:
+                            "Proxy Authentication Required (the proxy \(proxy) wants credentials: give them in the proxy URL, http://USER:PASSWORD@\(proxy.authority))",
+                        retryAfter: nil)
+                }
+                return (connection, head)
+            } catch {
+                slot.detach()
+                giveBack(connection)
+                guard reused, !fresh, Self.isStale(error), !slot.isCancelled else { throw error }
+                fresh = true
+            }
+        }
+    }
+
+    /// Whether `error`, on a kept-alive connection before any byte of an answer, says only that the
+    /// server had closed it.
+    private static func isStale(_ error: any Error) -> Bool {
+        switch error {
+        case HTTPBodyError.closedBeforeResponse: return true
+        case NetError.reset: return true
+        default: return false
+        }
+    }
+
+    /// An idle connection to `origin` (one the server has closed meanwhile is dropped), or a new one
+    /// (always with `fresh`). Blocks: call from a connection thread.
+    func connection(to origin: Origin, fresh: Bool = false) throws -> HTTPConnection {
         let route = route(to: origin)
-        if let reused = idle.withLock({ $0[Key(origin: origin, proxy: route.proxy)]?.popLast() }) {
-            return reused
+        while !fresh, let reused = idle.withLock({ $0[Key(origin: origin, proxy: route.proxy)]?.popLast() }) {
+            if !reused.isDeadWhileIdle { return reused }
+            reused.close()
         }
         let transport: any Transport
         // Loaded once per download; not part of a connection's setup time.
@@ -70,12 +120,20 @@ final class ConnectionPool: Sendable {
             transport = try Connector.connect(
                 host: origin.host, port: origin.port, tls: context, timeouts: timeouts)
         case .forward(let proxy):
-            transport = try Connector.connect(
-                host: proxy.host, port: proxy.port, tls: nil, timeouts: timeouts)
+            do {
+                transport = try Connector.connect(
+                    host: proxy.host, port: proxy.port, tls: nil, timeouts: timeouts)
+            } catch {
+                throw NetError.proxy("\(proxy)", error)
+            }
         case .tunnel(let proxy):
-            transport = try ProxyTunnel.open(
-                Requests.connect(to: origin, through: proxy, settings: settings), to: origin, through: proxy,
-                tls: context ?? (try tlsContext()), timeouts: timeouts)
+            do {
+                transport = try ProxyTunnel.open(
+                    Requests.connect(to: origin, through: proxy, settings: settings), to: origin,
+                    through: proxy, tls: context ?? (try tlsContext()), timeouts: timeouts)
+            } catch let error as NetError where error.isReachingTheProxy {
+                throw NetError.proxy("\(proxy)", error)
+            }
         }
         // A head gets as long in all as one read may wait: a trickling head is as dead as a silent one.
         let deadline = timeouts.idle

@@ -45,6 +45,16 @@ final class HTTPConnection: @unchecked Sendable {
         buffer.deallocate()
     }
 
+    /// Whether this idle connection has gone bad since its last response: the server closed it, or
+    /// sent bytes nobody asked for (buffered here, or waiting in the socket). Such a connection is
+    /// closed instead of reused.
+    var isDeadWhileIdle: Bool {
+        readIndex != fillIndex || transport.idleState() != .quiet
+    }
+
+    /// Whether a request has been sent on this connection before (it was kept alive).
+    var wasUsed: Bool { requestCount > 0 }
+
     /// Wakes any blocked read or write; the connection is dead afterwards.
     func cancel() {
         cancelled.store(true, ordering: .releasing)
@@ -81,12 +91,20 @@ final class HTTPConnection: @unchecked Sendable {
     private func readHeadOnce() throws -> ResponseHead {
         let clock = ContinuousClock()
         let deadline = headDeadline.map { clock.now.advanced(by: $0) }
+        var receivedAny = readIndex != fillIndex
         while true {
             var parser = ResponseHeadParser()
             let head: ResponseHead
             parsing: while true {
                 if readIndex == fillIndex {
-                    try fill(expectingHead: true)
+                    do {
+                        try fill(expectingHead: true)
+                    } catch NetError.reset(let reason) where !receivedAny && requestCount > 1 {
+                        // A kept-alive connection reset before it answered: the server had closed it.
+                        _ = reason
+                        throw HTTPBodyError.closedBeforeResponse
+                    }
+                    receivedAny = true
                     if let deadline, clock.now > deadline {
                         throw NetError.timeout("reading the response head")
                     }
@@ -123,7 +141,12 @@ final class HTTPConnection: @unchecked Sendable {
         do {
             if method == "HEAD" || head.status == 204 || head.status == 304 {
                 return
-            } else if head.isChunked {
+            }
+            // A body in a transfer coding such as gzip is not the file's bytes, and none is decoded here.
+            if let coding = head.foreignTransferCodings.first {
+                throw HTTPBodyError.unsupportedTransferCoding(coding)
+            }
+            if head.isChunked {
                 try readChunked(into: sink)
             } else if let length = head.contentLength {
                 try readExactly(length, splice: transport.canSplice ? splice : nil, into: sink)
@@ -226,11 +249,15 @@ enum HTTPBodyError: Error, Sendable, Equatable, CustomStringConvertible {
     case closedBeforeResponse
     /// The connection closed before the body's declared end.
     case truncated
+    /// The body is in a transfer coding that is not decoded (only `chunked` is).
+    case unsupportedTransferCoding(String)
 
     var description: String {
         switch self {
         case .closedBeforeResponse: return "the server closed the connection before answering"
         case .truncated: return "the connection closed before the end of the response"
+        case .unsupportedTransferCoding(let coding):
+            return "the response uses the transfer coding '\(coding)', which fastpull does not decode"
         }
     }
 }

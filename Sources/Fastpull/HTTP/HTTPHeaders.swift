@@ -21,6 +21,15 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.append((name: name, value: value))
     }
 
+    /// Continues the last field's value with `text` after a space: an obs-fold line (RFC 9112 §5.2).
+    /// Returns false when there is no field to continue.
+    mutating func continueLast(with text: String) -> Bool {
+        guard !fields.isEmpty else { return false }
+        let last = fields.count - 1
+        fields[last].value = fields[last].value.isEmpty ? text : fields[last].value + " " + text
+        return true
+    }
+
     /// Removes every field called `name` (case-insensitive).
     mutating func remove(name: String) {
         fields.removeAll { Self.namesEqual($0.name, name) }

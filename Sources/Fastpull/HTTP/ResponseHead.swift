@@ -23,6 +23,14 @@ struct ResponseHead: Sendable, Equatable {
         return HTTPHeaders.namesEqual(last, "chunked")
     }
 
+    /// The transfer codings of `Transfer-Encoding` other than `chunked` (and `identity`): codings such
+    /// as `gzip` that would have to be undone to get the file's bytes.
+    var foreignTransferCodings: [String] {
+        headers.listElements(for: "Transfer-Encoding").map { String($0) }.filter {
+            !HTTPHeaders.namesEqual($0, "chunked") && !HTTPHeaders.namesEqual($0, "identity")
+        }
+    }
+
     /// Whether `Content-Type` is `multipart/byteranges`: the body is a multipart message framing one or
     /// more ranges, not the bytes of a range.
     var isMultipartByteranges: Bool {

@@ -41,8 +41,11 @@ struct ResponseHeadParser {
     }
 
     /// Feeds the next bytes; `consumed` counts only bytes of THIS call that belong to the head (the rest
-    /// is body). Accepts CRLF and bare LF line ends; rejects obs-fold, NUL/CR in values, missing colon,
-    /// whitespace before colon, over-limit heads. Byte-by-byte feeding gives the same result.
+    /// is body). Accepts CRLF and bare LF line ends, and obs-fold continuation lines (joined to the
+    /// field before with a space, as RFC 9112 §5.2 asks of a user agent); rejects NUL or CR in values,
+    /// a missing colon, whitespace before the colon, over-limit heads. Other control characters in a
+    /// value are kept: curl and aria2 accept them, and the fields that frame a message are parsed
+    /// strictly on their own. Byte-by-byte feeding gives the same result.
     mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> Progress {
         if let failure {
             throw failure
@@ -128,6 +131,12 @@ struct ResponseHeadParser {
         if line.isEmpty {
             return try finishHead(statusLine)
         }
+        if let first = line.first, Self.isWhitespace(first) {
+            // obs-fold: the line continues the field before it.
+            let text = try Self.parseContinuation(line)
+            guard headers.continueLast(with: text) else { throw .badHeaderLine }
+            return nil
+        }
         guard headers.count < maxHeaderCount else { throw .tooManyHeaders }
         let (name, value) = try Self.parseHeaderLine(line)
         headers.add(name: name, value: value)
@@ -211,10 +220,22 @@ struct ResponseHeadParser {
         return (String(decoding: name, as: UTF8.self), decodeText(value))
     }
 
-    /// Field values and reason phrases: HTAB, SP, VCHAR, obs-text — no other control characters.
+    /// An obs-fold line's text, without the whitespace around it.
+    private static func parseContinuation(_ line: UnsafeRawBufferPointer) throws(HTTPParseError) -> String {
+        var start = 0
+        var end = line.count
+        while start < end && isWhitespace(line[start]) { start += 1 }
+        while end > start && isWhitespace(line[end - 1]) { end -= 1 }
+        let value = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        guard value.allSatisfy(isFieldContentByte) else { throw .badHeaderLine }
+        return decodeText(value)
+    }
+
+    /// Field values and reason phrases: anything but NUL and CR (RFC 9110 §5.5 lets a recipient reject
+    /// those; LF ends the line).
     @inline(__always)
     private static func isFieldContentByte(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: "\t") || !HTTPHeaders.isControl(byte)
+        byte != 0 && byte != UInt8(ascii: "\r")
     }
 
     @inline(__always)

@@ -25,6 +25,8 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// Any other failed system call, with the call's name and its `errno`.
     case system(call: String, errno: Int32)
+    /// The proxy (named) could not be reached: the error is the connection's to it.
+    indirect case proxy(String, NetError)
 
     var description: String {
         switch self {
@@ -44,12 +46,24 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the connection was cancelled"
         case .system(let call, let errno):
             return "\(call) failed: \(NetError.errnoText(errno))"
+        case .proxy(let proxy, let error):
+            return "could not reach the proxy \(proxy): \(error)"
+        }
+    }
+
+    /// Whether this failed the connection to a proxy itself (resolving, connecting, or its closing
+    /// before it answered), rather than the TLS handshake with the origin through it.
+    var isReachingTheProxy: Bool {
+        switch self {
+        case .resolve, .connect, .timeout("connect"): return true
+        default: return false
         }
     }
 
     /// Whether the process (or the system) has no file descriptor left for a socket or pipe.
     var isOutOfDescriptors: Bool {
         if case .system(_, let code) = self { return code == EMFILE || code == ENFILE }
+        if case .proxy(_, let error) = self { return error.isOutOfDescriptors }
         return false
     }
 

@@ -130,6 +130,20 @@ final class Socket: Transport {
         return moved
     }
 
+    /// Whether the peer closed or sent something since the last read: `poll` without waiting, then a
+    /// peek that consumes nothing.
+    func idleState() -> IdleState {
+        guard let fd = try? beginOperation() else { return .closed }
+        defer { endOperation() }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard Glibc.poll(&descriptor, 1, 0) > 0 else { return .quiet }
+        var byte: UInt8 = 0
+        let peeked = Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        if peeked > 0 { return .unexpectedData }
+        if peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return .quiet }
+        return .closed
+    }
+
     /// Sends all of `bytes` (`MSG_NOSIGNAL`: a closed peer gives `.reset`, never `SIGPIPE`).
     func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
         let fd = try beginOperation()

@@ -123,6 +123,13 @@ final class TLSTransport: Transport {
         }
     }
 
+    /// The socket's: closed when the server closed it. Bytes waiting may be a TLS session ticket, so
+    /// they do not count against the connection (a close_notify among them shows at the next read, and
+    /// the request is then retried on a new connection).
+    func idleState() -> IdleState {
+        socket.idleState() == .closed ? .closed : .quiet
+    }
+
     /// Shuts down the underlying socket; a blocked read or write returns promptly. Thread-safe.
     func shutdown() {
         socket.shutdown()

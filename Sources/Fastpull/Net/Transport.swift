@@ -20,10 +20,25 @@ protocol Transport: AnyObject, Sendable {
     /// Moves up to `count` received bytes straight into the pipe `pipe` (`splice(2)`), never through
     /// user memory; returns 0 at orderly EOF. Errors and the idle timeout are those of `read`.
     func splice(into pipe: Int32, count: Int) throws -> Int
+    /// What a connection with no request out has received, without waiting or consuming anything: a
+    /// kept-alive connection the server has closed (or reset) is not worth a request.
+    func idleState() -> IdleState
+}
+
+/// What an idle connection has received since its last response.
+enum IdleState: Sendable, Equatable {
+    /// Nothing: it is as it was.
+    case quiet
+    /// The peer closed or reset it.
+    case closed
+    /// Bytes no request asked for (for TLS, possibly a session ticket).
+    case unexpectedData
 }
 
 extension Transport {
     var canSplice: Bool { false }
+
+    func idleState() -> IdleState { .quiet }
 
     func splice(into pipe: Int32, count: Int) throws -> Int {
         throw NetError.system(call: "splice", errno: EINVAL)

@@ -29,21 +29,12 @@ struct Probe {
             guard let origin = Origin(current) else {
                 throw TransferError.badRedirect(status: 0, location: current.absoluteString)
             }
-            let connection = try pool.connection(to: origin)
-            try slot.attach(connection)
-            defer { slot.detach() }
             let range: ClosedRange<Int64>? = method == "GET" ? 0...0 : nil
-            let head: ResponseHead
-            do {
-                try connection.send(
-                    pool.request(
-                        method, current, origin: origin, range: range,
-                        extraHeaders: ServerDigests.probeRequestHeaders))
-                head = try connection.readHead()
-            } catch {
-                pool.giveBack(connection)
-                throw error
-            }
+            let request = pool.request(
+                method, current, origin: origin, range: range,
+                extraHeaders: ServerDigests.probeRequestHeaders(for: current))
+            let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
+            defer { slot.detach() }
 
             digests.record(head, method: method)
             if Redirect.isRedirect(head.status) {
@@ -78,7 +69,9 @@ struct Probe {
                         url: url, finalURL: current, size: head.contentLength, acceptsRanges: false,
                         etag: etag, lastModified: lastModified)
                 }
-                if (200..<300).contains(head.status) || [403, 405, 501].contains(head.status) {
+                // A HEAD refused (S3 refuses one on a URL signed for GET; some servers answer 404 or
+                // 400 to HEAD alone): the ranged GET decides.
+                if (200..<300).contains(head.status) || Self.headRefusals.contains(head.status) {
                     method = "GET"
                     continue
                 }
@@ -113,10 +106,11 @@ struct Probe {
             case 416:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
-                let total = head.headers["Content-Range"].flatMap(ContentRange.parse)?.completeLength
-                guard total == 0 else {
-                    throw TransferError.badContentRange(
-                        requested: 0...0, got: head.headers["Content-Range"] ?? "none")
+                // Only an empty file has no byte 0. Servers say so with `bytes */0`, or (S3) with no
+                // Content-Range at all; a length above 0 contradicts the answer.
+                let contentRange = head.headers["Content-Range"]
+                if let contentRange, ContentRange.parse(contentRange)?.completeLength != 0 {
+                    throw TransferError.badContentRange(requested: 0...0, got: contentRange)
                 }
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: 0, acceptsRanges: false, etag: etag,
@@ -129,6 +123,9 @@ struct Probe {
             }
         }
     }
+
+    /// HEAD statuses that send the probe on to a ranged GET instead of failing it.
+    static let headRefusals: Set<Int> = [400, 403, 404, 405, 501]
 
     /// The server digests seen along the probe: every response head is recorded, and ``ServerDigests``
     /// decides what each one may contribute (a redirect only its `X-Linked-Etag`, a 206 only what
@@ -184,10 +181,10 @@ struct Probe {
     func refuseDowngrade(from: URL, to: URL, asked: URL) throws(FastpullError) {
         guard !allowInsecureRedirects, from.scheme?.lowercased() == "https", to.scheme?.lowercased() == "http"
         else { return }
-        let via = from == asked ? "" : " (reached from \(asked.absoluteString))"
+        let via = from == asked ? "" : " (reached from \(asked.redactedForDisplay))"
         throw FastpullError(
             .httpStatus,
-            "refusing to follow a redirect from https to http: \(from.absoluteString)\(via) redirects to \(to.absoluteString), which anyone on the path could read or alter; allow insecure redirects to follow it anyway"
+            "refusing to follow a redirect from https to http: \(from.redactedForDisplay)\(via) redirects to \(to.redactedForDisplay), which anyone on the path could read or alter; allow insecure redirects to follow it anyway"
         )
     }
 

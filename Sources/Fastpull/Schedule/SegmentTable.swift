@@ -269,7 +269,8 @@ struct SegmentTable: Sendable, Equatable {
             pieces[index].owner == worker
         else { return }
         let keep = max(pieces[index].claimed, pieces[index].windowEnd)
-        guard keep > pieces[index].claimed || pieces[index].claimed > pieces[index].segment.resumeOffset else {
+        guard keep > pieces[index].claimed || pieces[index].claimed > pieces[index].segment.resumeOffset
+        else {
             giveBackUnclaimed(of: worker)
             return
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Finds the digests a server offers for the whole file in a response head, and decides which can be
 /// trusted to verify it.
 ///
@@ -33,6 +35,25 @@ enum ServerDigests {
         (name: "Want-Repr-Digest", value: wantReprDigest),
         (name: "Want-Digest", value: "sha-256;q=1, sha-512;q=0.3"),
     ]
+
+    /// The header fields to add to the probe of `url`: ``probeRequestHeaders``, and
+    /// `x-amz-checksum-mode: ENABLED`, which makes S3 send the object's checksums, unless the URL is
+    /// presigned (a presigned request must carry only the `x-amz-` fields it was signed with).
+    static func probeRequestHeaders(for url: URL) -> [(name: String, value: String)] {
+        guard !isPresigned(url) else { return probeRequestHeaders }
+        return probeRequestHeaders + [(name: "x-amz-checksum-mode", value: "ENABLED")]
+    }
+
+    /// Whether `url` carries a signature in its query: AWS SigV4 or SigV2, Google Cloud Storage or an
+    /// Azure shared access signature.
+    static func isPresigned(_ url: URL) -> Bool {
+        let names =
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.map { $0.name.lowercased() }
+            ?? []
+        return names.contains {
+            ["x-amz-signature", "x-amz-credential", "signature", "x-goog-signature", "sig"].contains($0)
+        }
+    }
 
     /// The digests in `head` that describe the whole file, and the digest-like fields that were not
     /// trusted with the reason why.
@@ -236,9 +257,15 @@ enum ServerDigests {
                 (HeaderName.amazonSHA256, .sha256), (HeaderName.amazonSHA1, .sha1),
                 (HeaderName.amazonCRC32C, .crc32c),
             ]
-            let composite = headers.listElements(for: "x-amz-checksum-type").contains {
-                HTTPHeaders.namesEqual($0, "COMPOSITE")
+            let types = headers.listElements(for: "x-amz-checksum-type")
+            // A multipart upload's checksum is of its parts' checksums unless S3 says FULL_OBJECT; the
+            // ETag ending in -N gives the upload away even where the type is not sent.
+            let multipart = headers.values(for: HeaderName.etag).contains {
+                Self.isMultipartETag(HTTPHeaders.trimmingWhitespace(Substring($0)))
             }
+            let composite =
+                types.contains { HTTPHeaders.namesEqual($0, "COMPOSITE") }
+                || (multipart && !types.contains { HTTPHeaders.namesEqual($0, "FULL_OBJECT") })
             for (name, algorithm) in fields {
                 for value in headers.values(for: name) {
                     let trimmed = HTTPHeaders.trimmingWhitespace(Substring(value))
@@ -254,7 +281,7 @@ enum ServerDigests {
                         ignored.append(
                             (
                                 header: name,
-                                reason: "x-amz-checksum-type: COMPOSITE, a checksum of part checksums"
+                                reason: "a multipart upload's checksum (COMPOSITE), of its parts' checksums"
                             ))
                     } else {
                         decode(trimmed, as: algorithm, label: algorithm.name, header: name, allowHex: false)

@@ -18,18 +18,30 @@ public struct S3Client: Sendable {
     private var host: String { "127.0.0.1:\(port)" }
     private var http: LoopbackHTTPClient { LoopbackHTTPClient(port: port) }
 
-    /// Creates `bucket`.
-    public func createBucket(_ bucket: String) async throws {
-        _ = try await request("PUT", path: "/\(bucket)", expecting: 200)
+    /// Creates `bucket`; a `publicRead` one lets anyone read its objects without a signature (the
+    /// canned ACL `public-read`, as a public release bucket has).
+    public func createBucket(_ bucket: String, publicRead: Bool = false) async throws {
+        let headers = publicRead ? ["x-amz-acl": "public-read"] : [:]
+        _ = try await request("PUT", path: "/\(bucket)", headers: headers, expecting: 200)
     }
 
-    /// Stores `data` as `bucket`/`key` with a single PUT (replacing any object there).
+    /// Stores `data` as `bucket`/`key` with a single PUT (replacing any object there); with
+    /// `checksum`, S3 is given the SHA-256 to keep (`x-amz-checksum-sha256`), as an SDK uploading with
+    /// checksums does.
     @discardableResult
-    public func putObject(bucket: String, key: String, data: Data) async throws -> S3Object {
+    public func putObject(
+        bucket: String, key: String, data: Data, checksum: Bool = false, publicRead: Bool = false
+    ) async throws -> S3Object {
         // Without a content type, moto's web framework reads the body as a form and stores nothing.
+        var headers = [
+            "Content-Type": "application/octet-stream", "x-amz-acl": publicRead ? "public-read" : "private",
+        ]
+        if checksum {
+            headers["x-amz-checksum-sha256"] = Data(SHA256Digest.of(data)).base64EncodedString()
+            headers["x-amz-sdk-checksum-algorithm"] = "SHA256"
+        }
         let response = try await request(
-            "PUT", path: objectPath(bucket, key), headers: ["Content-Type": "application/octet-stream"],
-            body: data, expecting: 200)
+            "PUT", path: objectPath(bucket, key), headers: headers, body: data, expecting: 200)
         return S3Object(
             bucket: bucket, key: key, etag: response.header("ETag"),
             checksumSHA256: response.header("x-amz-checksum-sha256"))
@@ -40,11 +52,16 @@ public struct S3Client: Sendable {
     /// checksums (`x-amz-checksum-algorithm: SHA256`), so S3 keeps a composite checksum of the parts.
     /// Every part but the last must be at least 5 MiB.
     @discardableResult
-    public func putMultipartObject(bucket: String, key: String, parts: [Data]) async throws -> S3Object {
+    public func putMultipartObject(bucket: String, key: String, parts: [Data], publicRead: Bool = false)
+        async throws -> S3Object
+    {
         let path = objectPath(bucket, key)
         let created = try await request(
             "POST", path: path, query: [("uploads", "")],
-            headers: ["x-amz-checksum-algorithm": "SHA256", "Content-Type": "application/octet-stream"],
+            headers: [
+                "x-amz-checksum-algorithm": "SHA256", "Content-Type": "application/octet-stream",
+                "x-amz-acl": publicRead ? "public-read" : "private",
+            ],
             expecting: 200)
         guard let uploadID = Self.element("UploadId", in: created.text) else {
             throw RealServerError(
