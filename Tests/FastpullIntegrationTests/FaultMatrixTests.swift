@@ -499,7 +499,8 @@ struct FaultMatrixTests {
 
     /// The file is replaced (new ETag, same or another size) between two requests of the download,
     /// restarting not allowed → exit 5 → `.part` and journal removed (their bytes belong to the old
-    /// version). Every response breaks after 512 KiB, so a request is sure to follow the change.
+    /// version). Every response breaks after 512 KiB, so a request is sure to follow the change, which
+    /// a thread of its own makes the moment 256 KiB are written (a busy pool cannot make it late).
     @Test(arguments: [false, true])
     func remoteFileChangesBetweenRequests(sizeChanges: Bool) async throws {
         let size = 4 << 20
@@ -509,10 +510,12 @@ struct FaultMatrixTests {
         var configuration = configuration(connections: 1, retries: 3)
         configuration.restartWhenRemoteChanges = false
         let run = FaultRun(Download(from: url, to: output, configuration: configuration))
-        try await run.waitForBytes(256 << 10)
-        let replacement = FixtureContent.bytes(count: sizeChanges ? size + 1 : size, seed: 2)
+        let replacement = Data(FixtureContent.bytes(count: sizeChanges ? size + 1 : size, seed: 2))
         // Replaced as deployments do (a new file renamed over the old), so each response is one version.
-        try Data(replacement).write(to: path, options: .atomic)
+        let replaced = await run.download.whenWritten(atLeast: 256 << 10) {
+            try? replacement.write(to: path, options: .atomic)
+        }
+        #expect(replaced, "the download never got going")
         let result = await run.result()
         _ = try FaultRun.expectError(
             result, code: .remoteChanged, mentioning: [url.absoluteString, "changed"])
@@ -632,16 +635,6 @@ struct FaultRun {
     ) async -> Result<Report, any Error> {
         await FaultRun(Download(from: url, to: file, configuration: configuration))
             .result(within: limit, sourceLocation: sourceLocation)
-    }
-
-    /// Waits until at least `bytes` are written (for at most 20 seconds times ``timeScale``).
-    func waitForBytes(_ bytes: Int64, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<4000 * Self.timeScale where download.progress.bytesWritten < bytes {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(
-            download.progress.bytesWritten >= bytes, "the download never got going",
-            sourceLocation: sourceLocation)
     }
 
     /// How many times longer every bound is: `FASTPULL_TEST_TIME_SCALE` (scripts/sanitizers.sh sets it,

@@ -37,14 +37,24 @@ struct LoopbackHTTPClient: Sendable {
     /// The server's port on 127.0.0.1.
     var port: Int
 
-    /// Sends `request` and returns the whole response.
+    /// Sends `request` and returns the whole response. A request whose connection fails before an
+    /// answer (a loaded server that resets a large upload) is sent again, up to three times in all:
+    /// every request the tests send is safe to repeat.
     func send(_ request: Request) async throws -> Response {
         let port = port
         let result: Result<Response, RealServerError> = await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
                     returning: Result { () throws(RealServerError) in
-                        try Self.exchange(request, port: port)
+                        var attempt = 1
+                        while true {
+                            do throws(RealServerError) {
+                                return try Self.exchange(request, port: port)
+                            } catch  where attempt < 3 {
+                                attempt += 1
+                                usleep(200_000)
+                            }
+                        }
                     })
             }
             thread.name = "http \(request.method) \(request.target)"
