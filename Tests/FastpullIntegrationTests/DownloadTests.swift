@@ -43,7 +43,9 @@ struct DownloadTests {
         #expect(report.bytesFetched == Int64(size))
         // Keep-alive: far fewer connections than segments.
         #expect(server.stats.connections <= 9)
-        #expect(server.stats.bodyBytesSent <= Int64(size) + 1)
+        // A window cut from a connection that fell behind may close it with bytes in flight; the
+        // rest of the file is sent once.
+        #expect(server.stats.bodyBytesSent <= Int64(size) + Int64(size / 8))
     }
 
     @Test func checksumGivenAndMatching() async throws {

@@ -12,9 +12,9 @@ package struct CommandOptions: Sendable {
     /// `-i`: the input file (`-` for stdin).
     package var inputFile: String?
     /// `-j`: files fetched at once.
-    package var parallelFiles = 4
+    package var parallelFiles = Configuration.Defaults.parallelFiles
     /// `--max-connections-per-host`.
-    package var maximumConnectionsPerHost = 16
+    package var maximumConnectionsPerHost = Configuration.Defaults.maximumConnectionsPerHost
     /// `--force`: replace existing files.
     package var force = false
     /// `--dry-run`: probe and plan only.

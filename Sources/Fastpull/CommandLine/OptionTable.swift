@@ -85,7 +85,9 @@ package enum OptionTable {
             help: "Parallel connections per file, 1-128, or auto to find the best count (default: auto)."),
         OptionSpec(
             "max-connections", .value(placeholder: "N"), group: .transfer,
-            help: "Most connections auto may open, 1-128 (default: 16)."),
+            help:
+                "Most connections auto may open, 1-128 (default: \(Configuration.Defaults.maximumConnections))."
+        ),
         OptionSpec(
             "min-segment", .value(placeholder: "SIZE"), group: .transfer,
             help: "Smallest segment, e.g. 1M or 512KiB (default: 1MiB)."),
@@ -160,7 +162,9 @@ package enum OptionTable {
             help: "Fetch up to N files at once, 1-64 (default: 4)."),
         OptionSpec(
             "max-connections-per-host", .value(placeholder: "N"), group: .batch,
-            help: "Connections to one host across all files, 1-256 (default: 16)."),
+            help:
+                "Connections to one host across all files, 1-256 (default: \(Configuration.Defaults.maximumConnectionsPerHost))."
+        ),
 
         // Display
         OptionSpec(

@@ -82,17 +82,18 @@ public struct BatchOptions: Sendable {
         case replace
     }
 
-    /// How many files are fetched at once (default 4).
+    /// How many files are fetched at once (default ``Configuration/Defaults/parallelFiles``).
     public var parallelFiles: Int
     /// Connections to one host, across every file of the batch and every other download of the
-    /// process (default 16).
+    /// process (default ``Configuration/Defaults/maximumConnectionsPerHost``).
     public var maximumConnectionsPerHost: Int
     /// What to do with a file that already exists (default ``ExistingFiles/keepIfVerified``).
     public var existingFiles: ExistingFiles
 
     /// Creates options; every parameter has the documented default.
     public init(
-        parallelFiles: Int = 4, maximumConnectionsPerHost: Int = 16,
+        parallelFiles: Int = Configuration.Defaults.parallelFiles,
+        maximumConnectionsPerHost: Int = Configuration.Defaults.maximumConnectionsPerHost,
         existingFiles: ExistingFiles = .keepIfVerified
     ) {
         self.parallelFiles = parallelFiles

@@ -2,11 +2,12 @@
 public struct Configuration: Sendable {
     /// How many connections fetch in parallel: `.automatic` (the default) or a fixed count.
     public var connections: ConnectionCount
-    /// The most connections `.automatic` opens (1...128, default 16).
+    /// The most connections `.automatic` opens (1...128, default ``Defaults/maximumConnections``).
     public var maximumConnections: Int
     /// A connection that receives nothing for this long gives its range back and is replaced.
     public var stallTimeout: Duration
-    /// Connections to one host, shared by every download in the process (default 32).
+    /// Connections to one host, shared by every download in the process (default
+    /// ``Defaults/maximumConnectionsPerHost``).
     public var maximumConnectionsPerHost: Int
     /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.
     public var traceFile: String?
@@ -78,7 +79,7 @@ public struct Configuration: Sendable {
     /// Creates a configuration; every parameter has the documented default.
     public init(
         connections: ConnectionCount = .automatic,
-        maximumConnections: Int = 16,
+        maximumConnections: Int = Defaults.maximumConnections,
         minimumSegmentSize: Int64 = 1 << 20,
         checksums: [Checksum] = [],
         caFile: String? = nil,
@@ -94,7 +95,7 @@ public struct Configuration: Sendable {
         self.connections = connections
         self.maximumConnections = maximumConnections
         self.stallTimeout = .seconds(10)
-        self.maximumConnectionsPerHost = 32
+        self.maximumConnectionsPerHost = Defaults.maximumConnectionsPerHost
         self.traceFile = nil
         self.minimumSegmentSize = minimumSegmentSize
         self.checksums = checksums
@@ -119,6 +120,18 @@ public struct Configuration: Sendable {
 }
 
 extension Configuration {
+    /// The one home of the defaults the library, the batch API and the command line share.
+    public enum Defaults {
+        /// The most connections `auto` opens for one file: it goes past a handful only while each
+        /// doubling still pays (per-connection throttles, long round trips, object stores).
+        public static let maximumConnections = 64
+        /// Connections to one host across every download of the process; as many as `auto` may open
+        /// for one file.
+        public static let maximumConnectionsPerHost = 64
+        /// Files a batch fetches at once.
+        public static let parallelFiles = 4
+    }
+
     /// The text of a checksum file, and the path or URL it came from.
     ///
     /// The text is what `sha256sum`, `sha512sum`, `sha1sum`, `md5sum` and `shasum` write (`HEX  name`,

@@ -10,12 +10,12 @@ extension Pipeline {
     }
 
     /// How often the fetch loop looks at stalls and the connection count.
-    static let tickInterval: Duration = .milliseconds(50)
+    static let tickInterval: Duration = .milliseconds(25)
 
     /// Runs the prefix hasher, the checkpointer and the connections, each on a thread of its own, and
-    /// returns the file's SHA-256 once every byte is written and hashed. The loop here is the only
-    /// place that starts connections: at first, as the adaptive ramp raises the count, and to replace
-    /// stalled or failed ones while work is left.
+    /// returns the file's SHA-256 once every byte is written and hashed. The decisions (which
+    /// connections to start, retire or evict, when to give up) are ``FetchLoop``'s; this carries them
+    /// out.
     ///
     /// `hash` follows the written prefix and returns the file's SHA-256 once all of it is in (nil if the
     /// scheduler stopped first): the prefix hasher for the `.part` file, the drain of an ordered output.
@@ -23,7 +23,8 @@ extension Pipeline {
     func fetchSegments(
         plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
-        policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, trace: TraceRecorder?
+        policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
+        trace: TraceRecorder?
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
@@ -36,38 +37,50 @@ extension Pipeline {
                     "only \(fitting) connections fit in the open-file limit (ulimit -n \(DescriptorBudget.limit ?? 0)); using at most \(fitting)"
                 ))
         }
-        var ramp: ConnectionRamp
+        if configuration.connectionLimit > perHost {
+            download.emit(
+                .warning(
+                    "at most \(perHost) connections go to one host (the per-host limit), not the \(configuration.connectionLimit) asked for"
+                ))
+        }
+        let controller: ConnectionController
         switch configuration.connections {
-        case .fixed(let count): ramp = ConnectionRamp(fixed: min(count, plan.connections, fitting))
+        case .fixed(let count):
+            controller = ConnectionController(fixed: min(count, plan.connections, fitting, perHost))
         case .automatic:
-            ramp = ConnectionRamp(
-                automaticUpTo: min(configuration.maximumConnections, fitting), work: scheduler.pieceCount,
-                step: ConnectionRamp.step(forRoundTrip: roundTrip))
+            // Each connection needs at least a minimum split of work.
+            let work = Int(clamping: max(plan.size / max(configuration.minimumSegmentSize, 1), 1))
+            controller = ConnectionController(
+                automaticUpTo: min(configuration.maximumConnections, fitting, perHost, work),
+                settings: .init(
+                    roundTrip: roundTrip, requestCost: requestCost,
+                    cores: ProcessInfo.processInfo.activeProcessorCount))
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
-                scheduler: scheduler,
-                counters: counters, retries: configuration.retries, policy: policy, slot: slot, trace: trace,
-                emit: { download.emit($0) })
+                scheduler: scheduler, counters: counters, retries: configuration.retries, policy: policy,
+                slot: slot, trace: trace, emit: { download.emit($0) })
         }
-        // The loop and its ticks (stalls, slow connections, the ramp) run on a thread of their own, so
+        // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, so
         // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
         return try await withTaskExecutorPreference(executors.control) {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
-                ramp: ramp, host: host, perHost: perHost, trace: trace, makeFetcher: makeFetcher)
+                loop: FetchLoop(controller: controller), host: host, perHost: perHost, trace: trace,
+                makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
         hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
-        executors: ExecutorSet,
-        ramp: ConnectionRamp, host: String, perHost: Int, trace: TraceRecorder?,
+        executors: ExecutorSet, loop: FetchLoop, host: String, perHost: Int, trace: TraceRecorder?,
         makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let download = download
-        var ramp = ramp
+        let counters = counters
+        var loop = loop
+        let kept = scheduler.writtenBytes
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: GroupResult.self) { group in
                 group.addTask(executorPreference: executors[0]) {
@@ -84,66 +97,62 @@ extension Pipeline {
                     try? await Task.sleep(for: Self.tickInterval)
                     return .tick
                 }
-
                 var slots: [Int: CancellationSlot] = [:]
-                // Workers asked to finish because fewer connections do as well; still in `slots`.
-                var retiring: Set<Int> = []
-                var nextWorker = 0
-                var peak = 0
-                var lastFailure: FastpullError?
-                var replacementRounds = 0
-                // Give-ups in a row with no byte written anywhere in between: the global failure budget.
-                // Without it the tick would replace connections that fail the same way forever.
-                var fruitlessGiveUps = 0
-                var bytesAtLastGiveUp: Int64 = -1
                 var digest: [UInt8]?
-                var shedWarned = false
+                var stagger = 0
 
-                /// Retires the newest connections until `target` remain: each gives back its range past
-                /// what it claimed and ends at once.
-                func retire(downTo target: Int) {
-                    let active = slots.keys.filter { !retiring.contains($0) }.sorted()
-                    guard active.count > target else { return }
-                    for worker in active.suffix(active.count - target) {
-                        retiring.insert(worker)
-                        slots[worker]?.retire()
-                        scheduler.release(worker)
-                    }
-                    trace?.record("connections", ["count": target])
-                    download.emit(.connections(target))
+                /// What the loop needs to know now.
+                func situation(stalled: [Int] = []) -> FetchLoop.Situation {
+                    let reading = scheduler.reading()
+                    return FetchLoop.Situation(
+                        sample: .init(
+                            now: .now, bytes: reading.written - kept, cpuSeconds: ProcessCPU.seconds,
+                            perConnection: reading.perConnection, requestCost: reading.requestCost,
+                            remaining: reading.size - reading.written),
+                        hasWork: reading.hasWork, isComplete: reading.isComplete, stalled: stalled,
+                        hostSlots: max(0, perHost - HostConnectionLimiter.shared.count(host)))
                 }
 
-                func spawn(upTo target: Int) {
-                    var started = 0
-                    while slots.count - retiring.count < target, scheduler.hasWorkForAnotherConnection {
-                        guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else { break }
-                        let worker = nextWorker
-                        nextWorker += 1
-                        let slot = CancellationSlot()
-                        slots[worker] = slot
-                        let fetcher = makeFetcher(worker, slot)
-                        // New connections start a little apart rather than all in the same instant.
-                        let stagger = Duration.milliseconds(started * 3)
-                        started += 1
-                        group.addTask(executorPreference: executors[worker + 2]) {
-                            defer { HostConnectionLimiter.shared.release(host) }
-                            if stagger > .zero { try await Task.sleep(for: stagger) }
-                            return .fetcher(worker, try await fetcher.run())
+                /// Carries out the loop's actions, in order.
+                func perform(_ actions: [FetchLoop.Action]) throws {
+                    for action in actions {
+                        switch action {
+                        case .spawn(let worker):
+                            guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else {
+                                loop.couldNotStart(worker)
+                                continue
+                            }
+                            let slot = CancellationSlot()
+                            slots[worker] = slot
+                            let fetcher = makeFetcher(worker, slot)
+                            // New connections start a little apart rather than all in the same instant.
+                            let delay = Duration.milliseconds(stagger * 3)
+                            stagger += 1
+                            group.addTask(executorPreference: executors[worker + 2]) {
+                                defer { HostConnectionLimiter.shared.release(host) }
+                                if delay > .zero { try await Task.sleep(for: delay) }
+                                return .fetcher(worker, try await fetcher.run())
+                            }
+                        case .retire(let worker):
+                            slots[worker]?.retire()
+                            scheduler.release(worker)
+                        case .evict(let worker):
+                            slots[worker]?.evict()
+                        case .connections(let count):
+                            trace?.record("connections", ["count": count])
+                            download.emit(.connections(count))
+                        case .warn(let message):
+                            download.emit(.warning(message))
+                        case .fail(let error):
+                            throw error
                         }
                     }
-                    peak = max(peak, slots.count - retiring.count)
-                    if started > 0 {
-                        trace?.record("connections", ["count": slots.count - retiring.count])
-                        download.emit(.connections(slots.count - retiring.count))
-                    }
+                    scheduler.tune(
+                        connections: loop.controller.target, throughput: loop.controller.throughput)
+                    counters.targetConnections.store(loop.controller.target, ordering: .relaxed)
                 }
 
-                spawn(upTo: ramp.target)
-                // the first step starts now
-                _ = ramp.observe(
-                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes,
-                    frontier: scheduler.frontier,
-                    now: .now)
+                try perform(loop.start(situation()))
                 do {
                     for try await result in group {
                         switch result {
@@ -151,55 +160,14 @@ extension Pipeline {
                             digest = value
                         case .fetcher(let worker, let outcome):
                             slots[worker] = nil
-                            retiring.remove(worker)
                             executors.retire(worker + 2)
-                            switch outcome {
-                            case .finished, .retired: break
-                            case .refused: ramp.refused(working: slots.count)
-                            case .shed(let error):
-                                ramp.refused(working: slots.count)
-                                if !shedWarned {
-                                    shedWarned = true
-                                    download.emit(
-                                        .warning("\(error.message); going on with \(slots.count) connections")
-                                    )
-                                }
-                            case .gaveUp(let error):
-                                lastFailure = error
-                                let written = scheduler.writtenBytes
-                                fruitlessGiveUps = written == bytesAtLastGiveUp ? fruitlessGiveUps + 1 : 1
-                                bytesAtLastGiveUp = written
-                                if fruitlessGiveUps > 2 * max(ramp.target, 1) { throw error }
-                            }
-                            if slots.isEmpty, !scheduler.isComplete {
-                                // Nobody left while work is: start afresh, but not forever.
-                                if let lastFailure {
-                                    replacementRounds += 1
-                                    if replacementRounds > 2 { throw lastFailure }
-                                }
-                                spawn(upTo: max(ramp.target, 1))
-                                if slots.isEmpty {
-                                    throw lastFailure
-                                        ?? FastpullError(.internalError, "no connection could be started")
-                                }
-                            }
+                            try perform(loop.ended(worker, outcome, situation()))
                         case .checkpointerDone:
                             break
                         case .tick:
+                            stagger = 0
                             if digest == nil || !slots.isEmpty {
-                                for worker in scheduler.takeStalledConnections() {
-                                    slots[worker]?.evict()
-                                }
-                                let target = ramp.observe(
-                                    written: scheduler.writtenBytes, hashed: scheduler.hashedBytes,
-                                    frontier: scheduler.frontier,
-                                    now: .now)
-                                let active = slots.count - retiring.count
-                                if active < target {
-                                    spawn(upTo: target)
-                                } else if active > target {
-                                    retire(downTo: target)
-                                }
+                                try perform(loop.tick(situation(stalled: scheduler.takeStalledConnections())))
                                 group.addTask {
                                     try? await Task.sleep(for: Self.tickInterval)
                                     return .tick
@@ -213,8 +181,8 @@ extension Pipeline {
                     scheduler.stop()
                     throw error
                 }
-                guard let digest else { throw lastFailure ?? CancellationError() }
-                return (digest, peak)
+                guard let digest else { throw CancellationError() }
+                return (digest, loop.peak)
             }
         } onCancel: {
             scheduler.stop()

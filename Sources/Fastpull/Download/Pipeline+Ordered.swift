@@ -81,7 +81,8 @@ extension Pipeline {
                     else { return nil }
                     digests.record(drained.digests, lastByteAt: drained.lastByteAt)
                     return drained.digests[.sha256]
-                }, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip, trace: trace)
+                }, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
+                requestCost: outcome.requestCost, trace: trace)
         } catch let answer as WholeFileAnswer where output.bytesHandedOver == 0 {
             // The server does not serve ranges now; nothing reached the output yet, so the whole file
             // can come from that answer.

@@ -164,7 +164,7 @@ struct Pipeline {
             (sha256, peakConnections) = try await fetchSegments(
                 plan: plan, remote: remote, destination: start.file, scheduler: scheduler,
                 checkpointer: checkpointer, hash: { try hasher.run() }, pool: pool, policy: policy,
-                executors: executors, roundTrip: roundTrip, trace: trace)
+                executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost, trace: trace)
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges
             // now. That body is the file; everything else written so far is dropped for it.
@@ -221,6 +221,7 @@ struct Pipeline {
         // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
         settings.rateSample = .milliseconds(100)
         settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
+        settings.roundTrip = roundTrip
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
         // All connections together write at most about 128 MiB ahead of the hashed prefix.
         settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))

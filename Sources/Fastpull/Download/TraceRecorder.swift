@@ -22,7 +22,7 @@ final class TraceRecorder: Sendable {
 
     deinit { try? handle.close() }
 
-    /// Appends one record: `event`, the connection, and extra fields (numbers or strings).
+    /// Appends one record: `event`, the connection, and extra fields (numbers, booleans or strings).
     func record(_ event: String, connection: Int? = nil, _ fields: KeyValuePairs<String, any Sendable> = [:])
     {
         let seconds = (ContinuousClock.now - start).seconds
@@ -33,6 +33,7 @@ final class TraceRecorder: Sendable {
             case let number as Int64: line += ",\"\(key)\":\(number)"
             case let number as Int: line += ",\"\(key)\":\(number)"
             case let number as Double: line += ",\"\(key)\":\(String(format: "%.3f", number))"
+            case let flag as Bool: line += ",\"\(key)\":\(flag)"
             default:
                 line += ",\"\(key)\":"
                 JSONValue.quote("\(value)", into: &line)

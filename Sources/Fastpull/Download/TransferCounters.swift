@@ -6,6 +6,8 @@ final class TransferCounters: Sendable {
     let bytesFetched = Atomic<Int64>(0)
     let totalBytes = Atomic<Int64>(-1)
     let activeConnections = Atomic<Int>(0)
+    /// How many connections the download means to have now.
+    let targetConnections = Atomic<Int>(0)
     let retries = Atomic<Int>(0)
 
     func addWritten(_ count: Int64) {

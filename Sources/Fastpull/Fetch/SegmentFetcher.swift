@@ -9,18 +9,7 @@ import Foundation
 /// Runs on its own ``ThreadExecutor``: its socket calls block that thread only.
 struct SegmentFetcher: Sendable {
     /// How a fetcher ended without throwing.
-    enum Outcome: Sendable {
-        /// No work left for it.
-        case finished
-        /// The server refused it (429/503) while other connections work: fewer connections are better.
-        case refused
-        /// It ran out of retries; other connections may still finish the work.
-        case gaveUp(FastpullError)
-        /// It was retired: fewer connections do as well.
-        case retired
-        /// No file descriptor was left for it while other connections work: fewer connections must do.
-        case shed(FastpullError)
-    }
+    typealias Outcome = FetchLoop.Outcome
 
     /// Thrown out of a body when the range was cut: the rest of the response is not ours.
     private struct Cut: Error {}
@@ -70,14 +59,17 @@ struct SegmentFetcher: Sendable {
                 scheduler.waitForHasher()
                 var written: Int64 = 0
                 do {
-                    try fetch(window, pipe: pipe, written: &written)
+                    let drained = try fetch(window, pipe: pipe, written: &written)
                     trace?.record(
-                        "done", connection: worker, ["start": window.range.lowerBound, "bytes": written])
+                        drained ? "cut" : "done", connection: worker,
+                        ["start": window.range.lowerBound, "bytes": written])
                     failures = 0
                     stale.rearm()
                 } catch is Cut {
+                    // The connection closed with the rest of its answer unread; the next opens anew.
                     trace?.record(
-                        "cut", connection: worker, ["start": window.range.lowerBound, "bytes": written])
+                        "cut", connection: worker,
+                        ["start": window.range.lowerBound, "bytes": written, "closed": true])
                     failures = 0
                 } catch {
                     if slot.isCancelled { throw CancellationError() }
@@ -158,7 +150,12 @@ struct SegmentFetcher: Sendable {
 
     /// One request for `window`, written as it arrives, stopping where the scheduler says. On a plain
     /// connection the body goes socket → `pipe` → file without a copy through memory.
-    private func fetch(_ window: SegmentTable.Window, pipe: SplicePipe?, written: inout Int64) throws {
+    ///
+    /// When a steal cuts the window short with little of the answer left (at most ``drainLimit``), the
+    /// rest is read and dropped, so the connection stays open for the next request; returns true then.
+    /// With more left the connection closes (``Cut``).
+    private func fetch(_ window: SegmentTable.Window, pipe: SplicePipe?, written: inout Int64) throws -> Bool
+    {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
@@ -166,7 +163,11 @@ struct SegmentFetcher: Sendable {
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
         let request = pool.request(
             "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
+        let sent = ContinuousClock.now
         let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
+        // What the request cost: the wait for its answer, less a new connection's setup.
+        let setup = connection.requestCount == 1 ? connection.setupTime : .zero
+        scheduler.recordFirstByte(worker, after: max(.zero, ContinuousClock.now - sent - setup))
         counters.activeConnections.add(1, ordering: .relaxed)
         // Set when the connection, with an answer not yet read, goes up to the pipeline instead.
         var handedOver = false
@@ -183,33 +184,45 @@ struct SegmentFetcher: Sendable {
         }
 
         var offset = requested.lowerBound
+        // Where the answer is, counting bytes dropped after a cut.
+        var received = requested.lowerBound
         let end = window.range.upperBound
         var total: Int64 = 0
+        var draining = false
         defer { written = total }
+        /// After `allowed` of `count` bytes were claimed: a cut, drained when little is left.
+        func cutShort(allowed: Int, of count: Int) throws {
+            guard allowed < count, !draining else { return }
+            guard end - received <= Self.drainLimit else { throw Cut() }
+            draining = true
+        }
         // Bytes spliced straight into the file, claimed as they arrive exactly like buffered ones.
         let splice: HTTPConnection.Splice? = pipe.flatMap { pipe in
             guard let file = destination.spliceTarget, pipe.canSplice(from: connection.transport) else {
                 return nil
             }
             return { transport, remaining in
-                let (received, allowed) = try pipe.land(
-                    from: transport, upTo: Int(min(remaining, end - offset)),
-                    claim: { scheduler.claim(worker, count: $0) }, into: file, at: offset)
+                let (count, allowed) = try pipe.land(
+                    from: transport, upTo: Int(min(remaining, end - received)),
+                    claim: { draining ? 0 : scheduler.claim(worker, count: $0) }, into: file, at: offset)
                 if allowed > 0 {
                     scheduler.commit(worker, count: allowed)
                     counters.addWritten(Int64(allowed))
                     offset += Int64(allowed)
                     total += Int64(allowed)
                 }
-                if allowed < received { throw Cut() }
-                return received
+                received += Int64(count)
+                try cutShort(allowed: allowed, of: count)
+                return count
             }
         }
         try connection.readBody(of: head, method: "GET", splice: splice) { bytes in
             let count = Int64(bytes.count)
-            guard offset + count <= end else {
+            guard received + count <= end else {
                 throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
             }
+            received += count
+            guard !draining else { return }
             let allowed = scheduler.claim(worker, count: bytes.count)
             if allowed > 0 {
                 try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
@@ -218,13 +231,18 @@ struct SegmentFetcher: Sendable {
                 offset += Int64(allowed)
                 total += Int64(allowed)
             }
-            if allowed < bytes.count { throw Cut() }
+            try cutShort(allowed: allowed, of: bytes.count)
         }
-        guard offset == end else {
+        guard received == end else {
             throw TransferError.bodyTooShort(
-                expected: end - requested.lowerBound, got: offset - requested.lowerBound)
+                expected: end - requested.lowerBound, got: received - requested.lowerBound)
         }
+        return draining
     }
+
+    /// The most of a cut answer read and dropped to keep its connection: past this, closing the
+    /// connection (and opening another later) is cheaper.
+    static let drainLimit: Int64 = 256 << 10
 
     /// Accepts only a 206 of the version pinned at the probe (``RemoteFile/changeReason(in:)``), framed
     /// as the bytes of one range (not `multipart/byteranges`), whose Content-Range is exactly the

@@ -140,11 +140,12 @@ final class ConnectionPool: Sendable {
         let took = ContinuousClock.now - started
         quickestConnect.withLock { $0 = min($0 ?? took, took) }
         guard let limiter else {
-            return HTTPConnection(origin: origin, transport: transport, headDeadline: deadline)
+            return HTTPConnection(
+                origin: origin, transport: transport, headDeadline: deadline, setupTime: took)
         }
         return HTTPConnection(
             origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter),
-            headDeadline: deadline)
+            headDeadline: deadline, setupTime: took)
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.

@@ -30,13 +30,17 @@ final class HTTPConnection: @unchecked Sendable {
 
     static let bufferSize = 256 * 1024
 
+    /// How long opening it took (TCP, TLS, a proxy's tunnel).
+    let setupTime: Duration
+
     init(
         origin: Origin, transport: any Transport, headDeadline: Duration? = nil,
-        bufferSize: Int = HTTPConnection.bufferSize
+        bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero
     ) {
         self.origin = origin
         self.transport = transport
         self.headDeadline = headDeadline
+        self.setupTime = setupTime
         self.buffer = .allocate(byteCount: bufferSize, alignment: 4096)
     }
 

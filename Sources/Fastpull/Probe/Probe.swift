@@ -10,6 +10,9 @@ struct Probe {
     struct Outcome {
         var remote: RemoteFile
         var pendingBody: (connection: HTTPConnection, head: ResponseHead)?
+        /// How long the last request waited for its answer's head: what a request costs here (a round
+        /// trip, and whatever the server takes to find the file).
+        var requestCost: Duration = .zero
     }
 
     let pool: ConnectionPool
@@ -33,8 +36,13 @@ struct Probe {
             let request = pool.request(
                 method, current, origin: origin, range: range,
                 extraHeaders: ServerDigests.probeRequestHeaders(for: current))
+            let sent = ContinuousClock.now
             let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
             defer { slot.detach() }
+            // A new connection's setup is not part of the request's cost.
+            let cost = max(
+                .zero,
+                ContinuousClock.now - sent - (connection.requestCount == 1 ? connection.setupTime : .zero))
 
             digests.record(head, method: method)
             if Redirect.isRedirect(head.status) {
@@ -62,7 +70,8 @@ struct Probe {
                     let remote = RemoteFile(
                         url: url, finalURL: current, size: length, acceptsRanges: length > 0,
                         etag: etag, lastModified: lastModified)
-                    return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
+                    return Outcome(
+                        remote: digests.applied(to: remote, head: head), pendingBody: nil, requestCost: cost)
                 }
                 if (200..<300).contains(head.status) {
                     announced = RemoteFile(
@@ -91,7 +100,8 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: contentRange.completeLength,
                     acceptsRanges: contentRange.completeLength != nil, etag: etag, lastModified: lastModified)
-                return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
+                return Outcome(
+                    remote: digests.applied(to: remote, head: head), pendingBody: nil, requestCost: cost)
             case 200..<300:
                 // The server ignored the range: this response is the whole file; keep it. Without a
                 // length of its own, the body must be as long as HEAD said (when HEAD described the
@@ -115,7 +125,8 @@ struct Probe {
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: 0, acceptsRanges: false, etag: etag,
                     lastModified: lastModified)
-                return Outcome(remote: digests.applied(to: remote, head: head), pendingBody: nil)
+                return Outcome(
+                    remote: digests.applied(to: remote, head: head), pendingBody: nil, requestCost: cost)
             default:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)

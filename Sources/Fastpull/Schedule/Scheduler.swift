@@ -85,8 +85,42 @@ final class Scheduler: Sendable {
         if moved { signal() }
     }
 
+    /// A request of `worker` got its first byte `delay` after it was sent.
+    func recordFirstByte(_ worker: Worker, after delay: Duration) {
+        table.withLock { $0.recordFirstByte(worker, after: delay) }
+    }
+
+    /// Tunes the table to `count` connections and a throughput of `throughput` bytes per second (see
+    /// ``SegmentTable/tuned(_:connections:throughput:)``).
+    func tune(connections count: Int, throughput: Double) {
+        table.withLock { table in
+            table.settings = SegmentTable.tuned(table.settings, connections: count, throughput: throughput)
+        }
+    }
+
     func leave(_ worker: Worker) {
         table.withLock { $0.leave(worker) }
+    }
+
+    /// What the fetch loop reads at every tick, in one look: bytes written (by all, and by each
+    /// connection), whether another connection would get work, whether all is written, and what a
+    /// request typically costs.
+    struct Reading: Sendable {
+        var written: Int64
+        var perConnection: [Int: Int64]
+        var hasWork: Bool
+        var isComplete: Bool
+        var requestCost: Double
+        var size: Int64
+    }
+
+    func reading() -> Reading {
+        table.withLock { table in
+            Reading(
+                written: table.writtenBytes, perConnection: table.connections.mapValues(\.bytes),
+                hasWork: table.hasWorkForAnotherConnection, isComplete: table.isComplete,
+                requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0)
+        }
     }
 
     /// Connections stalled past the timeout; their ranges are already given back.

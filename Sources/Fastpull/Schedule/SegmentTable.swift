@@ -25,6 +25,15 @@ struct SegmentTable: Sendable, Equatable {
         var maximumWindow: Int64 = 64 << 20
         /// A window holds about this many seconds of the connection's measured speed.
         var windowSeconds: Double = 1
+        /// The most of a request's time its fixed cost (the wait for the first byte: a round trip, and
+        /// an object store's time to find the object) may take: windows of a connection whose requests
+        /// cost that much grow until the cost is this share of the request.
+        var requestCostShare = 0.05
+        /// A steal may cut into the window its owner is fetching (the owner then stops at the cut) when
+        /// the owner would need longer than this for the rest of it (or four request costs, if more).
+        var stealCutSeconds = 0.2
+        /// The round trip of the path (the quickest connection setup seen).
+        var roundTrip: Duration = .milliseconds(1)
         /// A connection that receives nothing for this long gives its range back.
         var stallTimeout: Duration = .seconds(10)
         /// A connection this many times slower than the typical one, for `slowGrace` on end, gives
@@ -42,6 +51,31 @@ struct SegmentTable: Sendable, Equatable {
         var hedgeGrace: Double = 0.25
         /// No hedge for less than this.
         var minimumHedge: Int64 = 64 << 10
+        /// The piece the hash waits for is taken over even while other work waits, when its owner
+        /// needs at least this many seconds for the rest of it (and another would be much faster).
+        var frontierSlack = 0.1
+        /// The piece the hash waits for is split when the rest of the download would write more than
+        /// this meanwhile.
+        var frontierBacklog: Int64 = 64 << 20
+    }
+
+    /// Follows the download's connection count and throughput: every window's share of the waiting
+    /// work is `1/connections`, and together the windows may reach ahead of the contiguous prefix (which
+    /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
+    static func tuned(_ settings: Settings, connections: Int, throughput: Double) -> Settings {
+        var settings = settings
+        let count = max(connections, 1)
+        settings.expectedConnections = count
+        settings.maximumMergedPiece = max(4 << 20, aheadBudget(throughput: throughput) / Int64(count))
+        return settings
+    }
+
+    /// How far all windows together may reach ahead of the hashed prefix: 256 MiB, or two seconds of
+    /// the download's throughput where that is more (a fast download with long round trips needs large
+    /// windows to keep each request's cost small; a hash that falls behind shows at the end as the tail
+    /// it still has to read, a bounded one).
+    static func aheadBudget(throughput: Double) -> Int64 {
+        max(256 << 20, Int64(min(throughput * 2, Double(Int64.max / 4))))
     }
 
     /// One segment and its state.
@@ -66,11 +100,18 @@ struct SegmentTable: Sendable, Equatable {
         var bytes: Int64 = 0
         /// Bytes per second, smoothed; 0 until measured.
         var rate: Double = 0
+        /// Bytes per second in the latest sample alone.
+        var latestRate: Double = 0
+        /// What the connection can be counted on for: the smoothed rate, or the latest sample when that
+        /// is lower (a burst just ended). Windows and retirements are sized by it.
+        var steadyRate: Double { latestRate > 0 ? min(rate, latestRate) : rate }
         var sampleStart: ContinuousClock.Instant
         var sampleBytes: Int64 = 0
         var lastProgress: ContinuousClock.Instant
         /// Since when it has been far slower than its peers, while it is.
         var slowSince: ContinuousClock.Instant?
+        /// Seconds from a request to its first byte, smoothed: what each request costs; 0 until measured.
+        var requestCost: Double = 0
     }
 
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
@@ -87,7 +128,8 @@ struct SegmentTable: Sendable, Equatable {
         case hedged(from: Worker, at: Int64)
     }
 
-    let settings: Settings
+    /// How it decides; the download adjusts the connection-dependent ones as its count changes.
+    var settings: Settings
     /// No window reaches past this offset (nil: no limit). An output that takes bytes in order only
     /// (a pipe, standard output) holds at most a fixed amount ahead of what it has taken; the horizon
     /// is that limit, and it moves on as the output takes bytes.
@@ -102,13 +144,15 @@ struct SegmentTable: Sendable, Equatable {
         pieces = segments.map {
             Piece(segment: $0, claimed: $0.resumeOffset, owner: nil, windowEnd: $0.resumeOffset)
         }
+        writtenBytes = segments.reduce(0) { $0 + $1.written }
         advanceFrontier()
     }
 
     // MARK: Reading
 
     var segments: [Segment] { pieces.map(\.segment) }
-    var writtenBytes: Int64 { pieces.reduce(0) { $0 + $1.segment.written } }
+    /// Bytes written in all pieces (kept as a running count: read at every tick, under the lock).
+    private(set) var writtenBytes: Int64 = 0
     var isComplete: Bool { firstIncomplete == pieces.count }
 
     /// The end of the contiguous complete prefix.
@@ -174,7 +218,33 @@ struct SegmentTable: Sendable, Equatable {
             }
             drop(worker)
         }
-        if let index = waitingIndex() {
+        // The piece the hash waits for comes first: held by a connection far slower than this one
+        // would be, it is hedged; held by one that needs long for the rest while every other byte
+        // written meanwhile waits for it too, it is split.
+        if let (index, victim, at) = hedgeCandidate(for: worker, frontierOnly: true),
+            Double(pieces[index].unclaimed) / max(connections[victim]?.steadyRate ?? 1, 1)
+                >= settings.frontierSlack
+        {
+            let new = split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+        }
+        if let (index, victim, at) = frontierSplit(for: worker) {
+            let new = split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+        }
+        if var index = waitingIndex() {
+            // The piece the hash waits for goes to a connection of known speed: a new one (one in so
+            // many is slow) takes the next waiting piece instead, when there is one.
+            if index <= firstIncomplete + 1, (connections[worker]?.rate ?? 0) == 0,
+                connections.values.contains(where: { $0.rate > 0 }),
+                let later = pieces[(index + 1)...].firstIndex(where: {
+                    $0.owner == nil && $0.unclaimed > 0 && withinHorizon($0.claimed)
+                })
+            {
+                index = later
+            }
             mergeFollowing(index, upTo: windowSize(for: worker))
             take(index, for: worker, now: now)
             return (openWindow(index, for: worker), .waiting)
@@ -209,13 +279,22 @@ struct SegmentTable: Sendable, Equatable {
         guard let start = connections[worker]?.piece, let index = index(of: start) else { return false }
         precondition(pieces[index].segment.written + count <= pieces[index].claimed - pieces[index].start)
         pieces[index].segment.written += count
+        writtenBytes += count
         if var connection = connections[worker] {
             connection.bytes += count
             connection.lastProgress = now
             let elapsed = (now - connection.sampleStart).seconds
             if elapsed >= settings.rateSample.seconds {
                 let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
-                connection.rate = connection.rate == 0 ? instant : 0.5 * connection.rate + 0.5 * instant
+                // Quick to fall, slow to rise: a burst (nginx's limit_rate lets every request send a
+                // second's worth at once) must not make a slow connection look fast for long, since
+                // windows and retirements are sized by it.
+                connection.rate =
+                    connection.rate == 0
+                    ? instant
+                    : instant < connection.rate
+                        ? 0.25 * connection.rate + 0.75 * instant : 0.5 * connection.rate + 0.5 * instant
+                connection.latestRate = instant
                 connection.sampleStart = now
                 connection.sampleBytes = connection.bytes
             }
@@ -224,6 +303,15 @@ struct SegmentTable: Sendable, Equatable {
         guard index == firstIncomplete else { return false }
         advanceFrontier()
         return true
+    }
+
+    /// A request of the connection got its first byte `delay` after it was sent.
+    mutating func recordFirstByte(_ worker: Worker, after delay: Duration) {
+        guard var connection = connections[worker] else { return }
+        let seconds = delay.seconds
+        connection.requestCost =
+            connection.requestCost == 0 ? seconds : 0.7 * connection.requestCost + 0.3 * seconds
+        connections[worker] = connection
     }
 
     /// The connection stops taking part (it failed, gave up or was dropped): its unfinished range
@@ -262,13 +350,20 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     /// The connection is leaving on purpose (fewer connections do as well): it finishes the window it
-    /// has asked for (the server is sending those bytes already; cutting them would only waste them),
-    /// and the rest of its range past that window waits for the others.
+    /// has asked for when that is soon done (the server is sending those bytes already; cutting them
+    /// would waste what is on the way), else what comes in the next quarter of a second, and the rest
+    /// of its range waits for the others.
     mutating func release(_ worker: Worker) {
         guard let start = connections[worker]?.piece, let index = index(of: start),
             pieces[index].owner == worker
         else { return }
-        let keep = max(pieces[index].claimed, pieces[index].windowEnd)
+        let rate = connections[worker]?.steadyRate ?? 0
+        let rest = pieces[index].windowEnd - pieces[index].claimed
+        let soon = max(Int64(2 << 20), Int64(rate * 0.5))
+        let keep =
+            rest <= soon
+            ? max(pieces[index].claimed, pieces[index].windowEnd)
+            : pieces[index].claimed + Int64(rate * 0.25)
         guard keep > pieces[index].claimed || pieces[index].claimed > pieces[index].segment.resumeOffset
         else {
             giveBackUnclaimed(of: worker)
@@ -298,14 +393,25 @@ struct SegmentTable: Sendable, Equatable {
 
     // MARK: Decisions
 
-    /// The in-flight or waiting range with the most unclaimed bytes, split at its midpoint (never
-    /// inside its owner's current window), when the upper half is at least the minimum split.
+    /// The in-flight or waiting range with the most unclaimed bytes, split at its midpoint, when the
+    /// upper half is at least the minimum split. The split stays past its owner's current window
+    /// unless the owner would need more than ``Settings/stealCutSeconds`` for the rest of that window:
+    /// then the window itself is cut, and the owner stops at the cut (a slow connection holding a
+    /// large window is the tail everyone else would wait for).
     private func stealCandidate() -> (index: Int, victim: Worker, at: Int64)? {
         var best: (index: Int, victim: Worker, at: Int64, upper: Int64)?
+        // Worth a cut: the owner needs long for the rest of its window, by the request cost a new
+        // request has to pay.
+        let cutAfter = cutWorthSeconds
         for (index, piece) in pieces.enumerated() {
             guard let owner = piece.owner, piece.unclaimed > 0 else { continue }
             let middle = piece.claimed + (piece.unclaimed + 1) / 2
-            let at = max(middle, piece.windowEnd)
+            var at = max(middle, piece.windowEnd)
+            if at > middle, let rate = connections[owner].map(\.steadyRate),
+                Double(piece.windowEnd - piece.claimed) > max(rate, 1) * cutAfter
+            {
+                at = middle
+            }
             let upper = piece.end - at
             guard upper >= settings.minimumSplit, withinHorizon(at) else { continue }
             if best == nil || upper > best!.upper { best = (index, owner, at, upper) }
@@ -313,30 +419,79 @@ struct SegmentTable: Sendable, Equatable {
         return best.map { ($0.index, $0.victim, $0.at) }
     }
 
+    /// The upper half of the first incomplete piece's unclaimed bytes, when its owner needs so long for
+    /// them that the rest of the download writes more than ``Settings/frontierBacklog`` meanwhile (bytes
+    /// the hash can only read once the piece is done).
+    private func frontierSplit(for worker: Worker) -> (index: Int, victim: Worker, at: Int64)? {
+        guard firstIncomplete < pieces.count else { return nil }
+        let piece = pieces[firstIncomplete]
+        // Only a connection of known speed, at least the owner's, takes half of what the hash waits for.
+        guard let owner = piece.owner, owner != worker, piece.unclaimed >= 2 * settings.minimumHedge,
+            let mine = connections[worker]?.steadyRate, mine > 0
+        else { return nil }
+        // An owner not measured yet (it just reconnected) is taken to be typical.
+        let measured = connections[owner]?.steadyRate ?? 0
+        let rate = measured > 0 ? measured : typicalRate()
+        guard rate > 0, mine >= rate else { return nil }
+        let aggregate = connections.values.reduce(0) { $0 + $1.rate }
+        let seconds = Double(piece.unclaimed) / rate
+        // A cut costs the owner its connection and the thief a request: worth it only for long waits.
+        guard seconds * (aggregate - rate) > Double(settings.frontierBacklog),
+            seconds > cutWorthSeconds
+        else { return nil }
+        let at = piece.claimed + (piece.unclaimed + 1) / 2
+        guard withinHorizon(at), at > piece.claimed, at < piece.end else { return nil }
+        return (firstIncomplete, owner, at)
+    }
+
     /// A tail worth fetching again: its owner's measured speed would take `hedgeFactor` times longer
     /// than this connection's (or its peers' typical speed, for a new one). The owner keeps only what
     /// it will fetch in the next `hedgeGrace` seconds and stops there.
-    private func hedgeCandidate(for worker: Worker) -> (index: Int, victim: Worker, at: Int64)? {
+    ///
+    /// With `frontierOnly`, only the first incomplete piece is looked at: the one the hash waits for,
+    /// worth taking over before any waiting work, since every byte after it waits for it too.
+    private func hedgeCandidate(for worker: Worker, frontierOnly: Bool = false) -> (
+        index: Int, victim: Worker, at: Int64
+    )? {
         let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? typicalRate()
         guard myRate > 0 else { return nil }
         var best: (index: Int, victim: Worker, at: Int64, gain: Double)?
-        for (index, piece) in pieces.enumerated() {
+        let candidates =
+            frontierOnly ? firstIncomplete..<min(firstIncomplete + 1, pieces.count) : pieces.indices
+        for index in candidates {
+            let piece = pieces[index]
             guard let owner = piece.owner, owner != worker, piece.unclaimed > 0,
                 let victimRate = connections[owner]?.rate, victimRate > 0
             else { continue }
-            let keep = Int64((victimRate * settings.hedgeGrace).rounded(.up))
+            // The piece the hash waits for: its owner keeps less, and the gain may be smaller, since
+            // every byte after it waits too.
+            let grace = frontierOnly ? settings.hedgeGrace / 4 : settings.hedgeGrace
+            let keep = Int64((victimRate * grace).rounded(.up))
             let at = min(piece.claimed + keep, piece.end)
             let tail = piece.end - at
             guard tail >= settings.minimumHedge, withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
-            let mySeconds = Double(tail) / myRate + settings.hedgeGrace
-            guard victimSeconds > settings.hedgeFactor * mySeconds,
-                victimSeconds - mySeconds >= settings.hedgeMinimumGain
+            let mySeconds = Double(tail) / myRate + grace
+            let minimumGain = frontierOnly ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
+            guard victimSeconds > settings.hedgeFactor * mySeconds, victimSeconds - mySeconds >= minimumGain
             else { continue }
             let gain = victimSeconds - mySeconds
             if best == nil || gain > best!.gain { best = (index, owner, at, gain) }
         }
         return best.map { ($0.index, $0.victim, $0.at) }
+    }
+
+    /// How long an owner must still need for the rest of its window before cutting it pays: the cut
+    /// costs it its connection (a new one has to open and leave TCP's slow start) and the thief a
+    /// request. At least ``Settings/stealCutSeconds``, four request costs, and ten round trips.
+    private var cutWorthSeconds: Double {
+        max(settings.stealCutSeconds, 4 * typicalRequestCost, 10 * settings.roundTrip.seconds)
+    }
+
+    /// The median measured cost of a request (seconds to its first byte), 0 if none is measured.
+    var typicalRequestCost: Double {
+        let costs = connections.values.map(\.requestCost).filter { $0 > 0 }.sorted()
+        return costs.isEmpty ? 0 : costs[costs.count / 2]
     }
 
     /// The median measured speed of the connections, 0 if none is measured.
@@ -359,11 +514,16 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
-    /// has none), within the initial and maximum window.
+    /// has none), or more when its requests cost more than ``Settings/requestCostShare`` of that
+    /// (the cost is then that share of a request), within the initial and maximum window.
     private func windowSize(for worker: Worker) -> Int64 {
-        let own = connections[worker]?.rate ?? 0
+        let own = connections[worker]?.steadyRate ?? 0
         let rate = own > 0 ? own : typicalRate()
-        let wanted = rate > 0 ? Int64(rate * settings.windowSeconds) : settings.initialWindow
+        guard rate > 0 else { return settings.initialWindow }
+        let cost = connections[worker].map(\.requestCost) ?? 0
+        let share = min(max(settings.requestCostShare, 0.001), 1)
+        let seconds = max(settings.windowSeconds, cost * (1 - share) / share)
+        let wanted = Int64(min(rate * seconds, Double(settings.maximumWindow)))
         return min(max(wanted, settings.initialWindow), settings.maximumWindow)
     }
 

@@ -1,0 +1,389 @@
+/// Decides how many connections a download has, from what it measures, as a pure state machine: each
+/// ``observe(_:)`` gets a ``Sample`` (bytes newly written and the process's CPU time so far) and
+/// returns the count to have now, with the reason in ``lastReason``.
+///
+/// The policy in one paragraph: a fixed count stays fixed. `auto` starts with a few connections and
+/// doubles them every step while a doubling raises the throughput by ``Settings/gain``. When one does
+/// not, the limit is shared by all connections (the link, the server, the CPU) and more only cost: it
+/// goes back to the count before and halves while the throughput holds within
+/// ``Settings/tolerance``. It never settles for good: while holding, it probes half again as many
+/// every ``Settings/probeInterval`` steps and ramps on if that pays, and a throughput that falls far
+/// below what it held starts a probe at once (the link changed). A step whose CPU time reaches
+/// ``Settings/busyCPU`` of the machine's cores counts as no gain (the CPU is the limit; more
+/// connections cannot help), and while holding it trims. A server refusing extra connections
+/// (``refused(working:)``) holds it at the connections that work, for a while.
+///
+/// A step is measured only once connections started or retired by the last change have had
+/// ``Settings/warmUp`` to get going (TCP's slow start, a retiring connection's last window), and lasts
+/// ``Settings/step``; both follow the round trip (``Settings/init(roundTrip:cores:)``).
+struct ConnectionController: Sendable, Equatable {
+    struct Settings: Sendable, Equatable {
+        /// Connections `auto` starts with.
+        var initial = 4
+        /// The most connections `auto` opens.
+        var ceiling = 64
+        /// The gain a step up must show to be kept.
+        var gain = 0.15
+        /// The loss a step down may show and still be kept.
+        var tolerance = 0.05
+        /// How long a measurement lasts.
+        var step: Duration = .milliseconds(200)
+        /// How long after a change the measurement starts.
+        var warmUp: Duration = .milliseconds(100)
+        /// Steps held between probes for more.
+        var probeInterval = 8
+        /// The machine's cores, for the CPU's share.
+        var cores = 2
+        /// The share of all cores' time that counts as CPU-bound.
+        var busyCPU = 0.85
+        /// A held throughput falling below this share of the reference starts a probe.
+        var decline = 0.6
+
+        /// What the first step multiplies the count by (it has nothing to compare with): on long round
+        /// trips, where every connection spends most of its time waiting, more.
+        var firstMultiplier = 2
+
+        /// The defaults for a download whose connections take `roundTrip` to open and whose requests
+        /// take `requestCost` to their first byte (a round trip, and an object store's time to find the
+        /// object), on a machine with `cores` cores. The longer a connection waits, the more it takes to
+        /// keep the path busy, so the more start (4; 8 from 10 ms, 16 from 30 ms, 32 from 60 ms, the
+        /// ceiling from 100 ms) and the faster the first step multiplies (4× from 20 ms);
+        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (20–300 ms).
+        init(roundTrip: Duration = .milliseconds(1), requestCost: Duration = .zero, cores: Int = 2) {
+            let wait = max(roundTrip, requestCost)
+            initial =
+                wait >= .milliseconds(100)
+                ? 64
+                : wait >= .milliseconds(60)
+                    ? 32 : wait >= .milliseconds(30) ? 16 : wait >= .milliseconds(10) ? 8 : 4
+            firstMultiplier = wait >= .milliseconds(20) ? 4 : 2
+            step = min(max(wait * 3, .milliseconds(50)), .milliseconds(500))
+            warmUp = min(max(wait + .milliseconds(10), .milliseconds(20)), .milliseconds(300))
+            self.cores = max(cores, 1)
+        }
+    }
+
+    /// What the download has done so far; every count only grows.
+    struct Sample: Sendable, Equatable {
+        var now: ContinuousClock.Instant
+        /// Bytes written by this run (kept bytes of a resumed download do not count).
+        var bytes: Int64
+        /// CPU seconds the process has used.
+        var cpuSeconds: Double
+        /// Bytes written by each connection so far, by its number.
+        var perConnection: [Int: Int64] = [:]
+        /// Connections asked to stop that are still finishing their windows: while any is, what the
+        /// others manage is not yet what they would manage alone.
+        var retiring: Set<Int> = []
+        /// What a request typically costs before its first byte, in seconds (0 when unknown): a step
+        /// must span a few requests, or it measures their bursts.
+        var requestCost = 0.0
+        /// Bytes not written yet: near the end, throughput falls because work runs out, not because
+        /// the link changed.
+        var remaining = Int64.max
+    }
+
+    enum Phase: Sendable, Equatable {
+        case fixed
+        /// Doubling while it pays.
+        case ramping
+        /// Halving while the throughput holds.
+        case trimming
+        /// At a count that works, probing for more now and then.
+        case holding
+        /// Trying half again as many.
+        case probing
+    }
+
+    /// Why the count is what it is.
+    enum Reason: String, Sendable, Equatable {
+        case fixed, start, gain
+        case noGain = "no gain"
+        case cpuBound = "CPU-bound"
+        case trim
+        case trimLost = "trim lost"
+        case probe
+        case probeLost = "probe lost"
+        case decline = "throughput fell"
+        case refused, held
+    }
+
+    let settings: Settings
+    private(set) var target: Int
+    private(set) var phase: Phase
+    private(set) var lastReason: Reason
+    /// The most this download may open (the ceiling, or fewer when the work is smaller).
+    let maximum: Int
+    /// When the current measurement may begin.
+    private var measureFrom: ContinuousClock.Instant?
+    /// The sample the current measurement started from.
+    private var base: Sample?
+    /// The throughput to beat (ramping, probing) or to hold (trimming, holding).
+    private var reference: Double?
+    /// The throughput of the latest step, in bytes per second (0 before the first).
+    private(set) var throughput: Double = 0
+    /// Bytes left at the latest step.
+    private var remainingBytes = Int64.max
+    /// The count `reference` was measured at.
+    private var referenceCount: Int
+    /// The connections `reference` was measured with.
+    private var incumbents: Set<Int> = []
+    private var heldSteps = 0
+    /// Probes skipped after a server refused connections.
+    private var quietSteps = 0
+
+    /// A fixed number of connections.
+    init(fixed count: Int) {
+        settings = Settings()
+        target = max(count, 1)
+        maximum = target
+        phase = .fixed
+        lastReason = .fixed
+        referenceCount = target
+    }
+
+    /// Adaptive, up to `maximum` (at most the ceiling).
+    init(automaticUpTo maximum: Int, settings: Settings = Settings()) {
+        self.settings = settings
+        self.maximum = max(1, min(maximum, settings.ceiling))
+        target = min(settings.initial, self.maximum)
+        referenceCount = target
+        lastReason = .start
+        phase = target < self.maximum ? .ramping : .holding
+    }
+
+    /// One measured step.
+    private struct Step {
+        /// Bytes per second of all connections.
+        var total: Double
+        /// Bytes per second of the connections the reference was measured with (the incumbents).
+        var incumbents: Double
+        /// Whether connections that are leaving still took part (and so a share the others would get).
+        var retiring: Bool
+        /// Whether the CPU was the limit.
+        var busy: Bool
+        /// The connections that wrote during the step.
+        var workers: Set<Int>
+    }
+
+    /// Feeds the download's progress; returns the count to have now.
+    mutating func observe(_ sample: Sample) -> Int {
+        guard phase != .fixed else {
+            measureFixed(sample)
+            return target
+        }
+        let from = measureFrom ?? sample.now
+        guard sample.now >= from else {
+            base = nil
+            return target
+        }
+        // Nothing to measure before the first bytes come (connections still opening, a first byte still
+        // on its way across a long round trip).
+        guard let base, base.bytes > 0 || reference != nil else {
+            self.base = sample.bytes > 0 ? sample : nil
+            return target
+        }
+        let elapsed = (sample.now - base.now).seconds
+        // The first measurement of a fresh ramp is a reference only: half a step is enough for it.
+        let step = max(settings.step.seconds, 3 * sample.requestCost)
+        let needed = reference == nil ? step / 2 : step
+        guard elapsed >= needed else { return target }
+        var incumbents: Int64 = 0
+        for worker in self.incumbents {
+            if let now = sample.perConnection[worker], let then = base.perConnection[worker] {
+                incumbents += now - then
+            }
+        }
+        // While retiring connections finish their windows, the count is what the others do.
+        var total = sample.bytes - base.bytes
+        for worker in sample.retiring {
+            total -= (sample.perConnection[worker] ?? 0) - (base.perConnection[worker] ?? 0)
+        }
+        let measured = Step(
+            total: Double(total) / elapsed, incumbents: Double(incumbents) / elapsed,
+            retiring: !sample.retiring.isEmpty,
+            busy: (sample.cpuSeconds - base.cpuSeconds) / elapsed / Double(settings.cores)
+                >= settings.busyCPU,
+            workers: Set(sample.perConnection.filter { $0.value > (base.perConnection[$0.key] ?? 0) }.keys))
+        self.base = sample
+        throughput = measured.total
+        remainingBytes = sample.remaining
+        switch phase {
+        case .fixed: break
+        case .ramping: ramp(measured, now: sample.now)
+        case .trimming: trim(measured, now: sample.now)
+        case .holding: hold(measured, now: sample.now)
+        case .probing: probe(measured, now: sample.now)
+        }
+        return target
+    }
+
+    /// A fixed count only measures (the windows follow the throughput).
+    private mutating func measureFixed(_ sample: Sample) {
+        guard let base else {
+            self.base = sample
+            return
+        }
+        let elapsed = (sample.now - base.now).seconds
+        guard elapsed >= settings.step.seconds else { return }
+        throughput = Double(sample.bytes - base.bytes) / elapsed
+        self.base = sample
+    }
+
+    /// Whether more connections paid: the total rose by the gain, or the connections there before kept
+    /// their throughput (the newcomers took nothing from them: the limit is per connection) while the
+    /// total rose at all. The second reading does not wait for the newcomers' slow start.
+    private func paid(_ step: Step) -> (paid: Bool, free: Bool) {
+        guard let reference, !step.busy else { return (false, false) }
+        let free = step.incumbents >= reference * (1 - settings.tolerance)
+        let paid = step.total >= reference * (1 + settings.gain) || free && step.total >= reference * 1.05
+        return (paid, free)
+    }
+
+    /// Takes `step` as the new reference, measured at the current count.
+    private mutating func adopt(_ step: Step) {
+        reference = step.total
+        referenceCount = target
+        incumbents = step.workers
+    }
+
+    /// A server refused a connection (429/503) while `working` others transfer: hold at those, and do
+    /// not probe for more for a while.
+    mutating func refused(working: Int) {
+        guard phase != .fixed, working > 0 else { return }
+        target = max(1, min(target, working))
+        referenceCount = target
+        phase = .holding
+        heldSteps = 0
+        quietSteps = 4 * settings.probeInterval
+        lastReason = .refused
+    }
+
+    // MARK: Phases
+
+    private mutating func ramp(_ step: Step, now: ContinuousClock.Instant) {
+        guard let reference else {
+            adopt(step)
+            change(to: min(target * settings.firstMultiplier, maximum), .gain, now: now)
+            if target == referenceCount { phase = .holding }
+            return
+        }
+        let (paid, free) = paid(step)
+        if paid {
+            adopt(step)
+            guard target < maximum else {
+                phase = .holding
+                heldSteps = 0
+                lastReason = .held
+                return
+            }
+            // Connections that cost the others nothing: the limit is theirs alone, so go faster.
+            change(to: min(target * (free ? 4 : 2), maximum), .gain, now: now)
+            return
+        }
+        // The step up did not pay: back to the count before it, holding the better of the two
+        // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
+        self.reference = max(reference, step.total)
+        change(to: referenceCount, step.busy ? .cpuBound : .noGain, now: now)
+        if step.busy {
+            phase = .trimming
+        } else {
+            settle(now: now)
+        }
+    }
+
+    private mutating func trim(_ step: Step, now: ContinuousClock.Instant) {
+        let throughput = step.total
+        let reference = self.reference ?? throughput
+        if target == referenceCount && lastReason != .trim {
+            // The first step back at the count that worked. Far below the level it was measured at,
+            // what was measured then was a moment (every connection's first burst) and not the link:
+            // ramp on from here.
+            if throughput < reference * settings.decline {
+                adopt(step)
+                phase = .ramping
+                change(to: min(target * 2, maximum), .decline, now: now)
+                return
+            }
+            // Otherwise it is the level to hold.
+            self.reference = max(reference, throughput)
+            guard target > 1 else { return settle(now: now) }
+            change(to: max(1, target / 2), .trim, now: now)
+            return
+        }
+        guard throughput >= reference * (1 - settings.tolerance) else {
+            // With retiring connections still taking their share, a loss proves nothing yet: wait.
+            if step.retiring { return }
+            change(to: referenceCount, .trimLost, now: now)
+            return settle(now: now)
+        }
+        referenceCount = target
+        // One halving is enough to shed the connections a shared limit does not need; more only when
+        // the CPU is the limit (then every connection costs).
+        guard target > 1, step.busy else { return settle(now: now) }
+        change(to: max(1, target / 2), .trim, now: now)
+    }
+
+    private mutating func hold(_ step: Step, now: ContinuousClock.Instant) {
+        let reference = self.reference ?? step.total
+        heldSteps += 1
+        if quietSteps > 0 { quietSteps -= 1 }
+        if step.busy && target > 1 {
+            self.reference = step.total
+            referenceCount = target
+            phase = .trimming
+            change(to: max(1, target * 3 / 4), .trim, now: now)
+            return
+        }
+        // Near the end (less than two seconds' worth left) throughput falls as work runs out: no probe.
+        let ending = Double(remainingBytes) < reference * 2
+        let falling = step.total < reference * settings.decline && !ending
+        if falling && heldSteps == 1 && target < maximum {
+            // Far below the level just measured: that was a moment (every connection's first burst),
+            // not the link. Ramp on from here.
+            adopt(step)
+            phase = .ramping
+            change(to: min(target * 2, maximum), .decline, now: now)
+            return
+        }
+        // The held level follows slow drift, so that a probe compares with the present.
+        self.reference = falling ? reference : 0.75 * reference + 0.25 * step.total
+        guard target < maximum, quietSteps == 0, !ending, falling || heldSteps >= settings.probeInterval
+        else { return }
+        if falling { self.reference = step.total }
+        referenceCount = target
+        incumbents = step.workers
+        phase = .probing
+        change(to: min(maximum, max(target + 1, target * 3 / 2)), falling ? .decline : .probe, now: now)
+    }
+
+    private mutating func probe(_ step: Step, now: ContinuousClock.Instant) {
+        let (paid, free) = paid(step)
+        guard paid else {
+            change(to: referenceCount, .probeLost, now: now)
+            return settle(now: now)
+        }
+        adopt(step)
+        phase = .ramping
+        guard target < maximum else {
+            phase = .holding
+            heldSteps = 0
+            return
+        }
+        change(to: min(target * (free ? 4 : 2), maximum), .gain, now: now)
+    }
+
+    private mutating func settle(now: ContinuousClock.Instant) {
+        phase = .holding
+        heldSteps = 0
+    }
+
+    /// Moves to `count`; the next measurement starts once the change has had its warm-up.
+    private mutating func change(to count: Int, _ reason: Reason, now: ContinuousClock.Instant) {
+        lastReason = reason
+        guard count != target else { return }
+        target = count
+        measureFrom = now + settings.warmUp
+        base = nil
+    }
+}

@@ -1,0 +1,123 @@
+import Testing
+
+@testable import Fastpull
+
+/// The connection controller, driven step by step with made-up measurements.
+@Suite("ConnectionController")
+struct ConnectionControllerTests {
+    let t0 = ContinuousClock.now
+    let settings = ConnectionController.Settings(roundTrip: .milliseconds(1), cores: 2)
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+
+    /// A measurement-feeding harness: every connection carries `perConnection(count)` bytes per second,
+    /// the whole at most `cap`, and the CPU is `cpu(count)` busy (a share of all cores).
+    struct Link {
+        var perConnection: Double
+        var cap: Double = .infinity
+        var cpu: (Int) -> Double = { _ in 0 }
+    }
+
+    /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
+    func run(_ controller: inout ConnectionController, _ link: Link, seconds: Double) -> [Int] {
+        var bytes: [Int: Int64] = [:]
+        var total: Int64 = 0
+        var cpu = 0.0
+        var seen: [Int] = [controller.target]
+        var time = 0.0
+        while time < seconds {
+            time += 0.025
+            let count = controller.target
+            let rate = min(link.perConnection * Double(count), link.cap) / Double(count)
+            for worker in 0..<count {
+                bytes[worker, default: 0] += Int64(rate * 0.025)
+                total += Int64(rate * 0.025)
+            }
+            cpu += link.cpu(count) * 0.025 * Double(controller.settings.cores)
+            let sample = ConnectionController.Sample(
+                now: at(time), bytes: total, cpuSeconds: cpu,
+                perConnection: bytes.filter { $0.key < count })
+            if controller.observe(sample) != seen.last { seen.append(controller.target) }
+        }
+        return seen
+    }
+
+    @Test func aFixedCountStaysFixed() {
+        var controller = ConnectionController(fixed: 5)
+        _ = run(&controller, Link(perConnection: 1e6), seconds: 3)
+        #expect(controller.target == 5)
+        #expect(controller.phase == .fixed)
+    }
+
+    /// Per-connection throttle: every connection adds its share, so it goes to the maximum, and
+    /// quickly (the connections already there lose nothing: 4× a step).
+    @Test func aPerConnectionLimitRampsToTheMaximum() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 5e6), seconds: 1)
+        #expect(controller.target == 64, "\(counts)")
+        #expect(counts.contains(32) && !counts.contains(16), "\(counts)")
+    }
+
+    /// A shared cap that 4 connections fill: one step up shows no gain, and it goes back.
+    @Test func aSharedCapHoldsAtTheCountThatFillsIt() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 30e6, cap: 100e6), seconds: 2)
+        #expect(controller.target <= 8, "\(counts)")
+        #expect(controller.lastReason == .noGain || controller.phase == .holding, "\(counts)")
+    }
+
+    /// A CPU-bound client: a busy CPU is no gain, and while holding it trims.
+    @Test func aBusyCPUTrims() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(
+            &controller, Link(perConnection: 400e6, cap: 1e9, cpu: { $0 >= 2 ? 0.95 : 0.6 }), seconds: 3)
+        #expect(controller.target <= 2, "\(counts)")
+    }
+
+    /// It never settles for good: when the link opens up after it settled, a probe finds more pays.
+    @Test func itKeepsLearningWhenTheLinkChanges() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        _ = run(&controller, Link(perConnection: 30e6, cap: 100e6), seconds: 2)
+        let settled = controller.target
+        // The cap goes away: each connection now carries its own 30 MB/s.
+        var bytes: [Int: Int64] = [:]
+        var total: Int64 = 0
+        var time = 2.0
+        var counts: [Int] = []
+        while time < 6 {
+            time += 0.025
+            let count = controller.target
+            for worker in 0..<count {
+                bytes[worker, default: 0] += Int64(30e6 * 0.025)
+                total += Int64(30e6 * 0.025)
+            }
+            counts.append(
+                controller.observe(
+                    .init(
+                        now: at(time), bytes: total, cpuSeconds: 0,
+                        perConnection: bytes.filter { $0.key < count })))
+        }
+        #expect(controller.target > settled * 2, "settled at \(settled), then \(Set(counts).sorted())")
+    }
+
+    /// A server refusing connections holds it at those that work, and it does not probe for a while.
+    @Test func aRefusalHoldsAtTheWorkingConnections() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        _ = run(&controller, Link(perConnection: 5e6), seconds: 0.3)
+        controller.refused(working: 3)
+        #expect(controller.target == 3)
+        #expect(controller.lastReason == .refused)
+        #expect(controller.phase == .holding)
+    }
+
+    /// The longer a connection waits for each answer, the more it starts with.
+    @Test func longWaitsStartWithMore() {
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).initial == 4)
+        #expect(ConnectionController.Settings(roundTrip: .milliseconds(15)).initial == 8)
+        #expect(
+            ConnectionController.Settings(roundTrip: .milliseconds(2), requestCost: .milliseconds(100))
+                .initial == 64)
+        #expect(ConnectionController.Settings(roundTrip: .milliseconds(200)).step == .milliseconds(500))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(50))
+    }
+}
