@@ -1,0 +1,64 @@
+/// The links, servers and machines the simulator runs, each a case the first release misjudged or
+/// one no machine here has.
+enum SimulatedModels {
+    static let mebibyte: Int64 = 1 << 20
+    static let megabyte = 1_000_000.0
+
+    /// Every model.
+    static let all: [LinkModel] = [
+        // Every connection throttled to 5 MB/s, nothing else limiting: as many as the ceiling allows.
+        LinkModel(
+            name: "5 MB/s per connection", size: 1024 * mebibyte, roundTrip: 0.002,
+            perConnection: { _, _ in 5 * megabyte }),
+        // nginx's limit_rate (per request, with a second's burst at the start of each) on one
+        // connection in five at 1 MB/s, the rest at 20 MB/s, on a 400 MB/s path: a slow connection
+        // looks fast for its first megabyte of every request.
+        LinkModel(
+            name: "nginx limit_rate on 1 in 5", size: 1024 * mebibyte, roundTrip: 0.002,
+            perConnection: { index, _ in index % 5 == 1 ? 1 * megabyte : 20 * megabyte },
+            burstsPerRequest: { index in index % 5 == 1 }, sharedCap: 400 * megabyte),
+        // One link of 100 MB/s shared by all, 30 MB/s at most per connection.
+        LinkModel(
+            name: "shared 100 MB/s link", size: 256 * mebibyte, roundTrip: 0.01,
+            perConnection: { _, _ in 30 * megabyte }, sharedCap: 100 * megabyte),
+        // One connection in five at 1 MB/s, the rest at 20 MB/s, on a 400 MB/s path.
+        LinkModel(
+            name: "stragglers (1 in 5 at 1 MB/s)", size: 1024 * mebibyte, roundTrip: 0.005,
+            perConnection: { index, _ in index % 5 == 1 ? 1 * megabyte : 20 * megabyte },
+            sharedCap: 400 * megabyte),
+        // Connections at 10 MB/s; the third slows to 0.3 MB/s one second in.
+        LinkModel(
+            name: "a connection slows mid-transfer", size: 2048 * mebibyte, roundTrip: 0.005,
+            perConnection: { index, time in index == 2 && time > 1 ? 0.3 * megabyte : 10 * megabyte }),
+        // An object store: every GET costs 100 ms before its first byte; 40 MB/s per connection.
+        LinkModel(
+            name: "object store, 100 ms per request", size: 1024 * mebibyte, roundTrip: 0.002,
+            serverCost: 0.1,
+            perConnection: { _, _ in 40 * megabyte }),
+        // A long path: 100 ms round trips with slow start, 40 MB/s per connection.
+        LinkModel(
+            name: "100 ms round trip", size: 1024 * mebibyte, roundTrip: 0.1,
+            perConnection: { _, _ in 40 * megabyte }),
+        // 200 ms round trips, 10 MB/s per connection.
+        LinkModel(
+            name: "200 ms round trip", size: 256 * mebibyte, roundTrip: 0.2,
+            perConnection: { _, _ in 10 * megabyte }),
+        // A CPU-bound client: 2 cores take 1.2 GB/s with one connection, less with each more.
+        LinkModel(
+            name: "CPU-bound client", size: 1024 * mebibyte, roundTrip: 0.0002,
+            perConnection: { _, _ in 900 * megabyte },
+            clientCapacity: { connections in 1200 * megabyte / (1 + 0.03 * Double(max(connections - 1, 0))) },
+            cpuPerByte: 2 / (1200 * megabyte)),
+        // A resume with half the file kept, 5 MB/s per connection: ramps like a fresh download.
+        LinkModel(
+            name: "resume with half kept", size: 2048 * mebibyte, roundTrip: 0.002,
+            perConnection: { _, _ in 5 * megabyte }, keptShare: 0.5),
+        // What no machine here has: 10 GiB at 100 ms round trip and 40 MB/s per connection.
+        LinkModel(
+            name: "10 GiB, 100 ms, 40 MB/s per connection", size: 10 * 1024 * mebibyte, roundTrip: 0.1,
+            perConnection: { _, _ in 40 * megabyte }),
+    ]
+
+    /// The fixed counts the oracle tries.
+    static let fixedCounts = [1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+}

@@ -1,0 +1,292 @@
+@testable import Fastpull
+
+/// A deterministic discrete-time model of a segmented download: a virtual clock advancing in steps of
+/// a millisecond drives the real ``SegmentTable``, ``FetchLoop`` and ``ConnectionController`` (no
+/// sockets, no threads) against a ``LinkModel``. Each simulated connection behaves as a
+/// ``SegmentFetcher`` does: it connects, asks the table for a window, sends the request, receives the
+/// window at the rate the model allows (claiming and committing bytes as they come, stopping where a
+/// cut moved its end), and asks again; the loop ticks every 50 ms as the real one does.
+struct Simulator {
+    /// How the download chose its connections.
+    enum Mode: Sendable {
+        case automatic
+        case fixed(Int)
+    }
+
+    /// What a run did.
+    struct Result: Sendable, CustomStringConvertible {
+        var seconds: Double
+        /// When the last byte was written (the rest is the hash catching up).
+        var transferSeconds: Double
+        var requests: Int
+        var peakConnections: Int
+        /// Bytes the server sent that were never written (cut windows, evicted connections).
+        var wasted: Int64
+        var finished: Bool
+
+        var description: String {
+            "\(String(format: "%.2f", seconds)) s (last byte \(String(format: "%.2f", transferSeconds))), \(requests) requests, peak \(peakConnections) connections, "
+                + "\(wasted) bytes wasted\(finished ? "" : ", DID NOT FINISH")"
+        }
+    }
+
+    private enum Phase {
+        /// Opening the connection until this time.
+        case connecting(until: Double)
+        /// Ready for a request.
+        case idle
+        /// A request for `window` is out; its first byte comes at `firstByte`.
+        case waiting(window: Range<Int64>, sentAt: Double, firstByte: Double)
+        /// Receiving `window`, at `offset` now.
+        case receiving(window: Range<Int64>, offset: Int64, startedAt: Double, sent: Double)
+        /// Told to wait for the horizon (not used without one) or retiring: nothing to do.
+        case done
+    }
+
+    private struct Connection {
+        var index: Int
+        var phase: Phase
+        /// TCP's congestion window, in bytes.
+        var window: Double
+        var partial: Double = 0
+        var retiring = false
+        var lastGrowth: Double
+    }
+
+    let model: LinkModel
+    let mode: Mode
+    /// The clock's step: a millisecond, or a tenth of the round trip where that is longer (5 ms at most).
+    var tick: Double { min(max(model.roundTrip / 10, 0.001), 0.005) }
+    var loopInterval = 0.025
+    var timeLimit = 600.0
+    /// Prints every change of the connection count (for looking into a model).
+    var traced = false
+
+    func run() -> Result {
+        let origin = ContinuousClock.now
+        func instant(_ time: Double) -> ContinuousClock.Instant { origin + .nanoseconds(Int64(time * 1e9)) }
+
+        let kept = Int64(Double(model.size) * model.keptShare)
+        let plan = Planner.plan(size: model.size, connections: 64, minimumSegmentSize: 1 << 20)
+        var segments = plan.segments
+        if kept > 0 {
+            // A resume: the first `kept` bytes are in place.
+            segments = segments.map { segment in
+                var segment = segment
+                segment.written = max(0, min(segment.length, kept - segment.start))
+                return segment
+            }
+        }
+        var settings = SegmentTable.Settings()
+        settings.rateSample = .milliseconds(100)
+        settings.slowGrace = .milliseconds(Int64(min(max(model.roundTrip * 12, 0.3), 2) * 1000))
+        settings.roundTrip = .nanoseconds(Int64(model.roundTrip * 1e9))
+        var table = SegmentTable(segments: segments, settings: settings)
+        let roundTrip = Duration.nanoseconds(Int64(model.roundTrip * 1e9))
+        let controller: ConnectionController
+        switch mode {
+        case .automatic:
+            // What a probe would have seen: a connection's setup, and a request's wait.
+            let wait = Duration.nanoseconds(Int64((model.roundTrip + model.serverCost) * 1e9))
+            controller = ConnectionController(
+                automaticUpTo: 64,
+                settings: .init(roundTrip: roundTrip, requestCost: wait, cores: model.cores))
+        case .fixed(let count):
+            controller = ConnectionController(fixed: count)
+        }
+        var loop = FetchLoop(controller: controller)
+        // By worker number (they count up from 0); nil once a worker has gone.
+        var connections: [Connection?] = []
+        var opened = 0
+        var requests = 0
+        var sent: Double = 0
+        var cpu = 0.0
+        var now = 0.0
+        let initialWritten = table.writtenBytes
+
+        func situation(stalled: [Int] = []) -> FetchLoop.Situation {
+            FetchLoop.Situation(
+                sample: .init(
+                    now: instant(now), bytes: table.writtenBytes - initialWritten, cpuSeconds: cpu,
+                    perConnection: table.connections.mapValues(\.bytes),
+                    requestCost: table.typicalRequestCost,
+                    remaining: model.size - table.writtenBytes),
+                hasWork: table.hasWorkForAnotherConnection, isComplete: table.isComplete, stalled: stalled)
+        }
+
+        func apply(_ actions: [FetchLoop.Action]) {
+            defer {
+                table.settings = SegmentTable.tuned(
+                    table.settings, connections: loop.controller.target,
+                    throughput: loop.controller.throughput)
+            }
+            for action in actions {
+                switch action {
+                case .spawn(let worker):
+                    while connections.count <= worker { connections.append(nil) }
+                    connections[worker] = Connection(
+                        index: opened, phase: .connecting(until: now + model.roundTrip), window: 14_480,
+                        lastGrowth: now)
+                    opened += 1
+                    table.join(worker, now: instant(now))
+                case .retire(let worker):
+                    if worker < connections.count { connections[worker]?.retiring = true }
+                    table.release(worker)
+                case .evict(let worker):
+                    // The socket closes; the connection reconnects on a new one, from slow start.
+                    if worker < connections.count, var connection = connections[worker] {
+                        connection.phase = .connecting(until: now + model.roundTrip)
+                        connection.window = 14_480
+                        connection.index = opened
+                        opened += 1
+                        connections[worker] = connection
+                    }
+                case .connections, .warn:
+                    break
+                case .fail:
+                    now = timeLimit
+                }
+            }
+        }
+
+        apply(loop.start(situation()))
+        var nextLoop = loopInterval
+        var hashed = 0.0
+        var lastByte: Double?
+        while now < timeLimit, hashed < Double(model.size) {
+            if lastByte == nil, table.isComplete { lastByte = now }
+            now += tick
+            // The hash follows the contiguous prefix at its own speed (a resume rehashes the kept part).
+            hashed = min(hashed + model.hashRate * tick, Double(table.frontier))
+            // Every connection that is ready asks for work, as a fetcher does between windows.
+            for worker in connections.indices {
+                guard var connection = connections[worker] else { continue }
+                switch connection.phase {
+                case .connecting(let until) where now >= until:
+                    connection.phase = .idle
+                    connections[worker] = connection
+                    fallthrough
+                case .idle:
+                    if connection.retiring {
+                        table.leave(worker)
+                        connections[worker] = nil
+                        if traced { print(String(format: "  %.3f s", now), "worker \(worker) retired") }
+                        apply(loop.ended(worker, .retired, situation()))
+                        continue
+                    }
+                    if !table.isComplete, let (window, _) = table.nextWindow(for: worker, now: instant(now)) {
+                        requests += 1
+                        connection.phase = .waiting(
+                            window: window.range, sentAt: now,
+                            firstByte: now + model.roundTrip + model.serverCost)
+                        connections[worker] = connection
+                    } else {
+                        table.leave(worker)
+                        connections[worker] = nil
+                        apply(loop.ended(worker, .finished, situation()))
+                    }
+                case .waiting(let window, let sentAt, let firstByte) where now >= firstByte:
+                    table.recordFirstByte(worker, after: .nanoseconds(Int64((now - sentAt) * 1e9)))
+                    connection.phase = .receiving(
+                        window: window, offset: window.lowerBound, startedAt: now, sent: 0)
+                    connections[worker] = connection
+                default:
+                    break
+                }
+            }
+
+            // What each receiving connection may get this tick.
+            var wanted = [Double](repeating: 0, count: connections.count)
+            var open = 0
+            for worker in connections.indices {
+                guard let connection = connections[worker] else { continue }
+                open += 1
+                guard case .receiving(_, _, let startedAt, let sentSoFar) = connection.phase else { continue }
+                var rate = model.perConnection(connection.index, now)
+                if model.burstsPerRequest(connection.index) {
+                    let allowance = rate * (now - startedAt + 1) - sentSoFar
+                    rate = max(0, allowance / tick)
+                }
+                if model.slowStart { rate = min(rate, connection.window / model.roundTrip) }
+                wanted[worker] = rate * tick
+            }
+            let total = wanted.reduce(0, +)
+            let cap = min(model.sharedCap, model.clientCapacity(open)) * tick
+            let scale = total > cap ? cap / total : 1
+            let cpuShare = model.cpuPerByte * model.clientCapacity(1) / model.clientCapacity(open)
+            for worker in wanted.indices where wanted[worker] > 0 {
+                let amount = wanted[worker]
+                guard var connection = connections[worker],
+                    case .receiving(let window, var offset, let startedAt, var sentSoFar) = connection.phase
+                else { continue }
+                let bytes = amount * scale
+                connection.partial += bytes
+                var count = Int64(connection.partial)
+                connection.partial -= Double(count)
+                count = min(count, window.upperBound - offset)
+                sent += Double(count)
+                sentSoFar += Double(count)
+                let allowed = table.claim(worker, count: count)
+                if allowed > 0 {
+                    table.commit(worker, count: allowed, now: instant(now))
+                    // Each connection costs the CPU a little: at the client's capacity every core is busy.
+                    cpu += Double(allowed) * cpuShare
+                }
+                offset += allowed
+                // Slow start: the window doubles every round trip while the connection is held back by it.
+                if now - connection.lastGrowth >= model.roundTrip {
+                    connection.lastGrowth = now
+                    if bytes >= connection.window / model.roundTrip * tick * 0.9 { connection.window *= 2 }
+                }
+                if allowed < count {
+                    // Cut: the rest of the window is not this connection's. A small rest is read and
+                    // dropped; otherwise the connection closes and opens again.
+                    let rest = window.upperBound - offset
+                    if rest > 256 << 10 {
+                        connection.phase = .connecting(until: now + model.roundTrip)
+                        connection.window = 14_480
+                        connection.index = opened
+                        opened += 1
+                    } else {
+                        connection.phase = .idle
+                    }
+                } else if offset >= window.upperBound {
+                    connection.phase = .idle
+                } else {
+                    connection.phase = .receiving(
+                        window: window, offset: offset, startedAt: startedAt, sent: sentSoFar)
+                }
+                connections[worker] = connection
+            }
+
+            if now >= nextLoop {
+                nextLoop += loopInterval
+                let stalled = table.stalledConnections(now: instant(now))
+                let before = loop.controller.target
+                apply(loop.tick(situation(stalled: stalled)))
+                table.settings = SegmentTable.tuned(
+                    table.settings, connections: loop.controller.target,
+                    throughput: loop.controller.throughput)
+                if traced, Int(now * 1000) % 100 == 0 {
+                    print(
+                        String(format: "  %.3f s", now), "frontier \(table.frontier >> 20) MiB",
+                        "hashed \(Int64(hashed) >> 20) MiB", "written \(table.writtenBytes >> 20) MiB",
+                        "pieces \(table.pieces.count)",
+                        "frontier piece owner \(table.pieces.first { !$0.segment.isComplete }.map { "\($0.owner.map(String.init) ?? "none") rate \(Int(($0.owner.flatMap { table.connections[$0]?.rate } ?? 0) / 1000)) kB/s, unclaimed \($0.unclaimed >> 10) KiB" } ?? "-")"
+                    )
+                }
+                if traced, loop.controller.target != before || !stalled.isEmpty {
+                    print(
+                        String(format: "  %.3f s", now), "\(before) → \(loop.controller.target)",
+                        loop.controller.lastReason.rawValue, "phase \(loop.controller.phase)",
+                        stalled.isEmpty ? "" : "evicted \(stalled)",
+                        "written \(table.writtenBytes >> 20) MiB")
+                }
+            }
+        }
+        let written = table.writtenBytes - initialWritten
+        return Result(
+            seconds: now, transferSeconds: lastByte ?? now, requests: requests, peakConnections: loop.peak,
+            wasted: Int64(sent) - written, finished: table.isComplete)
+    }
+}

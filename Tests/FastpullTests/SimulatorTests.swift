@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+/// The transfer engine in the simulator: for every modelled link, the default (`auto`) against the
+/// best fixed connection count (the oracle) and the ideal.
+@Suite("The engine in the simulator", .serialized)
+struct SimulatorTests {
+    /// The default takes at most 1.1 × the best fixed count's time on every model.
+    @Test(arguments: SimulatedModels.all.map(\.name))
+    func theDefaultIsWithinTenPercentOfTheBestFixedCount(name: String) async throws {
+        let model = try #require(SimulatedModels.all.first { $0.name == name })
+        let traced = ProcessInfo.processInfo.environment["FASTPULL_SIMULATOR_TRACE"] == name
+        // Seconds of computation: on a thread of its own, never holding the cooperative pool that every
+        // other test's downloads need.
+        let (automatic, best) = await Self.offPool {
+            () -> (Simulator.Result, (count: Int, result: Simulator.Result)?) in
+            var simulator = Simulator(model: model, mode: .automatic)
+            simulator.traced = traced
+            let automatic = simulator.run()
+            var best: (count: Int, result: Simulator.Result)?
+            for count in SimulatedModels.fixedCounts {
+                let fixed = Simulator(model: model, mode: .fixed(count)).run()
+                if fixed.finished, best == nil || fixed.seconds < best!.result.seconds {
+                    best = (count, fixed)
+                }
+            }
+            return (automatic, best)
+        }
+        let oracle = try #require(best)
+        let ratio = automatic.seconds / oracle.result.seconds
+        let ideal = automatic.seconds / model.idealSeconds(connections: 64)
+        print(
+            "simulator | \(name) | auto \(automatic) | best fixed -n \(oracle.count): \(oracle.result) | "
+                + "÷ oracle \(String(format: "%.3f", ratio)) | ÷ ideal \(String(format: "%.2f", ideal))")
+        #expect(automatic.finished)
+        #expect(ratio <= 1.1, "auto \(automatic) against -n \(oracle.count) \(oracle.result)")
+    }
+
+    /// Runs `work` on a new thread and returns its result without holding a pool thread.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
+    }
+}
