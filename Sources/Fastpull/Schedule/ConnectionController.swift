@@ -8,7 +8,9 @@
 /// goes back to the count before and halves while the throughput holds within
 /// ``Settings/tolerance``. It never settles for good: while holding, it probes half again as many
 /// every ``Settings/probeInterval`` steps and ramps on if that pays, and a throughput that falls far
-/// below what it held starts a probe at once (the link changed). A step whose CPU time reaches
+/// below what it held starts a probe at once (the link changed). A probe counts only when two steps
+/// in a row agree, and every other probe tries a third fewer, kept when the throughput holds: so a
+/// lucky step on a noisy shared link cannot ratchet the count up for good. A step whose CPU time reaches
 /// ``Settings/busyCPU`` of the machine's cores counts as no gain (the CPU is the limit; more
 /// connections cannot help), and while holding it trims. A server refusing extra connections
 /// (``refused(working:)``) holds it at the connections that work, for a while.
@@ -28,6 +30,8 @@ struct ConnectionController: Sendable, Equatable {
         var tolerance = 0.05
         /// How long a measurement lasts.
         var step: Duration = .milliseconds(200)
+        /// The shortest measurement while holding, probing or trimming.
+        var quietStep: Duration = .milliseconds(200)
         /// How long after a change the measurement starts.
         var warmUp: Duration = .milliseconds(100)
         /// Steps held between probes for more.
@@ -48,7 +52,9 @@ struct ConnectionController: Sendable, Equatable {
         /// object), on a machine with `cores` cores. The longer a connection waits, the more it takes to
         /// keep the path busy, so the more start (4; 8 from 10 ms, 16 from 30 ms, 32 from 60 ms, the
         /// ceiling from 100 ms) and the faster the first step multiplies (4× from 20 ms);
-        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (20–300 ms).
+        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (20–300 ms). Holding and
+        /// probing look for gains of a few tens of percent, not the doublings of a ramp: their steps
+        /// last at least ``quietStep``, or they would measure TCP's sawtooth and a shaped link's bursts.
         init(roundTrip: Duration = .milliseconds(1), requestCost: Duration = .zero, cores: Int = 2) {
             let wait = max(roundTrip, requestCost)
             initial =
@@ -93,6 +99,8 @@ struct ConnectionController: Sendable, Equatable {
         case holding
         /// Trying half again as many.
         case probing
+        /// Trying a third fewer.
+        case probingDown
     }
 
     /// Why the count is what it is.
@@ -104,6 +112,8 @@ struct ConnectionController: Sendable, Equatable {
         case trimLost = "trim lost"
         case probe
         case probeLost = "probe lost"
+        case probeDown = "probe down"
+        case probeDownHeld = "fewer do as well"
         case decline = "throughput fell"
         case refused, held
     }
@@ -131,6 +141,11 @@ struct ConnectionController: Sendable, Equatable {
     private var heldSteps = 0
     /// Probes skipped after a server refused connections.
     private var quietSteps = 0
+    /// Steps of the current probe that paid: a probe must pay twice in a row, or a shared link's
+    /// noise would ratchet the count up one lucky step at a time.
+    private var paidSteps = 0
+    /// Probes made since the last one down: every other probe tries fewer connections.
+    private var probesUp = 0
 
     /// A fixed number of connections.
     init(fixed count: Int) {
@@ -185,7 +200,8 @@ struct ConnectionController: Sendable, Equatable {
         }
         let elapsed = (sample.now - base.now).seconds
         // The first measurement of a fresh ramp is a reference only: half a step is enough for it.
-        let step = max(settings.step.seconds, 3 * sample.requestCost)
+        let phaseStep = phase == .ramping ? settings.step : max(settings.step, settings.quietStep)
+        let step = max(phaseStep.seconds, 3 * sample.requestCost)
         let needed = reference == nil ? step / 2 : step
         guard elapsed >= needed else { return target }
         var incumbents: Int64 = 0
@@ -214,6 +230,7 @@ struct ConnectionController: Sendable, Equatable {
         case .trimming: trim(measured, now: sample.now)
         case .holding: hold(measured, now: sample.now)
         case .probing: probe(measured, now: sample.now)
+        case .probingDown: probeDown(measured, now: sample.now)
         }
         return target
     }
@@ -232,11 +249,14 @@ struct ConnectionController: Sendable, Equatable {
 
     /// Whether more connections paid: the total rose by the gain, or the connections there before kept
     /// their throughput (the newcomers took nothing from them: the limit is per connection) while the
-    /// total rose at all. The second reading does not wait for the newcomers' slow start.
+    /// total rose by half the gain. The second reading does not wait for the newcomers' slow start;
+    /// half the gain is still more than a shared link's noise between two steps.
     private func paid(_ step: Step) -> (paid: Bool, free: Bool) {
         guard let reference, !step.busy else { return (false, false) }
         let free = step.incumbents >= reference * (1 - settings.tolerance)
-        let paid = step.total >= reference * (1 + settings.gain) || free && step.total >= reference * 1.05
+        let paid =
+            step.total >= reference * (1 + settings.gain)
+            || free && step.total >= reference * (1 + settings.gain / 2)
         return (paid, free)
     }
 
@@ -335,6 +355,9 @@ struct ConnectionController: Sendable, Equatable {
             change(to: max(1, target * 3 / 4), .trim, now: now)
             return
         }
+        // While connections just retired finish their windows, what the others do is no level: the
+        // retiring ones still take their share of a shared link.
+        if step.retiring { return }
         // Near the end (less than two seconds' worth left) throughput falls as work runs out: no probe.
         let ending = Double(remainingBytes) < reference * 2
         let falling = step.total < reference * settings.decline && !ending
@@ -353,6 +376,16 @@ struct ConnectionController: Sendable, Equatable {
         if falling { self.reference = step.total }
         referenceCount = target
         incumbents = step.workers
+        paidSteps = 0
+        // Every other probe looks down: a count that a lucky step raised past what the link needs
+        // comes back once fewer connections do as well.
+        if !falling, probesUp >= 1, target > settings.initial {
+            probesUp = 0
+            phase = .probingDown
+            change(to: max(settings.initial, target * 2 / 3), .probeDown, now: now)
+            return
+        }
+        probesUp += 1
         phase = .probing
         change(to: min(maximum, max(target + 1, target * 3 / 2)), falling ? .decline : .probe, now: now)
     }
@@ -363,6 +396,8 @@ struct ConnectionController: Sendable, Equatable {
             change(to: referenceCount, .probeLost, now: now)
             return settle(now: now)
         }
+        paidSteps += 1
+        guard paidSteps >= 2 else { return }
         adopt(step)
         phase = .ramping
         guard target < maximum else {
@@ -371,6 +406,22 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         change(to: min(target * (free ? 4 : 2), maximum), .gain, now: now)
+    }
+
+    /// Fewer connections held the throughput (within the tolerance, twice): keep fewer. Else back.
+    private mutating func probeDown(_ step: Step, now: ContinuousClock.Instant) {
+        let reference = self.reference ?? step.total
+        guard step.total >= reference * (1 - settings.tolerance) else {
+            // With retiring connections still taking their share, a loss proves nothing yet: wait.
+            if step.retiring { return }
+            change(to: referenceCount, .probeLost, now: now)
+            return settle(now: now)
+        }
+        paidSteps += 1
+        guard paidSteps >= 2 else { return }
+        referenceCount = target
+        lastReason = .probeDownHeld
+        settle(now: now)
     }
 
     private mutating func settle(now: ContinuousClock.Instant) {

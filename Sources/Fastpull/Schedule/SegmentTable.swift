@@ -219,11 +219,15 @@ struct SegmentTable: Sendable, Equatable {
             drop(worker)
         }
         // The piece the hash waits for comes first: held by a connection far slower than this one
-        // would be, it is hedged; held by one that needs long for the rest while every other byte
-        // written meanwhile waits for it too, it is split.
+        // would be (and than its peers: on a shared link TCP serves some connections two or three
+        // times slower than others, and cutting one of those only closes it), it is hedged; held by
+        // one that needs long for the rest while every other byte written meanwhile waits for it
+        // too, it is split.
         if let (index, victim, at) = hedgeCandidate(for: worker, frontierOnly: true),
             Double(pieces[index].unclaimed) / max(connections[victim]?.steadyRate ?? 1, 1)
-                >= settings.frontierSlack
+                >= settings.frontierSlack,
+            waitingIndex() == nil || isFarSlower(victim)
+                || backlog(whileWaitingFor: index, heldBy: victim) > Double(settings.frontierBacklog)
         {
             let new = split(index, at: at)
             take(new, for: worker, now: now)
@@ -495,6 +499,20 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     /// The median measured speed of the connections, 0 if none is measured.
+    /// The bytes the other connections write while `owner` fetches the rest of piece `index` at its
+    /// measured speed: bytes the hash can read only once that piece is done.
+    private func backlog(whileWaitingFor index: Int, heldBy owner: Worker) -> Double {
+        guard let rate = connections[owner]?.steadyRate, rate > 0 else { return 0 }
+        let aggregate = connections.values.reduce(0) { $0 + $1.rate }
+        return Double(pieces[index].unclaimed) / rate * max(aggregate - rate, 0)
+    }
+
+    /// Whether `worker` runs ``Settings/slowFactor`` times slower than the typical connection.
+    private func isFarSlower(_ worker: Worker) -> Bool {
+        guard let rate = connections[worker]?.steadyRate, rate > 0 else { return false }
+        return rate * settings.slowFactor <= typicalRate()
+    }
+
     private func typicalRate() -> Double {
         let rates = connections.values.map(\.rate).filter { $0 > 0 }.sorted()
         return rates.isEmpty ? 0 : rates[rates.count / 2]
