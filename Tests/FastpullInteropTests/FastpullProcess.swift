@@ -1,5 +1,10 @@
+import FastpullFixtures
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The built `fastpull` binary run as a child, with its output read on threads of its own.
 ///
@@ -69,13 +74,16 @@ final class FastpullProcess: Sendable {
     /// Starts `fastpull arguments` in `directory`; `onStdoutLine` sees each stdout line (a `--json`
     /// event) as it arrives, on the reading thread, with this process (to interrupt it at once: the
     /// reading thread never waits for Swift's pool, which other tests may keep busy).
+    /// In `namespace`, it runs there (`ip netns exec`, which execs fastpull: the process is fastpull).
     init(
-        _ arguments: [String], in directory: String,
+        _ arguments: [String], in directory: String, namespace: NetworkNamespace? = nil,
         onStdoutLine: @escaping @Sendable (String, FastpullProcess) -> Void = { _, _ in }
     ) throws {
         let process = Process()
-        process.executableURL = Self.binaryFolder.appendingPathComponent("fastpull")
-        process.arguments = arguments
+        let binary = Self.binaryFolder.appendingPathComponent("fastpull").path
+        let command = namespace?.command(binary, arguments) ?? (executable: binary, arguments: arguments)
+        process.executableURL = URL(fileURLWithPath: command.executable)
+        process.arguments = command.arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ProcessInfo.processInfo.environment.filter {
             !Self.proxyVariables.contains($0.key)
@@ -135,9 +143,11 @@ final class FastpullProcess: Sendable {
         }.start()
     }
 
-    /// Runs `fastpull arguments` in `directory` to the end.
-    static func run(_ arguments: [String], in directory: String) async throws -> Result {
-        try await FastpullProcess(arguments, in: directory).finished()
+    /// Runs `fastpull arguments` in `directory` (and `namespace`) to the end.
+    static func run(_ arguments: [String], in directory: String, namespace: NetworkNamespace? = nil)
+        async throws -> Result
+    {
+        try await FastpullProcess(arguments, in: directory, namespace: namespace).finished()
     }
 
     /// True once the process has ended and its output has been read.
@@ -146,6 +156,11 @@ final class FastpullProcess: Sendable {
     /// Sends SIGINT, as Ctrl-C does.
     func interrupt() {
         if shared.state.withLock({ $0.result == nil }) { process.interrupt() }
+    }
+
+    /// Sends SIGKILL, as a crash or the OOM killer would: nothing of the process runs after it.
+    func kill() {
+        if shared.state.withLock({ $0.result == nil }) { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Waits (without holding a thread) for the run to end.

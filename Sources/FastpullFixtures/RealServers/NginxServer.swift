@@ -14,16 +14,20 @@ public final class NginxServer: RealServer {
         public var certificate: String
         /// The TLS private key (PEM).
         public var key: String
+        /// The network namespace nginx runs in (its ports are on that namespace's 127.0.0.1), or nil.
+        public var namespace: NetworkNamespace?
 
         /// Options with the repository's test certificate for `localhost`/`127.0.0.1`.
         public init(
             basicAuth: BasicCredentials? = nil,
             certificate: String = FixturePaths.certificatesDirectory + "/server.pem",
-            key: String = FixturePaths.certificatesDirectory + "/server.key"
+            key: String = FixturePaths.certificatesDirectory + "/server.key",
+            namespace: NetworkNamespace? = nil
         ) {
             self.basicAuth = basicAuth
             self.certificate = certificate
             self.key = key
+            self.namespace = namespace
         }
     }
 
@@ -71,7 +75,7 @@ public final class NginxServer: RealServer {
             }
             let errorLog = folder + "/error.log"
             let accessLogPath = folder + "/access.log"
-            let launcher = ServerLauncher(name: "nginx", folder: folder, portCount: 2, logFiles: [errorLog]) {
+            var launcher = ServerLauncher(name: "nginx", folder: folder, portCount: 2, logFiles: [errorLog]) {
                 ports in
                 let configuration = """
                     # Written by FastpullFixtures.NginxServer.
@@ -115,6 +119,7 @@ public final class NginxServer: RealServer {
                     executable: executable,
                     arguments: ["-e", errorLog, "-p", folder + "/", "-c", folder + "/nginx.conf"])
             }
+            launcher.namespace = options.namespace
             let (process, ports) = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath,

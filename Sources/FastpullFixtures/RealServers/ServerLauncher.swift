@@ -24,6 +24,8 @@ struct ServerLauncher {
     var logFiles: [String] = []
     /// The longest wait for the ports to accept connections.
     var readinessTimeout: Duration = .seconds(10)
+    /// The network namespace the server runs in, or nil for this process's own loopback.
+    var namespace: NetworkNamespace? = nil
     /// Writes the configuration for these ports and says how to start the server.
     var prepare: ([Int]) throws -> Command
 
@@ -36,7 +38,11 @@ struct ServerLauncher {
         for _ in 0..<3 {
             let ports = try (0..<portCount).map { _ in try LoopbackPort.free() }
             for file in logFiles + [standardOutput, standardError] { unlink(file) }
-            let command = try prepare(ports)
+            var command = try prepare(ports)
+            if let namespace {
+                (command.executable, command.arguments) = namespace.command(
+                    command.executable, command.arguments)
+            }
             let process = try ServerProcess(
                 executable: command.executable, arguments: command.arguments,
                 environment: command.environment, standardOutput: standardOutput,
@@ -53,7 +59,7 @@ struct ServerLauncher {
                     lastError = error
                     break
                 }
-                if ports.allSatisfy(LoopbackPort.accepts) { return (process, ports) }
+                if await allAccept(ports) { return (process, ports) }
                 if ContinuousClock.now >= deadline {
                     await process.stop()
                     throw RealServerError(
@@ -65,6 +71,16 @@ struct ServerLauncher {
             }
         }
         throw lastError ?? RealServerError("\(name) could not be started")
+    }
+
+    /// Whether every port accepts connections, in the server's namespace.
+    private func allAccept(_ ports: [Int]) async -> Bool {
+        for port in ports {
+            let accepts =
+                if let namespace { await namespace.accepts(port) } else { LoopbackPort.accepts(port) }
+            if !accepts { return false }
+        }
+        return true
     }
 
     /// The tails of standard output, standard error and the log files, each under its name.

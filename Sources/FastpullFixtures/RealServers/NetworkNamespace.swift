@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A network namespace of the test's own (`ip netns add`), whose loopback link the kernel shapes:
+/// `tbf` for one cap shared by every connection, `htb` with `u32` filters for a rate per connection.
+/// Kernel shaping cannot be dodged by request boundaries the way nginx's `limit_rate` can, so this is
+/// the honest throttled link. Servers and clients run inside it through ``command(_:_:)``
+/// (`ip netns exec`, which execs the program: its process id is the program's).
+///
+/// Needs root and iproute2; ``unavailableReason`` says why not. ``remove()`` deletes the namespace,
+/// which ends its links (the programs inside should be stopped first).
+public final class NetworkNamespace: Sendable {
+    /// The namespace's name under `/run/netns`.
+    public let name: String
+
+    private static let counter = Atomic<Int>(0)
+    private static let ip = executable("ip")
+    private static let tc = executable("tc")
+
+    /// iproute2's `name` in the usual folders, or nil.
+    private static func executable(_ name: String) -> String? {
+        ["/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"].map { $0 + name }.first { access($0, X_OK) == 0 }
+    }
+
+    /// setns(2), which Swift's Glibc module does not declare (it needs _GNU_SOURCE); looked up in libc.
+    private static let setNamespace: (@convention(c) (Int32, Int32) -> Int32)? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "setns") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    }()
+    /// CLONE_NEWNET: join a network namespace.
+    private static let newNetworkNamespace: Int32 = 0x4000_0000
+
+    /// Why namespaces cannot be made here, or nil when they can.
+    public static var unavailableReason: String? {
+        if geteuid() != 0 { return "network namespaces need root" }
+        if ip == nil { return "ip (iproute2) is not installed" }
+        if tc == nil { return "tc (iproute2) is not installed" }
+        if setNamespace == nil { return "setns(2) is not available" }
+        return nil
+    }
+
+    private init(name: String) {
+        self.name = name
+    }
+
+    /// Creates a namespace whose loopback is up with an MTU of `mtu` (1500 by default, as on a real
+    /// link: loopback's 64 KiB frames would make a shaped link burst far past its rate).
+    public static func create(mtu: Int = 1500) async throws -> NetworkNamespace {
+        if let reason = unavailableReason { throw RealServerError(reason) }
+        let serial = counter.add(1, ordering: .relaxed).newValue
+        let namespace = NetworkNamespace(name: "fastpull-\(getpid())-\(serial)")
+        try await run(ip!, ["netns", "add", namespace.name])
+        do {
+            try await run(ip!, ["-n", namespace.name, "link", "set", "lo", "mtu", String(mtu), "up"])
+        } catch {
+            await namespace.remove()
+            throw error
+        }
+        return namespace
+    }
+
+    /// Caps the whole loopback link at `rate` (a `tc` rate such as `32mbit`): every connection in the
+    /// namespace shares it. `burst` is the token bucket's depth, `latency` the longest a packet queues.
+    public func capLink(rate: String, burst: String = "32kb", latency: String = "20ms") async throws {
+        try await Self.run(
+            Self.tc!,
+            [
+                "-n", name, "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", rate, "burst", burst,
+                "latency", latency,
+            ])
+    }
+
+    /// Gives every connection from a server on `port` a rate of its own: client ports are spread over
+    /// `buckets` classes by their low byte (`u32` on the destination port), each shaped to `rate`
+    /// (`htb`), except the buckets in `slow`, shaped to `slowRate`. With at most a few dozen connections,
+    /// two rarely share a bucket.
+    public func capEachConnection(
+        fromPort port: Int, rate: String, buckets: Int = 256, slow: Set<Int> = [], slowRate: String = "8mbit"
+    ) async throws {
+        let tc = Self.tc!
+        try await Self.run(
+            tc,
+            ["-n", name, "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "htb", "default", "ffff"])
+        try await Self.run(
+            tc,
+            [
+                "-n", name, "class", "add", "dev", "lo", "parent", "1:", "classid", "1:ffff", "htb", "rate",
+                "10gbit",
+            ])
+        for bucket in 0..<buckets {
+            let classID = String(bucket + 1, radix: 16)
+            let bucketRate = slow.contains(bucket) ? slowRate : rate
+            try await Self.run(
+                tc,
+                [
+                    "-n", name, "class", "add", "dev", "lo", "parent", "1:", "classid", "1:\(classID)", "htb",
+                    "rate", bucketRate, "ceil", bucketRate,
+                ])
+            try await Self.run(
+                tc,
+                [
+                    "-n", name, "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1",
+                    "u32",
+                    "match", "ip", "sport", String(port), "0xffff", "match", "ip", "dport", String(bucket),
+                    "0x00ff",
+                    "flowid", "1:\(classID)",
+                ])
+        }
+    }
+
+    /// The command line that runs `executable arguments` inside the namespace.
+    public func command(_ executable: String, _ arguments: [String]) -> (
+        executable: String, arguments: [String]
+    ) {
+        (Self.ip ?? "ip", ["netns", "exec", name, executable] + arguments)
+    }
+
+    /// True once something inside the namespace accepts TCP connections on 127.0.0.1:`port`. The
+    /// connect runs on a thread of its own that joins the namespace (`setns` changes only the calling
+    /// thread, which ends right after).
+    public func accepts(_ port: Int) async -> Bool {
+        let path = "/run/netns/" + name
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { return continuation.resume(returning: false) }
+                defer { close(descriptor) }
+                guard let join = Self.setNamespace, join(descriptor, Self.newNetworkNamespace) == 0 else {
+                    return continuation.resume(returning: false)
+                }
+                continuation.resume(returning: LoopbackPort.accepts(port))
+            }.start()
+        }
+    }
+
+    /// Deletes the namespace.
+    public func remove() async {
+        try? await Self.run(Self.ip ?? "ip", ["netns", "delete", name])
+    }
+
+    /// Runs one iproute2 command to its end; an error quotes what it printed.
+    private static func run(_ executable: String, _ arguments: [String]) async throws {
+        let folder = try ServerFolder.create("netns")
+        defer { ServerFolder.remove(folder) }
+        let process = try ServerProcess(
+            executable: executable, arguments: arguments, standardOutput: folder + "/out",
+            standardError: folder + "/err")
+        guard let exit = await process.exited(within: .seconds(10)) else {
+            await process.stop()
+            throw RealServerError("\(process.commandLine) did not finish within 10 s")
+        }
+        guard exit.code == 0 else {
+            throw RealServerError(
+                "\(process.commandLine) failed (\(exit))",
+                serverOutput: ServerFolder.tail(of: folder + "/err"))
+        }
+    }
+}
