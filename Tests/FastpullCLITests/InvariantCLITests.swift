@@ -120,11 +120,14 @@ struct InvariantCLITests {
     /// `--json` into a pipe whose reader is gone (`--json | head -c1`). Before: killed at once, leaving a
     /// preallocated `.part` without a journal. Now it stops after a save (exit 130) and says why; what
     /// is left is resumable, or nothing.
+    ///
+    /// The reader closes just after the start, so the first events may still fit the pipe: two
+    /// connections at 250 kB/s keep the download going for 16 s, far past the next event's write.
     @Test func aClosedStdoutUnderJSONStopsAfterASave() async throws {
-        let url = server.url("/gen/\(8 << 20)?rate=1000000").absoluteString
+        let url = server.url("/gen/\(8 << 20)?rate=250000").absoluteString
         let process = Process()
         process.executableURL = CLIRunner.fastpull
-        process.arguments = ["--json", url, "-o", "json.bin"]
+        process.arguments = ["--json", "-n", "2", url, "-o", "json.bin"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         let out = Pipe()
         let err = Pipe()
