@@ -19,6 +19,8 @@ final class BenchmarkSession {
     private var report: BenchReport
     private let runner: Runner
     private var timelineNoted = false
+    /// The shaped link of the scenario running now, whose namespace every tool runs in.
+    private var link: ShapedLink?
 
     init(options: BenchOptions, workspace: Workspace, fastpull: String) {
         self.options = options
@@ -131,6 +133,30 @@ final class BenchmarkSession {
         return server
     }
 
+    /// nginx without limits in a new network namespace, its link shaped as `shaping` says.
+    private func startShapedNginx(_ scenario: Scenario, _ shaping: Shaping) throws -> (
+        NginxServer, ShapedLink
+    ) {
+        guard let executable = findExecutable("nginx") ?? findExecutable("/usr/sbin/nginx") else {
+            throw BenchError("nginx is not installed (run Benchmarks/setup.sh)")
+        }
+        let link = try ShapedLink()
+        let nginx = NginxServer(
+            executable: executable, directory: workspace.nginx + "-" + scenario.name,
+            documentRoot: workspace.documentRoot, locations: [.init(name: "plain", rate: .unlimited)],
+            certificate: workspace.serverCertificate, key: workspace.serverKey,
+            commandPrefix: link.namespace.commandPrefix)
+        do {
+            try nginx.start()
+            try link.shape(shaping, serverPort: nginx.port)
+        } catch {
+            nginx.stop()
+            link.remove()
+            throw error
+        }
+        return (nginx, link)
+    }
+
     // MARK: - Scenarios
 
     /// The files of one scenario: URLs, outputs, and the sources to compare them with.
@@ -163,6 +189,8 @@ final class BenchmarkSession {
 
         let server: any BenchServer
         var fixture: FixtureBackend?
+        var shaped: NginxServer?
+        var objectStore: ObjectStoreBackend?
         let prefix: String
         switch scenario.server {
         case .nginx(let location, _):
@@ -188,8 +216,37 @@ final class BenchmarkSession {
                 return result
             }
             prefix = ""
+        case .shapedNginx(let shaping):
+            do {
+                let (nginx, link) = try startShapedNginx(scenario, shaping)
+                self.link = link
+                shaped = nginx
+                server = nginx
+            } catch {
+                result.notes.append("Skipped: the shaped link or its nginx did not start: \(error)")
+                result.tools = variants.map { skippedResult($0, reason: "no shaped link: \(error)") }
+                return result
+            }
+            prefix = "plain/"
+        case .objectStore:
+            do {
+                let store = try ObjectStoreBackend(directory: workspace.documentRoot, files: relativePaths)
+                objectStore = store
+                server = store
+            } catch {
+                result.notes.append("Skipped: the S3 server did not start: \(error)")
+                result.tools = variants.map { skippedResult($0, reason: "no S3 server: \(error)") }
+                return result
+            }
+            prefix = ""
         }
-        defer { fixture?.stop() }
+        defer {
+            fixture?.stop()
+            shaped?.stop()
+            objectStore?.stop()
+            link?.remove()
+            link = nil
+        }
         if let nginx, server === nginx {
             // "nginx, sendfile, …" → "nginx 1.22.1, sendfile, …"
             result.server = nginx.summary + scenario.server.summary.dropFirst("nginx".count)
@@ -338,6 +395,10 @@ final class BenchmarkSession {
                     variant.singleInvocation(executable: executable, context: context, extra: extra)
                 ]
             }
+            if let link {
+                contender.invocations = contender.invocations.map(link.inside)
+                contender.rerun = contender.rerun.map(link.inside)
+            }
             let first = contender.invocations[0].commandLine
             contender.result.command =
                 contender.invocations.count > 1 ? "\(first)  (× \(contender.invocations.count))" : first
@@ -453,8 +514,12 @@ final class BenchmarkSession {
         _ scenario: Scenario, _ contender: Contender, server: any BenchServer, files: Files, fraction: Double
     ) -> Sample {
         let threshold = Int64(Double(scenario.fileSize(quick: options.quick)) * fraction)
+        let started = Date()
         let first = runner.run(contender.invocations, timeout: timeout(scenario)) {
-            (server.liveBodyBytes ?? 0) >= threshold
+            if let seconds = scenario.interruptAfterSeconds {
+                return Date().timeIntervalSince(started) >= seconds
+            }
+            return (server.liveBodyBytes ?? 0) >= threshold
         }
         let before = server.endRun()
         if !first.interrupted && !first.succeeded {
@@ -491,6 +556,7 @@ final class BenchmarkSession {
         traced.trace = workspace.traces + "/\(scenario.name).trace"
         var invocation = variant.singleInvocation(executable: executable, context: traced)
         invocation.arguments = trace.arguments.map(traced.expand) + invocation.arguments
+        if let link { invocation = link.inside(invocation) }
         let outputFolder = workspace.outputFolder(for: scenario.destination)
         try? emptyDirectory(outputFolder)
         if scenario.restartServerEachRun, let nginx, server === nginx { try? nginx.restart() }

@@ -25,6 +25,8 @@ final class NginxServer: BenchServer {
     private let locations: [Location]
     private let certificate: String
     private let key: String
+    /// What nginx's command line runs under, e.g. `ip netns exec NS` (empty: nothing).
+    private let commandPrefix: [String]
     private var child: ChildProcess?
     private var logOffset: UInt64 = 0
     private(set) var port = 0
@@ -35,8 +37,9 @@ final class NginxServer: BenchServer {
     /// Prepares (does not start) nginx in `directory` for `documentRoot`.
     init(
         executable: String, directory: String, documentRoot: String, locations: [Location],
-        certificate: String, key: String
+        certificate: String, key: String, commandPrefix: [String] = []
     ) {
+        self.commandPrefix = commandPrefix
         self.executable = executable
         self.directory = directory
         self.documentRoot = documentRoot
@@ -152,8 +155,9 @@ final class NginxServer: BenchServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try configuration().write(toFile: configFile, atomically: true, encoding: .utf8)
         unlink(pidFile)
+        let command = commandPrefix + [executable, "-e", errorLog, "-p", directory, "-c", configFile]
         let process = try ChildProcess(
-            executable: executable, arguments: ["-e", errorLog, "-p", directory, "-c", configFile],
+            executable: command[0], arguments: Array(command.dropFirst()),
             standardOutput: directory + "/stdout.log", standardError: directory + "/stderr.log")
         child = process
         // nginx writes its pid file after it has bound its sockets; waiting for it (instead of connecting)

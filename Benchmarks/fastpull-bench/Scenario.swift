@@ -16,6 +16,11 @@ enum ServerChoice: Sendable {
     /// The in-process `FastpullFixtures` server, for what nginx cannot do: a shared total rate, time to
     /// first byte. Files are served under `/files/` with these query parameters.
     case fixture(totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int)
+    /// nginx without limits in a network namespace of the scenario's own, whose link the kernel shapes
+    /// (needs root); files under `/plain/`.
+    case shapedNginx(Shaping)
+    /// moto's S3 server; files by presigned URL.
+    case objectStore
 
     /// A short description for the report.
     var summary: String {
@@ -34,6 +39,10 @@ enum ServerChoice: Sendable {
             if let total { parts.append("\(megabytes(total)) total") }
             if ttfb > 0 { parts.append("\(ttfb) ms to first byte") }
             return parts.joined(separator: ", ")
+        case .shapedNginx(let shaping):
+            return "nginx, sendfile, \(shaping.summary) (tc in a network namespace)"
+        case .objectStore:
+            return "moto S3 server, presigned GET URLs (about 0.1 s per request)"
         }
     }
 
@@ -94,6 +103,8 @@ struct Scenario: Sendable {
     var timeoutSeconds: Double
     /// Restart the server before every run (so connection numbers start at 1 each time).
     var restartServerEachRun = false
+    /// For a resume from a server that cannot count bytes live (nginx): interrupt after this long.
+    var interruptAfterSeconds: Double? = nil
 
     /// The number of files a run downloads.
     func fileCount(quick: Bool) -> Int {
@@ -112,7 +123,7 @@ private let kibibyte: Int64 = 1024
 private let mebibyte: Int64 = 1024 * 1024
 private let gibibyte: Int64 = 1024 * 1024 * 1024
 
-/// The nine scenarios, in the order they run.
+/// The scenarios, in the order they run.
 enum ScenarioTable {
     /// Rates shared by the scenarios and their ideal models (MB = 10^6 bytes).
     static let throttledRate = 20_000_000
@@ -122,6 +133,10 @@ enum ScenarioTable {
     static let latencyPerConnection = 5_000_000
     static let latencyTTFB = 50
     static let resumeTotal = 200_000_000
+    static let shapedPerConnection = 5_000_000
+    static let shapedFast = 20_000_000
+    static let shapedSlow = 1_000_000
+    static let shapedCap = 50_000_000
 
     static let all: [Scenario] = [
         Scenario(
@@ -198,6 +213,51 @@ enum ScenarioTable {
             ideal: IdealModel(
                 bytesPerSecond: Double(resumeTotal), note: "the 200 MB/s cap, as if never interrupted"),
             timeoutSeconds: 60),
+        Scenario(
+            name: "shaped-per-connection",
+            summary: "256 MiB from nginx, the kernel shaping every connection to 5 MB/s (htb in a network "
+                + "namespace): nothing else limits, so more connections pay all the way.",
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedNginx(.perConnection(shapedPerConnection)),
+            ideal: IdealModel(
+                bytesPerSecond: Double(64 * shapedPerConnection), note: "64 connections × 5 MB/s"),
+            timeoutSeconds: 120),
+        Scenario(
+            name: "shaped-stragglers",
+            summary: "256 MiB from nginx, the kernel shaping every connection to 20 MB/s and one in five "
+                + "(by client port) to 1 MB/s.",
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedNginx(.stragglers(slowEvery: 5, slow: shapedSlow, fast: shapedFast)),
+            ideal: IdealModel(
+                bytesPerSecond: Double(13 * shapedFast + 3 * shapedSlow),
+                note: "16 connections, 3 of them at 1 MB/s: 13 × 20 + 3 × 1 MB/s"),
+            timeoutSeconds: 120),
+        Scenario(
+            name: "shaped-cap",
+            summary: "256 MiB from nginx over a link the kernel caps at 50 MB/s for all connections (tbf): "
+                + "more connections cannot help and only cost.",
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedNginx(.sharedCap(shapedCap)),
+            ideal: IdealModel(bytesPerSecond: Double(shapedCap), note: "the 50 MB/s cap"),
+            timeoutSeconds: 120),
+        Scenario(
+            name: "shaped-resume",
+            summary:
+                "256 MiB from nginx at 5 MB/s per connection (kernel-shaped): SIGINT after 3 s, then the "
+                + "same command again. The rerun's rate against a fresh run's.",
+            workload: .resume(killFraction: 0.5),
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedNginx(.perConnection(shapedPerConnection)),
+            ideal: IdealModel(
+                bytesPerSecond: Double(64 * shapedPerConnection),
+                note: "64 connections × 5 MB/s, as if never interrupted"),
+            timeoutSeconds: 120, interruptAfterSeconds: 3),
+        Scenario(
+            name: "object-store",
+            summary: "64 MiB from an S3 API (moto) by presigned URL; each GET costs about 0.1 s before its "
+                + "first byte, so the number and size of requests decide.",
+            size: 64 * mebibyte, quickSize: 16 * mebibyte,
+            server: .objectStore, timeoutSeconds: 120),
     ]
 
     /// The scenario with this name.

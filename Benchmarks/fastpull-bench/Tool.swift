@@ -88,10 +88,14 @@ enum ToolTable {
     static let all: [ToolVariant] = [
         ToolVariant(
             name: "fastpull", program: .fastpull, setting: .default,
-            note: "defaults (-n 8 today; the adaptive count once `-n auto` lands)",
+            note: "defaults (-n auto, up to 64 connections)",
             single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
             batch: .native(["-q", "-i", "{pairs}"], requiresOption: "--input-file"),
             resume: .rerun([]), trace: (["--trace", "{trace}"], "--trace")),
+        ToolVariant.fastpullFixed(4),
+        ToolVariant.fastpullFixed(8),
+        ToolVariant.fastpullFixed(32),
+        ToolVariant.fastpullFixed(64),
         ToolVariant(
             name: "fastpull-n16", program: .fastpull, setting: .best,
             note: "-n 16",
@@ -182,5 +186,18 @@ enum ToolTable {
             chosen.formUnion(matches.map(\.name))
         }
         return (all.filter { chosen.contains($0.name) }, unknown)
+    }
+}
+
+extension ToolVariant {
+    /// fastpull with `-n count`: the fixed counts the default is held against (the best of them is
+    /// the oracle for a scenario). Only with `--tool`; `fastpull-n16` is in the default set.
+    static func fastpullFixed(_ count: Int) -> ToolVariant {
+        ToolVariant(
+            name: "fastpull-n\(count)", program: .fastpull, setting: .best, note: "-n \(count)",
+            single: ["-q", "-n", "\(count)", "-o", "{output}", "{url}"],
+            tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-n", "\(count)", "-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .rerun([]), selectedByDefault: false)
     }
 }

@@ -112,11 +112,14 @@ public final class NetworkNamespace: Sendable {
         }
     }
 
+    /// What runs a command inside the namespace: `ip netns exec NAME`.
+    public var commandPrefix: [String] { [Self.ip ?? "ip", "netns", "exec", name] }
+
     /// The command line that runs `executable arguments` inside the namespace.
     public func command(_ executable: String, _ arguments: [String]) -> (
         executable: String, arguments: [String]
     ) {
-        (Self.ip ?? "ip", ["netns", "exec", name, executable] + arguments)
+        (commandPrefix[0], Array(commandPrefix.dropFirst()) + [executable] + arguments)
     }
 
     /// True once something inside the namespace accepts TCP connections on 127.0.0.1:`port`. The
