@@ -39,12 +39,9 @@ extension Pipeline {
         defer { executors.shutdown() }
         let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
-        let probeStarted = ContinuousClock.now
-        let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
-        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        let (outcome, roundTrip) = try await probeAndAnnounce(
+            pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
-        try announce(outcome)
-        if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
 
         let descriptor: Int32
         do {

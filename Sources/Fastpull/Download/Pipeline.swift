@@ -118,18 +118,27 @@ struct Pipeline {
         try? FileSystem.remove(partPath)
     }
 
+    /// Probes the remote file and announces the plan's first facts; returns the probe's outcome and
+    /// the path's round trip. A connection's setup is about one round trip (a few with TLS); the whole
+    /// probe, which also waits for the server's first byte, is the fallback.
+    func probeAndAnnounce(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
+        -> (Probe.Outcome, Duration)
+    {
+        let probeStarted = ContinuousClock.now
+        let outcome = try await probe(pool: pool, policy: policy, executor: executor)
+        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        try announce(outcome)
+        if let size = outcome.remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
+        return (outcome, roundTrip)
+    }
+
     private func attempt(
         pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
-        let probeStarted = ContinuousClock.now
-        let outcome = try await probe(pool: pool, policy: policy, executor: executors[0])
-        // A connection's setup is about one round trip (a few with TLS); the whole probe, which also
-        // waits for the server's first byte, is the fallback.
-        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        let (outcome, roundTrip) = try await probeAndAnnounce(
+            pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
-        try announce(outcome)
-        if let size = remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             if store.exists {

@@ -437,10 +437,9 @@ struct SegmentTable: Sendable, Equatable {
         let measured = connections[owner]?.steadyRate ?? 0
         let rate = measured > 0 ? measured : typicalRate()
         guard rate > 0, mine >= rate else { return nil }
-        let aggregate = connections.values.reduce(0) { $0 + $1.rate }
         let seconds = Double(piece.unclaimed) / rate
         // A cut costs the owner its connection and the thief a request: worth it only for long waits.
-        guard seconds * (aggregate - rate) > Double(settings.frontierBacklog),
+        guard backlog(unclaimed: piece.unclaimed, ownerRate: rate) > Double(settings.frontierBacklog),
             seconds > cutWorthSeconds
         else { return nil }
         let at = piece.claimed + (piece.unclaimed + 1) / 2
@@ -498,13 +497,17 @@ struct SegmentTable: Sendable, Equatable {
         return costs.isEmpty ? 0 : costs[costs.count / 2]
     }
 
-    /// The median measured speed of the connections, 0 if none is measured.
     /// The bytes the other connections write while `owner` fetches the rest of piece `index` at its
     /// measured speed: bytes the hash can read only once that piece is done.
     private func backlog(whileWaitingFor index: Int, heldBy owner: Worker) -> Double {
         guard let rate = connections[owner]?.steadyRate, rate > 0 else { return 0 }
+        return backlog(unclaimed: pieces[index].unclaimed, ownerRate: rate)
+    }
+
+    /// The bytes the other connections write while an owner at `ownerRate` fetches `unclaimed` bytes.
+    private func backlog(unclaimed: Int64, ownerRate: Double) -> Double {
         let aggregate = connections.values.reduce(0) { $0 + $1.rate }
-        return Double(pieces[index].unclaimed) / rate * max(aggregate - rate, 0)
+        return Double(unclaimed) / ownerRate * max(aggregate - ownerRate, 0)
     }
 
     /// Whether `worker` runs ``Settings/slowFactor`` times slower than the typical connection.
@@ -513,6 +516,7 @@ struct SegmentTable: Sendable, Equatable {
         return rate * settings.slowFactor <= typicalRate()
     }
 
+    /// The median measured speed of the connections, 0 if none is measured.
     private func typicalRate() -> Double {
         let rates = connections.values.map(\.rate).filter { $0 > 0 }.sorted()
         return rates.isEmpty ? 0 : rates[rates.count / 2]
