@@ -41,8 +41,9 @@ struct DownloadTests {
         #expect(report.segments > 8)
         #expect(report.rangesSupported)
         #expect(report.bytesFetched == Int64(size))
-        // Keep-alive: far fewer connections than segments.
-        #expect(server.stats.connections <= 9)
+        // Keep-alive: far fewer connections than segments (a few more than 8 when connections that
+        // fell behind on a busy machine were cut and reconnected).
+        #expect(server.stats.connections <= 12)
         // A window cut from a connection that fell behind may close it with bytes in flight; the
         // rest of the file is sent once.
         #expect(server.stats.bodyBytesSent <= Int64(size) + Int64(size / 8))
