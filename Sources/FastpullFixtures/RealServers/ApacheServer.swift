@@ -26,23 +26,19 @@ public final class ApacheServer: RealServer {
     /// "apache2".
     public let name = "apache2"
     /// The HTTP port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The folder Apache serves.
     public let documentRoot: String
     /// The access log.
     public let accessLog: AccessLog
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        port: Int, folder: String, documentRoot: String, accessLog: AccessLog, process: ServerProcess
-    ) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, documentRoot: String, accessLog: AccessLog) {
+        self.running = running
         self.documentRoot = documentRoot
         self.accessLog = accessLog
-        self.process = process
     }
 
     /// Starts Apache for `documentRoot` and returns once its port accepts connections.
@@ -53,8 +49,7 @@ public final class ApacheServer: RealServer {
         for module in ["mod_mpm_event.so", "mod_authz_core.so"] {
             _ = try ServerLauncher.installed("\(modules)/\(module)", package: "apache2")
         }
-        let folder = try ServerFolder.create("apache2", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("apache2", permissions: 0o777) { folder in
             let errorLog = folder + "/error.log"
             let accessLogPath = folder + "/access.log"
             // As root, Apache serves from children running as an unprivileged user (it refuses root).
@@ -91,21 +86,16 @@ public final class ApacheServer: RealServer {
                 return .init(
                     executable: executable, arguments: ["-f", folder + "/apache2.conf", "-DFOREGROUND"])
             }
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath,
                 format: .tabSeparated(headers: ["if-range", "authorization"], escaping: .backslashes))
-            return ApacheServer(
-                port: ports[0], folder: folder, documentRoot: documentRoot, accessLog: log, process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return ApacheServer(running: running, documentRoot: documentRoot, accessLog: log)
         }
     }
 
     /// Stops Apache and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

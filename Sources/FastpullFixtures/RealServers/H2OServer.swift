@@ -8,30 +8,25 @@ public final class H2OServer: RealServer {
     /// "h2o".
     public let name = "h2o"
     /// The HTTP port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The folder h2o serves.
     public let documentRoot: String
     /// The access log.
     public let accessLog: AccessLog
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        port: Int, folder: String, documentRoot: String, accessLog: AccessLog, process: ServerProcess
-    ) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, documentRoot: String, accessLog: AccessLog) {
+        self.running = running
         self.documentRoot = documentRoot
         self.accessLog = accessLog
-        self.process = process
     }
 
     /// Starts h2o for `documentRoot` and returns once its port accepts connections.
     public static func start(documentRoot: String) async throws -> H2OServer {
         let executable = try ServerLauncher.executable("/usr/bin/h2o", package: "h2o")
-        let folder = try ServerFolder.create("h2o", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("h2o", permissions: 0o777) { folder in
             let errorLog = folder + "/error.log"
             let accessLogPath = folder + "/access.log"
             let launcher = ServerLauncher(name: "h2o", folder: folder, logFiles: [errorLog]) { ports in
@@ -55,20 +50,15 @@ public final class H2OServer: RealServer {
                 try ServerFolder.write(configuration, to: folder + "/h2o.conf")
                 return .init(executable: executable, arguments: ["-c", folder + "/h2o.conf"])
             }
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath, format: .tabSeparated(headers: ["if-range"], escaping: .backslashes))
-            return H2OServer(
-                port: ports[0], folder: folder, documentRoot: documentRoot, accessLog: log, process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return H2OServer(running: running, documentRoot: documentRoot, accessLog: log)
         }
     }
 
     /// Stops h2o (and its backtrace helper) and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

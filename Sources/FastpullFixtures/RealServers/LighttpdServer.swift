@@ -13,30 +13,25 @@ public final class LighttpdServer: RealServer {
     /// "lighttpd".
     public let name = "lighttpd"
     /// The HTTP port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The folder lighttpd serves.
     public let documentRoot: String
     /// The access log.
     public let accessLog: AccessLog
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        port: Int, folder: String, documentRoot: String, accessLog: AccessLog, process: ServerProcess
-    ) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, documentRoot: String, accessLog: AccessLog) {
+        self.running = running
         self.documentRoot = documentRoot
         self.accessLog = accessLog
-        self.process = process
     }
 
     /// Starts lighttpd for `documentRoot` and returns once its port accepts connections.
     public static func start(documentRoot: String) async throws -> LighttpdServer {
         let executable = try ServerLauncher.executable("/usr/sbin/lighttpd", package: "lighttpd")
-        let folder = try ServerFolder.create("lighttpd", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("lighttpd", permissions: 0o777) { folder in
             let errorLog = folder + "/error.log"
             let accessLogPath = folder + "/access.log"
             let launcher = ServerLauncher(name: "lighttpd", folder: folder, logFiles: [errorLog]) { ports in
@@ -58,21 +53,16 @@ public final class LighttpdServer: RealServer {
                 try ServerFolder.write(configuration, to: folder + "/lighttpd.conf")
                 return .init(executable: executable, arguments: ["-D", "-f", folder + "/lighttpd.conf"])
             }
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath, format: .tabSeparated(headers: ["if-range"], escaping: .backslashes),
-                flush: { process.signal(SIGHUP) })
-            return LighttpdServer(
-                port: ports[0], folder: folder, documentRoot: documentRoot, accessLog: log, process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+                flush: { running.process.signal(SIGHUP) })
+            return LighttpdServer(running: running, documentRoot: documentRoot, accessLog: log)
         }
     }
 
     /// Stops lighttpd and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

@@ -10,22 +10,20 @@ public final class MotoS3Server: RealServer {
     /// "moto S3".
     public let name = "moto S3"
     /// The HTTP port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// Werkzeug's request log.
     public let accessLog: AccessLog
     /// A client for this server with the test credentials.
     public let client: S3Client
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(port: Int, folder: String, accessLog: AccessLog, process: ServerProcess) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, accessLog: AccessLog) {
+        self.running = running
         self.accessLog = accessLog
-        self.process = process
         client = S3Client(
-            port: port,
+            port: running.ports[0],
             signer: SigV4Signer(
                 accessKey: "AKIAFASTPULLINTEROP", secretKey: "fastpull/interop/secret", region: "us-east-1"))
     }
@@ -33,8 +31,7 @@ public final class MotoS3Server: RealServer {
     /// Starts moto's server and returns once its port accepts connections (a second or two: Python
     /// imports).
     public static func start() async throws -> MotoS3Server {
-        let folder = try ServerFolder.create("moto", permissions: 0o755)
-        do {
+        return try await ServerFolder.creating("moto", permissions: 0o755) { folder in
             let launcher = ServerLauncher(name: "moto", folder: folder, readinessTimeout: .seconds(30)) {
                 ports in
                 .init(
@@ -45,18 +42,14 @@ public final class MotoS3Server: RealServer {
                         "AWS_SECRET_ACCESS_KEY": "fastpull/interop/secret", "AWS_DEFAULT_REGION": "us-east-1",
                     ])
             }
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(path: launcher.standardError, format: .werkzeug)
-            return MotoS3Server(port: ports[0], folder: folder, accessLog: log, process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return MotoS3Server(running: running, accessLog: log)
         }
     }
 
     /// Stops moto and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

@@ -34,26 +34,21 @@ public final class NginxServer: RealServer {
     /// "nginx".
     public let name = "nginx"
     /// The plain HTTP port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The TLS port on 127.0.0.1.
-    public let tlsPort: Int
+    public var tlsPort: Int { running.ports[1] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The folder nginx serves.
     public let documentRoot: String
     /// The access log.
     public let accessLog: AccessLog
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        ports: [Int], folder: String, documentRoot: String, accessLog: AccessLog, process: ServerProcess
-    ) {
-        port = ports[0]
-        tlsPort = ports[1]
-        self.folder = folder
+    private init(running: RunningServer, documentRoot: String, accessLog: AccessLog) {
+        self.running = running
         self.documentRoot = documentRoot
         self.accessLog = accessLog
-        self.process = process
     }
 
     /// `https://127.0.0.1:<tlsPort>`.
@@ -62,8 +57,7 @@ public final class NginxServer: RealServer {
     /// Starts nginx for `documentRoot` and returns once both ports accept connections.
     public static func start(documentRoot: String, options: Options = Options()) async throws -> NginxServer {
         let executable = try ServerLauncher.executable("/usr/sbin/nginx", package: "nginx")
-        let folder = try ServerFolder.create("nginx", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("nginx", permissions: 0o777) { folder in
             var authLines = ""
             if let credentials = options.basicAuth {
                 try ServerFolder.write(
@@ -120,22 +114,17 @@ public final class NginxServer: RealServer {
                     arguments: ["-e", errorLog, "-p", folder + "/", "-c", folder + "/nginx.conf"])
             }
             launcher.namespace = options.namespace
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath,
                 format: .tabSeparated(
                     headers: ["if-range", "authorization", "proxy-authorization"], escaping: .backslashes))
-            return NginxServer(
-                ports: ports, folder: folder, documentRoot: documentRoot, accessLog: log, process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return NginxServer(running: running, documentRoot: documentRoot, accessLog: log)
         }
     }
 
     /// Stops nginx (master and workers) and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

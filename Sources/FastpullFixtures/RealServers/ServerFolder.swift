@@ -27,6 +27,21 @@ public enum ServerFolder {
         return path
     }
 
+    /// Creates a folder as ``create(_:permissions:)`` does and returns what `body` returns for its path;
+    /// when `body` throws, removes the folder and rethrows. A server's `start` runs in one, so a start
+    /// that fails leaves no folder behind.
+    static func creating<T>(
+        _ label: String, permissions: mode_t, _ body: (String) async throws -> T
+    ) async throws -> T {
+        let folder = try create(label, permissions: permissions)
+        do {
+            return try await body(folder)
+        } catch {
+            remove(folder)
+            throw error
+        }
+    }
+
     /// Removes `path` and everything in it, unless `FASTPULL_KEEP_SERVER_FOLDERS` is set (to look at a
     /// failed run's configuration and logs).
     public static func remove(_ path: String) {

@@ -32,8 +32,9 @@ struct ServerLauncher {
     var standardOutput: String { folder + "/stdout.log" }
     var standardError: String { folder + "/stderr.log" }
 
-    /// Starts the server and returns it with its ports once they all accept connections.
-    func launch() async throws -> (process: ServerProcess, ports: [Int]) {
+    /// Starts the server and returns it, with its folder and ports, once the ports all accept
+    /// connections.
+    func launch() async throws -> RunningServer {
         var lastError: RealServerError?
         for _ in 0..<3 {
             let ports = try (0..<portCount).map { _ in try LoopbackPort.free() }
@@ -59,7 +60,9 @@ struct ServerLauncher {
                     lastError = error
                     break
                 }
-                if await allAccept(ports) { return (process, ports) }
+                if await allAccept(ports) {
+                    return RunningServer(folder: folder, process: process, ports: ports)
+                }
                 if ContinuousClock.now >= deadline {
                     await process.stop()
                     throw RealServerError(

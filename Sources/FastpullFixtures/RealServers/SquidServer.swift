@@ -26,23 +26,19 @@ public final class SquidServer: RealProxy {
     /// "squid".
     public let name = "squid"
     /// The proxy port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The access log.
     public let accessLog: AccessLog
     /// The credentials squid accepts.
     public let credentials: BasicCredentials
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        port: Int, folder: String, accessLog: AccessLog, credentials: BasicCredentials, process: ServerProcess
-    ) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, accessLog: AccessLog, credentials: BasicCredentials) {
+        self.running = running
         self.accessLog = accessLog
         self.credentials = credentials
-        self.process = process
     }
 
     /// Starts squid and returns once its port accepts connections (squid takes about a second).
@@ -50,8 +46,7 @@ public final class SquidServer: RealProxy {
         let executable = try ServerLauncher.executable("/usr/sbin/squid", package: "squid")
         let helper = try ServerLauncher.executable("/usr/lib/squid/basic_ncsa_auth", package: "squid")
         // squid drops root for its own `proxy` user, which must write the logs.
-        let folder = try ServerFolder.create("squid", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("squid", permissions: 0o777) { folder in
             let passwords = folder + "/passwd"
             try ServerFolder.write(try await options.credentials.htpasswdLine(in: folder), to: passwords)
             let cacheLog = folder + "/cache.log"
@@ -87,23 +82,17 @@ public final class SquidServer: RealProxy {
                 try ServerFolder.write(configuration, to: folder + "/squid.conf")
                 return .init(executable: executable, arguments: ["-N", "-f", folder + "/squid.conf"])
             }
-            let (process, listen) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(
                 path: accessLogPath,
                 format: .tabSeparated(
                     headers: ["if-range", "authorization", "proxy-authorization"], escaping: .percent))
-            return SquidServer(
-                port: listen[0], folder: folder, accessLog: log, credentials: options.credentials,
-                process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return SquidServer(running: running, accessLog: log, credentials: options.credentials)
         }
     }
 
     /// Stops squid and its authentication helpers, and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }

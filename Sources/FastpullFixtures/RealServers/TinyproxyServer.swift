@@ -23,30 +23,25 @@ public final class TinyproxyServer: RealProxy {
     /// "tinyproxy".
     public let name = "tinyproxy"
     /// The proxy port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { running.ports[0] }
     /// The server's configuration and log folder.
-    public let folder: String
+    public var folder: String { running.folder }
     /// The log, read as access log entries (its `Request` lines).
     public let accessLog: AccessLog
     /// The credentials tinyproxy accepts.
     public let credentials: BasicCredentials
-    private let process: ServerProcess
+    private let running: RunningServer
 
-    private init(
-        port: Int, folder: String, accessLog: AccessLog, credentials: BasicCredentials, process: ServerProcess
-    ) {
-        self.port = port
-        self.folder = folder
+    private init(running: RunningServer, accessLog: AccessLog, credentials: BasicCredentials) {
+        self.running = running
         self.accessLog = accessLog
         self.credentials = credentials
-        self.process = process
     }
 
     /// Starts tinyproxy and returns once its port accepts connections.
     public static func start(options: Options) async throws -> TinyproxyServer {
         let executable = try ServerLauncher.executable("/usr/bin/tinyproxy", package: "tinyproxy")
-        let folder = try ServerFolder.create("tinyproxy", permissions: 0o777)
-        do {
+        return try await ServerFolder.creating("tinyproxy", permissions: 0o777) { folder in
             let logPath = folder + "/tinyproxy.log"
             let connectPorts = options.connectPorts.map { "ConnectPort \($0)" }.joined(separator: "\n")
             let launcher = ServerLauncher(name: "tinyproxy", folder: folder, logFiles: [logPath]) { ports in
@@ -67,20 +62,14 @@ public final class TinyproxyServer: RealProxy {
                 try ServerFolder.write(configuration, to: folder + "/tinyproxy.conf")
                 return .init(executable: executable, arguments: ["-d", "-c", folder + "/tinyproxy.conf"])
             }
-            let (process, ports) = try await launcher.launch()
+            let running = try await launcher.launch()
             let log = AccessLog(path: logPath, format: .tinyproxy)
-            return TinyproxyServer(
-                port: ports[0], folder: folder, accessLog: log, credentials: options.credentials,
-                process: process)
-        } catch {
-            ServerFolder.remove(folder)
-            throw error
+            return TinyproxyServer(running: running, accessLog: log, credentials: options.credentials)
         }
     }
 
     /// Stops tinyproxy and removes its folder.
     public func stop() async {
-        await process.stop()
-        ServerFolder.remove(folder)
+        await running.stop()
     }
 }
