@@ -118,20 +118,6 @@ struct Pipeline {
         try? FileSystem.remove(partPath)
     }
 
-    /// Probes the remote file and announces the plan's first facts; returns the probe's outcome and
-    /// the path's round trip. A connection's setup is about one round trip (a few with TLS); the whole
-    /// probe, which also waits for the server's first byte, is the fallback.
-    func probeAndAnnounce(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
-        -> (Probe.Outcome, Duration)
-    {
-        let probeStarted = ContinuousClock.now
-        let outcome = try await probe(pool: pool, policy: policy, executor: executor)
-        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
-        try announce(outcome)
-        if let size = outcome.remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
-        return (outcome, roundTrip)
-    }
-
     private func attempt(
         pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant
     ) async throws -> Report {
@@ -325,118 +311,6 @@ struct Pipeline {
                 .usage,
                 "the file name of \(outputPath) is \(name.utf8.count) bytes long, but its folder allows \(room) and the files kept beside it while it downloads add \(suffix); choose a name of at most \(room - suffix) bytes"
             )
-        }
-    }
-
-    /// Probes with retries for transient failures, on a connection thread.
-    func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
-        -> Probe.Outcome
-    {
-        let probe = Probe(
-            pool: pool, maximumRedirects: configuration.maximumRedirects,
-            allowInsecureRedirects: configuration.allowInsecureRedirects)
-        let url = download.url
-        let retries = configuration.retries
-        let counters = counters
-        return try await withTaskExecutorPreference(executor) {
-            let slot = CancellationSlot()
-            return try await withTaskCancellationHandler {
-                var failures = 0
-                var stale = StaleConnectionRetry()
-                while true {
-                    do {
-                        return try probe.run(url, slot: slot)
-                    } catch {
-                        let failure = Failure(error, url: url)
-                        if slot.isCancelled { throw CancellationError() }
-                        guard failure.retryable else { throw failure.error }
-                        if stale.isFree(failure) { continue }
-                        failures += 1
-                        guard failures <= retries else { throw failure.error }
-                        counters.retries.add(1, ordering: .relaxed)
-                        try await Task.sleep(
-                            for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
-                    }
-                }
-            } onCancel: {
-                slot.cancel()
-            }
-        }
-    }
-
-    /// One streaming connection for a server without ranges or without a length. Nothing to resume.
-    /// The bytes go into the claimed `.part` file, or, with `ordered`, straight to an output that takes
-    /// them in order.
-    func stream(
-        outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
-        started: ContinuousClock.Instant, ordered: SequentialOutput? = nil
-    ) async throws -> Report {
-        let remote = outcome.remote
-        let expectations: Expectations
-        let file: OutputFile?
-        do {
-            expectations = try self.expectations(for: remote)
-            if ordered == nil {
-                let part = try claimedPart()
-                try part.truncate(to: 0)
-                if let size = remote.size {
-                    try part.checkRoom(for: size)
-                    try part.preallocate(size: size)
-                }
-                file = part
-            } else {
-                file = nil
-            }
-            let segments = remote.size.map { [Segment(start: 0, end: $0)] } ?? []
-            announce(
-                Plan(size: remote.size ?? 0, segments: segments, connections: 1), remote: remote,
-                resumedBytes: 0, scheduler: nil)
-        } catch {
-            outcome.pendingBody?.connection.close()
-            throw Failure(error, url: remote.finalURL).error
-        }
-        do {
-            let destination: any ByteDestination = ordered ?? file!
-            var fetcher = StreamFetcher(
-                remote: remote, pool: pool, destination: destination, counters: counters,
-                retries: configuration.retries, policy: policy)
-            fetcher.algorithms = expectations.algorithms
-            let pending = outcome.pendingBody
-            let result: StreamFetcher.Result
-            if remote.size == 0, pending == nil {
-                // The probe already knows the file is empty (HEAD said 0 bytes, or byte 0 does not
-                // exist): there is nothing to ask for.
-                result = StreamFetcher.Result(
-                    size: 0, digests: DigestSet(fetcher.algorithms).finalize(), lastByteAt: .now)
-            } else {
-                result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
-                    try await fetcher.run(pending: pending)
-                }
-            }
-            let verification = try verify(
-                digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
-                expectedSize: remote.size, expectations: expectations, file: file)
-            if let file {
-                try file.sync()
-                try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
-            }
-            return Report(
-                url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
-                seconds: (ContinuousClock.now - started).seconds,
-                bytesFetched: counters.bytesFetched.load(ordering: .relaxed),
-                sha256: Digest.hex(result.sha256), verifiedChecksums: verification.verified, connections: 1,
-                segments: 1,
-                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0, rangesSupported: false,
-                digests: verification.digestsByName, checks: verification.checks,
-                transferSeconds: (result.lastByteAt - started).seconds,
-                hashTailSeconds: verification.hashTailSeconds)
-        } catch {
-            if ordered == nil, configuration.restartWhenRemoteChanges, let reason = Self.changeReason(error) {
-                throw RestartRequest(reason: reason)
-            }
-            let failure = Failure(error, url: remote.finalURL).error
-            if failure.code == .integrity, ordered == nil { discardAfterFailedVerification() }
-            throw failure
         }
     }
 }

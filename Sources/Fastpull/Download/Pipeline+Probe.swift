@@ -1,0 +1,53 @@
+import Foundation
+
+extension Pipeline {
+    /// Probes the remote file and announces the plan's first facts; returns the probe's outcome and
+    /// the path's round trip. A connection's setup is about one round trip (a few with TLS); the whole
+    /// probe, which also waits for the server's first byte, is the fallback.
+    func probeAndAnnounce(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
+        -> (Probe.Outcome, Duration)
+    {
+        let probeStarted = ContinuousClock.now
+        let outcome = try await probe(pool: pool, policy: policy, executor: executor)
+        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        try announce(outcome)
+        if let size = outcome.remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
+        return (outcome, roundTrip)
+    }
+
+    /// Probes with retries for transient failures, on a connection thread.
+    func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
+        -> Probe.Outcome
+    {
+        let probe = Probe(
+            pool: pool, maximumRedirects: configuration.maximumRedirects,
+            allowInsecureRedirects: configuration.allowInsecureRedirects)
+        let url = download.url
+        let retries = configuration.retries
+        let counters = counters
+        return try await withTaskExecutorPreference(executor) {
+            let slot = CancellationSlot()
+            return try await withTaskCancellationHandler {
+                var failures = 0
+                var stale = StaleConnectionRetry()
+                while true {
+                    do {
+                        return try probe.run(url, slot: slot)
+                    } catch {
+                        let failure = Failure(error, url: url)
+                        if slot.isCancelled { throw CancellationError() }
+                        guard failure.retryable else { throw failure.error }
+                        if stale.isFree(failure) { continue }
+                        failures += 1
+                        guard failures <= retries else { throw failure.error }
+                        counters.retries.add(1, ordering: .relaxed)
+                        try await Task.sleep(
+                            for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                    }
+                }
+            } onCancel: {
+                slot.cancel()
+            }
+        }
+    }
+}
