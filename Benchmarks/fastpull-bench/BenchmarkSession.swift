@@ -522,6 +522,12 @@ final class BenchmarkSession {
             return (server.liveBodyBytes ?? 0) >= threshold
         }
         let before = server.endRun()
+        if !first.interrupted && first.succeeded {
+            var finished = sample(first, stats: before, files: files)
+            finished.succeeded = false
+            finished.problem = "finished before the interrupt: nothing to resume"
+            return finished
+        }
         if !first.interrupted && !first.succeeded {
             var failed = sample(first, stats: before, files: files)
             failed.problem = "first part failed before the interrupt: \(failed.problem ?? first.status)"

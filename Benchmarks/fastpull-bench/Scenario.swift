@@ -243,15 +243,15 @@ enum ScenarioTable {
         Scenario(
             name: "shaped-resume",
             summary:
-                "256 MiB from nginx at 5 MB/s per connection (kernel-shaped): SIGINT after 3 s, then the "
-                + "same command again. The rerun's rate against a fresh run's.",
+                "256 MiB from nginx at 5 MB/s per connection (kernel-shaped): SIGINT after 0.6 s, then the "
+                + "same command again. The rerun's rate against a fresh run's (shaped-per-connection).",
             workload: .resume(killFraction: 0.5),
             size: 256 * mebibyte, quickSize: 32 * mebibyte,
             server: .shapedNginx(.perConnection(shapedPerConnection)),
             ideal: IdealModel(
                 bytesPerSecond: Double(64 * shapedPerConnection),
                 note: "64 connections × 5 MB/s, as if never interrupted"),
-            timeoutSeconds: 120, interruptAfterSeconds: 3),
+            timeoutSeconds: 120, interruptAfterSeconds: 0.6),
         Scenario(
             name: "object-store",
             summary: "64 MiB from an S3 API (moto) by presigned URL; each GET costs about 0.1 s before its "
