@@ -399,9 +399,11 @@ struct SegmentTable: Sendable, Equatable {
 
     /// The in-flight or waiting range with the most unclaimed bytes, split at its midpoint, when the
     /// upper half is at least the minimum split. The split stays past its owner's current window
-    /// unless the owner would need more than ``Settings/stealCutSeconds`` for the rest of that window:
-    /// then the window itself is cut, and the owner stops at the cut (a slow connection holding a
-    /// large window is the tail everyone else would wait for).
+    /// unless the owner would need more than ``Settings/stealCutSeconds`` for the rest of that window
+    /// and is far slower than its peers (or would need five times that): then the window itself is
+    /// cut, and the owner stops at the cut (a slow connection holding a large window is the tail
+    /// everyone else would wait for). A cut closes the owner's connection, and the bytes the server
+    /// had queued for it are lost: between connections of about one speed it only costs.
     private func stealCandidate() -> (index: Int, victim: Worker, at: Int64)? {
         var best: (index: Int, victim: Worker, at: Int64, upper: Int64)?
         // Worth a cut: the owner needs long for the rest of its window, by the request cost a new
@@ -411,10 +413,9 @@ struct SegmentTable: Sendable, Equatable {
             guard let owner = piece.owner, piece.unclaimed > 0 else { continue }
             let middle = piece.claimed + (piece.unclaimed + 1) / 2
             var at = max(middle, piece.windowEnd)
-            if at > middle, let rate = connections[owner].map(\.steadyRate),
-                Double(piece.windowEnd - piece.claimed) > max(rate, 1) * cutAfter
-            {
-                at = middle
+            if at > middle, let rate = connections[owner].map(\.steadyRate) {
+                let seconds = Double(piece.windowEnd - piece.claimed) / max(rate, 1)
+                if (seconds > cutAfter && isFarSlower(owner)) || seconds > 5 * cutAfter { at = middle }
             }
             let upper = piece.end - at
             guard upper >= settings.minimumSplit, withinHorizon(at) else { continue }
