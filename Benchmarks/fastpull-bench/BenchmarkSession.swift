@@ -195,11 +195,7 @@ final class BenchmarkSession {
         switch scenario.server {
         case .nginx(let location, _):
             guard let nginx = startNginx() else {
-                result.notes.append("Skipped: \(nginxProblem ?? "nginx is unavailable").")
-                result.tools = variants.map {
-                    skippedResult($0, reason: nginxProblem ?? "nginx is unavailable")
-                }
-                return result
+                return skipped(result, because: nginxProblem ?? "nginx is unavailable")
             }
             server = nginx
             prefix = location + "/"
@@ -223,9 +219,7 @@ final class BenchmarkSession {
                 shaped = nginx
                 server = nginx
             } catch {
-                result.notes.append("Skipped: the shaped link or its nginx did not start: \(error)")
-                result.tools = variants.map { skippedResult($0, reason: "no shaped link: \(error)") }
-                return result
+                return skipped(result, because: "the shaped link or its nginx did not start: \(error)")
             }
             prefix = "plain/"
         case .objectStore:
@@ -234,9 +228,7 @@ final class BenchmarkSession {
                 objectStore = store
                 server = store
             } catch {
-                result.notes.append("Skipped: the S3 server did not start: \(error)")
-                result.tools = variants.map { skippedResult($0, reason: "no S3 server: \(error)") }
-                return result
+                return skipped(result, because: "the S3 server did not start: \(error)")
             }
             prefix = ""
         }
@@ -281,6 +273,14 @@ final class BenchmarkSession {
             result.timelineChart = drawTimeline(scenario, server: server, context: context)
         }
         try? emptyDirectory(outputFolder)
+        return result
+    }
+
+    /// `result` with every tool skipped for `reason`, which its notes say too.
+    private func skipped(_ result: ScenarioResult, because reason: String) -> ScenarioResult {
+        var result = result
+        result.notes.append("Skipped: \(reason).")
+        result.tools = variants.map { skippedResult($0, reason: reason) }
         return result
     }
 

@@ -112,6 +112,10 @@ struct SegmentTable: Sendable, Equatable {
         var slowSince: ContinuousClock.Instant?
         /// Seconds from a request to its first byte, smoothed: what each request costs; 0 until measured.
         var requestCost: Double = 0
+        /// Whether its latest request still waits for its answer. A server that answers one request at
+        /// a time (moto does) keeps the others waiting: that is no slow link, and replacing them only
+        /// queues their requests again behind the ones the server is still working on.
+        var awaitingAnswer = false
     }
 
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
@@ -287,6 +291,7 @@ struct SegmentTable: Sendable, Equatable {
         if var connection = connections[worker] {
             connection.bytes += count
             connection.lastProgress = now
+            connection.awaitingAnswer = false
             let elapsed = (now - connection.sampleStart).seconds
             if elapsed >= settings.rateSample.seconds {
                 let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
@@ -315,6 +320,7 @@ struct SegmentTable: Sendable, Equatable {
         let seconds = delay.seconds
         connection.requestCost =
             connection.requestCost == 0 ? seconds : 0.7 * connection.requestCost + 0.3 * seconds
+        connection.awaitingAnswer = false
         connections[worker] = connection
     }
 
@@ -338,8 +344,10 @@ struct SegmentTable: Sendable, Equatable {
                 continue
             }
             let silent = now - connection.lastProgress >= settings.stallTimeout
+            // One still waiting for its answer is not slow (yet): only the stall timeout applies.
             let slow =
-                measured >= 3 && connection.rate > 0 && connection.rate * settings.slowFactor < typical
+                measured >= 3 && !connection.awaitingAnswer && connection.rate > 0
+                && connection.rate * settings.slowFactor < typical
             connections[worker]?.slowSince = slow ? (connection.slowSince ?? now) : nil
             let slowTooLong = slow && now - (connection.slowSince ?? now) >= settings.slowGrace
             guard silent || slowTooLong, giveBackUnclaimed(of: worker) else { continue }
@@ -513,8 +521,9 @@ struct SegmentTable: Sendable, Equatable {
 
     /// Whether `worker` runs ``Settings/slowFactor`` times slower than the typical connection.
     private func isFarSlower(_ worker: Worker) -> Bool {
-        guard let rate = connections[worker]?.steadyRate, rate > 0 else { return false }
-        return rate * settings.slowFactor <= typicalRate()
+        guard let connection = connections[worker], !connection.awaitingAnswer else { return false }
+        let rate = connection.steadyRate
+        return rate > 0 && rate * settings.slowFactor <= typicalRate()
     }
 
     /// The median measured speed of the connections, 0 if none is measured.
@@ -574,6 +583,7 @@ struct SegmentTable: Sendable, Equatable {
     /// past the ``horizon``.
     private mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
         let size = windowSize(for: worker)
+        connections[worker]?.awaitingAnswer = true
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to
