@@ -78,22 +78,27 @@ struct Pipeline {
         defer { executors.shutdown() }
         let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
 
-        if !configuration.resumeFromJournal { try discardProgress() }
-        var restarts = 0
-        while true {
-            do {
-                return try await attempt(pool: pool, executors: executors, trace: trace, started: started)
-            } catch let request as RestartRequest where restarts < Self.maximumRestarts {
-                restarts += 1
-                download.emit(.restarting(reason: request.reason))
-                try discardProgress()
-                counters.bytesWritten.store(0, ordering: .relaxed)
-            } catch let request as RestartRequest {
-                try? discardProgress()
-                throw FastpullError(
-                    .remoteChanged,
-                    "\(download.url.redactedForDisplay) kept changing during the download (\(request.reason)); try again later"
-                )
+        // The steps between the fetches block on the disk (preallocation, the journal's fsync, the final
+        // sync and rename), which can take seconds on a busy disk: they run on the download's own control
+        // thread, never on Swift's few cooperative threads that every other task shares.
+        return try await withTaskExecutorPreference(executors.control) {
+            if !configuration.resumeFromJournal { try discardProgress() }
+            var restarts = 0
+            while true {
+                do {
+                    return try await attempt(pool: pool, executors: executors, trace: trace, started: started)
+                } catch let request as RestartRequest where restarts < Self.maximumRestarts {
+                    restarts += 1
+                    download.emit(.restarting(reason: request.reason))
+                    try discardProgress()
+                    counters.bytesWritten.store(0, ordering: .relaxed)
+                } catch let request as RestartRequest {
+                    try? discardProgress()
+                    throw FastpullError(
+                        .remoteChanged,
+                        "\(download.url.redactedForDisplay) kept changing during the download (\(request.reason)); try again later"
+                    )
+                }
             }
         }
     }
