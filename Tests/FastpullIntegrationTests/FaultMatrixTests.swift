@@ -84,8 +84,7 @@ struct FaultMatrixTests {
 
     private func shortBodyWithoutRanges(retries: Int) async throws {
         let url = server.url("/gen/\(1 << 20)?no-ranges=1&drop-after=5000&drops=100000")
-        let result = await FaultRun.download(
-            url, to: output, configuration(retries: retries), within: .seconds(15))
+        let result = await FaultRun.download(url, to: output, configuration(retries: retries))
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "closed"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
@@ -127,7 +126,7 @@ struct FaultMatrixTests {
         var configuration = configuration(retries: 1)
         configuration.stallTimeout = .milliseconds(200)
         configuration.idleTimeout = .seconds(1)
-        let result = await FaultRun.download(url, to: output, configuration, within: .seconds(20))
+        let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
@@ -148,7 +147,7 @@ struct FaultMatrixTests {
         let url = server.url("/gen/\(1 << 20)?no-ranges=1&stall-after=1000&stalls=100000")
         var configuration = configuration(retries: retries)
         configuration.idleTimeout = .milliseconds(300)
-        let result = await FaultRun.download(url, to: output, configuration, within: .seconds(15))
+        let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "timed out"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
@@ -359,8 +358,7 @@ struct FaultMatrixTests {
         }
         defer { responder.stop() }
         let url = responder.url("/truncated-chunked")
-        let result = await FaultRun.download(
-            url, to: output, configuration(retries: retries), within: .seconds(15))
+        let result = await FaultRun.download(url, to: output, configuration(retries: retries))
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "closed"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
@@ -428,7 +426,7 @@ struct FaultMatrixTests {
         let url = responder.url("/slowloris")
         var configuration = configuration(retries: 0)
         configuration.idleTimeout = .seconds(2)
-        let result = await FaultRun.download(url, to: output, configuration, within: .seconds(15))
+        let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "timed out"])
         #expect(Leftovers(output).isEmpty)
     }
