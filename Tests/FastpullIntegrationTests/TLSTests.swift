@@ -1,3 +1,4 @@
+import FastpullFixtures
 import Foundation
 import Glibc
 import Testing
@@ -227,6 +228,48 @@ struct TLSTests {
             return
         }
         #expect(sentence.contains("127.0.0.1:\(port)"))
+    }
+
+    /// Records that have already arrived are gathered into one read, up to the buffer: a fast transfer
+    /// reaches the file in large pieces (one write and one progress update each), not one 16 KiB record
+    /// at a time. Before: every read returned at most one record.
+    @Test func oneReadGathersTheRecordsThatHaveArrived() async throws {
+        var configuration = FixtureServer.Configuration()
+        configuration.tls = true
+        let server = try FixtureServer(configuration)
+        defer { server.stop() }
+        let context = try TLSContext(
+            options: TLSOptions(caFile: FixturePaths.certificatesDirectory + "/ca.pem"))
+        let port = server.port
+        let size: Int64 = 192 << 10
+        let transport = try await NetTestKit.blocking {
+            let transport = try Connector.connect(
+                host: "127.0.0.1", port: port, tls: context, timeouts: .forTests)
+            let request = "GET /gen/\(size) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            try Array(request.utf8).withUnsafeBytes { try transport.write($0) }
+            return transport
+        }
+        defer { transport.close() }
+        // The whole body is in the socket (loopback buffers hold far more) before the first read.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.stats.bodyBytesSent < size, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(server.stats.bodyBytesSent == size)
+        let (first, all) = try await NetTestKit.blocking {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 512 << 10, alignment: 16)
+            defer { buffer.deallocate() }
+            let first = try transport.read(into: buffer)
+            var all = first
+            while true {
+                let count = try transport.read(into: buffer)
+                if count == 0 { break }
+                all += count
+            }
+            return (first, all)
+        }
+        #expect(first > 4 * 16_384, "the first read returned \(first) bytes")
+        #expect(Int64(all) > size)
     }
 
     /// The error of a TLS connection to an `openssl s_server` presenting `certificate`.

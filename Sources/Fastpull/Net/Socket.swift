@@ -112,6 +112,24 @@ final class Socket: Transport {
         return count
     }
 
+    /// One `recv` that never waits: what is in the socket now (up to `buffer.count` bytes), 0 at end
+    /// of stream, nil when nothing has arrived.
+    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int? {
+        guard buffer.count > 0 else { return 0 }
+        let fd = try beginOperation()
+        defer { endOperation() }
+        let count: Int
+        do {
+            count = try SystemCall.recv(fd, into: buffer, flags: Int32(MSG_DONTWAIT))
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return nil
+        } catch {
+            throw failure(error, during: "read")
+        }
+        if count == 0 && isShutDown { throw .cancelled }
+        return count
+    }
+
     var canSplice: Bool { true }
 
     /// One `splice` from the socket into `pipe`: moves what is available (up to `count` bytes), 0 at

@@ -19,6 +19,9 @@ final class TLSTransport: Transport {
         var pendingError: NetError?
         /// True once the socket reported end of stream.
         var sawEndOfStream = false
+        /// While set, the `BIO` takes only what the socket holds now and asks OpenSSL to retry instead
+        /// of waiting (``TLSTransport/read(into:)`` gathering more records into one read).
+        var onlyWhatHasArrived = false
 
         init(socket: Socket) { self.socket = socket }
     }
@@ -32,6 +35,8 @@ final class TLSTransport: Transport {
         var ssl: OpaquePointer?
         /// Kept alive for the `BIO`, which points at it without a reference.
         let link: Link
+        /// A read failure that came after a read had gathered bytes: the next read throws it.
+        var deferredError: NetError?
     }
 
     private let state: Mutex<State>
@@ -51,8 +56,10 @@ final class TLSTransport: Transport {
         guard let ssl = SSL_new(context.context) else {
             throw .tlsHandshake("TLS setup for \(peer) failed: \(TLSContext.takeErrorText())")
         }
-        // Read ahead: one recv can fetch several records instead of a header and then a body.
+        // Read ahead into a large buffer: one recv fetches every record that has arrived (up to the
+        // buffer), instead of a record's header and then its body.
         SSL_set_read_ahead(ssl, 1)
+        SSL_set_default_read_buffer_len(ssl, TLSTransport.readAheadBytes)
         let link = Link(socket: socket)
         guard let bio = BIO_new(context.socketMethod) else {
             SSL_free(ssl)
@@ -74,7 +81,7 @@ final class TLSTransport: Transport {
             SSL_free(ssl)
             throw error
         }
-        self.state = Mutex(State(ssl: ssl, link: link))
+        self.state = Mutex(State(ssl: ssl, link: link, deferredError: nil))
         self.socket = socket
         self.context = context
         self.peer = peer
@@ -87,22 +94,72 @@ final class TLSTransport: Transport {
         }
     }
 
-    /// Reads up to one TLS record's worth of application data; 0 once the server sent close_notify.
+    /// How much ciphertext one `recv` may bring in for OpenSSL to decrypt.
+    static let readAheadBytes = 256 * 1024
+
+    /// Reads application data: waits for the first record, then adds every further record that has
+    /// already arrived, up to `buffer.count`, so that a fast transfer is handed on in large pieces (one
+    /// positioned write and one progress update per piece, not per 16 KiB record). 0 once the server
+    /// sent close_notify. A failure after some bytes were gathered is reported by the next read.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         guard buffer.count > 0 else { return 0 }
         return try state.withLock { (state) throws(NetError) -> Int in
             guard let ssl = state.ssl else { throw .cancelled }
-            state.link.pendingError = nil
-            ERR_clear_error()
-            var count = 0
-            let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
-            if result == 1 { return count }
-            if SSL_get_error(ssl, result) == SSL_ERROR_ZERO_RETURN {
-                ERR_clear_error()
-                return 0
+            if let deferred = state.deferredError {
+                state.deferredError = nil
+                throw deferred
             }
-            throw failure(ssl, result: result, link: state.link, during: "read")
+            var total: Int
+            switch try Self.readRecord(ssl, into: buffer, link: state.link, transport: self) {
+            case .bytes(let count): total = count
+            case .closed, .wouldWait: return 0
+            }
+            state.link.onlyWhatHasArrived = true
+            defer { state.link.onlyWhatHasArrived = false }
+            while total < buffer.count {
+                let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[total...])
+                do throws(NetError) {
+                    guard
+                        case .bytes(let count) = try Self.readRecord(
+                            ssl, into: rest, link: state.link, transport: self), count > 0
+                    else { break }
+                    total += count
+                } catch {
+                    state.deferredError = error
+                    break
+                }
+            }
+            return total
         }
+    }
+
+    /// What one `SSL_read_ex` gave.
+    private enum RecordRead {
+        case bytes(Int)
+        /// The server sent close_notify.
+        case closed
+        /// The link only takes what has arrived, and nothing more has.
+        case wouldWait
+    }
+
+    private static func readRecord(
+        _ ssl: OpaquePointer, into buffer: UnsafeMutableRawBufferPointer, link: Link, transport: TLSTransport
+    ) throws(NetError) -> RecordRead {
+        link.pendingError = nil
+        ERR_clear_error()
+        var count = 0
+        let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
+        if result == 1 { return .bytes(count) }
+        let code = SSL_get_error(ssl, result)
+        if code == SSL_ERROR_ZERO_RETURN {
+            ERR_clear_error()
+            return .closed
+        }
+        if code == SSL_ERROR_WANT_READ && link.onlyWhatHasArrived && link.pendingError == nil {
+            ERR_clear_error()
+            return .wouldWait
+        }
+        throw transport.failure(ssl, result: result, link: link, during: "read")
     }
 
     /// Writes all of `bytes` as TLS records.
@@ -225,9 +282,17 @@ final class TLSTransport: Transport {
         _ = BIO_meth_set_read_ex(method) { bio, data, length, readBytes in
             readBytes?.pointee = 0
             guard let bio, let data, let link = TLSTransport.link(of: bio) else { return 0 }
+            BIO_clear_flags(
+                bio, BIO_FLAGS_READ | BIO_FLAGS_WRITE | BIO_FLAGS_IO_SPECIAL | BIO_FLAGS_SHOULD_RETRY)
             do throws(NetError) {
-                let count = try link.socket.read(
-                    into: UnsafeMutableRawBufferPointer(start: data, count: length))
+                let buffer = UnsafeMutableRawBufferPointer(start: data, count: length)
+                let received: Int? =
+                    link.onlyWhatHasArrived
+                    ? try link.socket.readAvailable(into: buffer) : try link.socket.read(into: buffer)
+                guard let count = received else {
+                    BIO_set_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_SHOULD_RETRY)
+                    return 0
+                }
                 if count == 0 {
                     link.sawEndOfStream = true
                     return 0
