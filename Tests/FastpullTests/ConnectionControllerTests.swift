@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import Fastpull
@@ -16,6 +17,8 @@ struct ConnectionControllerTests {
         var perConnection: Double
         var cap: Double = .infinity
         var cpu: (Int) -> Double = { _ in 0 }
+        /// The whole machine's busy share (nil: not known).
+        var machine: (Int) -> Double? = { _ in nil }
     }
 
     /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
@@ -23,6 +26,7 @@ struct ConnectionControllerTests {
         var bytes: [Int: Int64] = [:]
         var total: Int64 = 0
         var cpu = 0.0
+        var machine = MachineCPU.Reading(busy: 0, total: 0)
         var seen: [Int] = [controller.target]
         var time = 0.0
         while time < seconds {
@@ -34,8 +38,11 @@ struct ConnectionControllerTests {
                 total += Int64(rate * 0.025)
             }
             cpu += link.cpu(count) * 0.025 * Double(controller.settings.cores)
+            let share = link.machine(count)
+            machine.total += 0.025 * Double(controller.settings.cores)
+            machine.busy += (share ?? 0) * 0.025 * Double(controller.settings.cores)
             let sample = ConnectionController.Sample(
-                now: at(time), bytes: total, cpuSeconds: cpu,
+                now: at(time), bytes: total, cpuSeconds: cpu, machine: share == nil ? nil : machine,
                 perConnection: bytes.filter { $0.key < count })
             if controller.observe(sample) != seen.last { seen.append(controller.target) }
         }
@@ -77,6 +84,40 @@ struct ConnectionControllerTests {
         #expect(counts.suffix(6).min()! <= 2, "\(counts)")
         #expect(controller.target <= 3, "\(counts)")
         #expect(counts.suffix(6).allSatisfy { $0 <= 3 }, "\(counts)")
+    }
+
+    /// A server on the same machine (a loopback download over TLS): the download uses only part of the
+    /// cores, but the machine has none left, and every connection takes CPU from the server. The first
+    /// step does not multiply the count, and it trims while the throughput holds.
+    @Test func aBusyMachineTrimsWhenTheDownloadHasAGoodShare() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(
+            &controller, Link(perConnection: 1e9, cap: 600e6, cpu: { _ in 0.6 }, machine: { _ in 0.97 }),
+            seconds: 4)
+        #expect(counts.max()! == settings.initial, "\(counts)")
+        #expect(counts.suffix(4).allSatisfy { $0 <= 2 }, "\(counts)")
+        #expect(controller.lastReason == .trim || controller.phase == .holding, "\(counts)")
+    }
+
+    /// A machine busy with other work while the download itself uses next to no CPU (its connections
+    /// are throttled one by one): more connections still pay, and it ramps to the maximum.
+    @Test func aBusyMachineDoesNotHoldBackADownloadThatUsesLittleCPU() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(
+            &controller, Link(perConnection: 5e6, cpu: { _ in 0.05 }, machine: { _ in 1.0 }), seconds: 1)
+        #expect(controller.target == 64, "\(counts)")
+    }
+
+    /// `/proc/stat`'s first line: busy is everything but idle and iowait.
+    @Test func theMachinesCPUTimeIsReadFromProcStat() throws {
+        let text = "cpu  100 5 50 800 40 3 2 0 0 0\ncpu0 50 2 25 400 20 1 1 0 0 0\n"
+        let reading = try #require(MachineCPU.parse(Array(text.utf8)))
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        #expect(reading.total == 1000 / ticks)
+        #expect(reading.busy == 160 / ticks)
+        #expect(MachineCPU.parse(Array("intr 1 2 3\n".utf8)) == nil)
+        let now = try #require(MachineCPU.now)
+        #expect(now.total >= now.busy && now.busy > 0)
     }
 
     /// It never settles for good: when the link opens up after it settled, a probe finds more pays.

@@ -107,6 +107,7 @@ extension Pipeline {
                     return FetchLoop.Situation(
                         sample: .init(
                             now: .now, bytes: reading.written - kept, cpuSeconds: ProcessCPU.seconds,
+                            machine: MachineCPU.now,
                             perConnection: reading.perConnection, requestCost: reading.requestCost,
                             remaining: reading.size - reading.written),
                         hasWork: reading.hasWork, isComplete: reading.isComplete, stalled: stalled,

@@ -40,6 +40,11 @@ struct ConnectionController: Sendable, Equatable {
         var cores = 2
         /// The share of all cores' time that counts as CPU-bound.
         var busyCPU = 0.85
+        /// The machine's busy share that counts as CPU-bound while the download itself uses at least
+        /// ``busyOwnShare`` of the cores: a local server (or other work) holds the rest, and more
+        /// connections would only take CPU from it.
+        var busyMachine = 0.9
+        var busyOwnShare = 0.25
         /// A held throughput falling below this share of the reference starts a probe.
         var decline = 0.6
 
@@ -76,6 +81,8 @@ struct ConnectionController: Sendable, Equatable {
         var bytes: Int64
         /// CPU seconds the process has used.
         var cpuSeconds: Double
+        /// The whole machine's CPU time (nil where unknown).
+        var machine: MachineCPU.Reading? = nil
         /// Bytes written by each connection so far, by its number.
         var perConnection: [Int: Int64] = [:]
         /// Connections asked to stop that are still finishing their windows: while any is, what the
@@ -218,8 +225,7 @@ struct ConnectionController: Sendable, Equatable {
         let measured = Step(
             total: Double(total) / elapsed, incumbents: Double(incumbents) / elapsed,
             retiring: !sample.retiring.isEmpty,
-            busy: (sample.cpuSeconds - base.cpuSeconds) / elapsed / Double(settings.cores)
-                >= settings.busyCPU,
+            busy: isCPUBound(from: base, to: sample, elapsed: elapsed),
             workers: Set(sample.perConnection.filter { $0.value > (base.perConnection[$0.key] ?? 0) }.keys))
         self.base = sample
         throughput = measured.total
@@ -233,6 +239,17 @@ struct ConnectionController: Sendable, Equatable {
         case .probingDown: probeDown(measured, now: sample.now)
         }
         return target
+    }
+
+    /// Whether the CPU was the limit between two samples: the download used ``Settings/busyCPU`` of
+    /// the cores, or a good share of them while the machine had next to none left.
+    private func isCPUBound(from base: Sample, to sample: Sample, elapsed: Double) -> Bool {
+        let own = (sample.cpuSeconds - base.cpuSeconds) / elapsed / Double(settings.cores)
+        if own >= settings.busyCPU { return true }
+        guard own >= settings.busyOwnShare, let now = sample.machine, let then = base.machine,
+            now.total > then.total
+        else { return false }
+        return (now.busy - then.busy) / (now.total - then.total) >= settings.busyMachine
     }
 
     /// A fixed count only measures (the windows follow the throughput).
@@ -284,6 +301,12 @@ struct ConnectionController: Sendable, Equatable {
     private mutating func ramp(_ step: Step, now: ContinuousClock.Instant) {
         guard let reference else {
             adopt(step)
+            // The CPU is the limit from the start (a fast local link, TLS): more would only cost.
+            if step.busy {
+                phase = .trimming
+                lastReason = .cpuBound
+                return
+            }
             change(to: min(target * settings.firstMultiplier, maximum), .gain, now: now)
             if target == referenceCount { phase = .holding }
             return
