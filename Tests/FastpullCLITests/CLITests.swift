@@ -29,6 +29,24 @@ struct CLITests {
         #expect(listing == ["a.bin"])
     }
 
+    /// The proxy variables of the environment are honoured (read one by one): `http_proxy` sends the
+    /// download to a proxy (here one that refuses, so the error names it), and `no_proxy` exempts the
+    /// host again.
+    @Test func proxyVariablesOfTheEnvironmentAreHonoured() async throws {
+        let url = server.url("/gen/4096").absoluteString
+        // Port 1 on loopback: nothing listens there.
+        let refused = try await CLIRunner.run(
+            ["--retries", "0", url, "-o", "p.bin"], in: folder,
+            environment: ["http_proxy": "http://127.0.0.1:1", "no_proxy": "", "NO_PROXY": ""])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("proxy http://127.0.0.1:1"), "\(refused.stderr)")
+        let exempt = try await CLIRunner.run(
+            ["--retries", "0", url, "-o", "p.bin"], in: folder,
+            environment: ["http_proxy": "http://127.0.0.1:1", "no_proxy": "127.0.0.1"])
+        #expect(exempt.status == 0, "\(exempt.stderr)")
+        #expect(contents("p.bin")?.count == 4096)
+    }
+
     @Test func quietPrintsNothing() async throws {
         let result = try await CLIRunner.run(
             ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)

@@ -148,6 +148,7 @@ struct ProxySettingTests {
         let envRules = try ProxyRules(.environment, environment: ["https_proxy": "p.test:3128"])
         #expect(envRules.route(to: Origin(URL(string: "http://a.test/x")!)!) == .direct)
     }
+
 }
 
 @Suite("Request options")

@@ -67,7 +67,7 @@ struct Pipeline {
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
             settings: try RequestSettings(configuration: configuration, url: download.url),
-            proxies: try ProxyRules(configuration.proxy, environment: ProcessInfo.processInfo.environment),
+            proxies: try ProxyRules(configuration.proxy, environment: ProxyRules.environmentVariables),
             limiter: try RateLimiter.make(configuration.maximumBytesPerSecond))
     }
 

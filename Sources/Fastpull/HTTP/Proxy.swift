@@ -145,6 +145,19 @@ struct ProxyRules: Sendable, Hashable {
         }
     }
 
+    /// The variables ``init(_:environment:)`` reads, looked up one by one (building the process's
+    /// whole environment for every download cost more than a small file's transfer).
+    static var environmentVariables: [String: String] {
+        var found: [String: String] = [:]
+        for name in [
+            "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY",
+            "REQUEST_METHOD",
+        ] {
+            if let value = getenv(name) { found[name] = String(cString: value) }
+        }
+        return found
+    }
+
     /// How to reach `origin`.
     func route(to origin: Origin) -> ProxyRoute {
         guard let proxy = origin.secure ? https : http, !bypass.matches(host: origin.host, port: origin.port)
