@@ -154,6 +154,9 @@ public final class Batch: Sendable {
     private let reservations = Mutex<[String: Int]>([:])
     /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
     private let naming: TurnTaker
+    /// Kept-alive connections the files share: a file after the first reuses one (no TCP or TLS
+    /// handshake, the CA store loaded once). Closed when ``run()`` returns.
+    private let connections: ConnectionCache
 
     /// Prepares a batch; nothing happens until ``run()``.
     public init(_ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init())
@@ -163,6 +166,9 @@ public final class Batch: Sendable {
         self.options = options
         downloads = Mutex([:])
         naming = TurnTaker(order: Array(items.indices))
+        connections = ConnectionCache(
+            tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
+            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
         (eventStream, eventSink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -181,7 +187,10 @@ public final class Batch: Sendable {
     ///
     /// - Returns: one outcome per item, in the items' order.
     public func run() async -> [BatchOutcome] {
-        defer { eventSink.finish() }
+        defer {
+            connections.closeAll()
+            eventSink.finish()
+        }
         var outcomes: [Int: BatchOutcome] = [:]
         // Named outputs are known now: a second item with the same one fails before anything starts.
         for (index, item) in items.enumerated() {
@@ -240,6 +249,7 @@ public final class Batch: Sendable {
         if options.existingFiles == .refuse { settings.replacesExistingFile = false }
 
         let file: URL
+        var probed: Download.Probed?
         switch item.destination {
         case .file(let path):
             file = path
@@ -248,7 +258,8 @@ public final class Batch: Sendable {
         case .folder(let folder):
             let named: URL
             do {
-                named = try await Self.name(item.url, in: folder, configuration: settings)
+                (named, probed) = try await Self.name(
+                    item.url, in: folder, configuration: settings, connections: connections)
             } catch {
                 return failed(error)
             }
@@ -283,7 +294,8 @@ public final class Batch: Sendable {
         }
 
         let download = Download(
-            from: item.url, to: file, configuration: settings, observer: { [self] in emit(index, $0) })
+            from: item.url, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
+            sharedConnections: connections, probed: probed)
         downloads.withLock { $0[index] = download }
         do {
             let report = try await download.run()
@@ -314,20 +326,24 @@ public final class Batch: Sendable {
     }
 
     /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else
-    /// the URL (see ``OutputName``). Probes the URL for the header.
-    static func name(_ url: URL, in folder: URL, configuration: Configuration) async throws(FastpullError)
-        -> URL
-    {
+    /// the URL (see ``OutputName``). Probes the URL for the header, and returns what the probe found
+    /// for the download that follows.
+    static func name(
+        _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil
+    ) async throws(FastpullError) -> (URL, Download.Probed) {
         let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
-        let plan: Event.Plan
+        let planned: Download.PlanOnly
         do {
-            plan = try await Download(from: url, to: fallback, configuration: configuration).plan()
+            planned = try await Download(
+                from: url, to: fallback, configuration: configuration, observer: nil,
+                sharedConnections: connections
+            ).planned()
         } catch let error as FastpullError {
             throw error
         } catch {
             throw FastpullError(.internalError, "\(error)")
         }
-        let name = OutputName.derive(from: url, contentDisposition: plan.probe.contentDisposition)
-        return folder.appendingPathComponent(name)
+        let name = OutputName.derive(from: url, contentDisposition: planned.plan.probe.contentDisposition)
+        return (folder.appendingPathComponent(name), planned.probed)
     }
 }

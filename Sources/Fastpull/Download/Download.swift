@@ -40,6 +40,11 @@ public final class Download: Sendable {
     private let observer: (@Sendable (Event) -> Void)?
     /// Stops right after the probe (``plan()``).
     let planOnly: Bool
+    /// Kept-alive connections shared with the other files of a batch (nil: the download's own).
+    let sharedConnections: ConnectionCache?
+    /// What a probe of the URL found just before (a batch probes to name the file): the first attempt
+    /// starts from it instead of asking the server again.
+    private let probed: Mutex<Probed?>
     private let running = Mutex<Task<Report, any Error>?>(nil)
     /// The scheduler of the segmented fetch under way, for ``completionMap(cells:)``.
     private let scheduler = Mutex<Scheduler?>(nil)
@@ -69,9 +74,12 @@ public final class Download: Sendable {
     /// downloads' events this way).
     init(
         from url: URL, to destination: URL, configuration: Configuration,
-        observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false
+        observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false,
+        sharedConnections: ConnectionCache? = nil, probed: Probed? = nil
     ) {
         self.planOnly = planOnly
+        self.sharedConnections = sharedConnections
+        self.probed = Mutex(probed)
         self.url = url
         self.destination = destination
         self.configuration = configuration
@@ -156,17 +164,23 @@ public final class Download: Sendable {
     ///
     /// - Throws: ``FastpullError`` (a bad URL, or the probe's network, HTTP or TLS failure).
     public func plan() async throws -> Event.Plan {
+        try await planned().plan
+    }
+
+    /// The plan and the probe's findings behind it.
+    func planned() async throws -> PlanOnly {
         var settings = configuration
         settings.resumeFromJournal = true
         settings.traceFile = nil
         // The destination is not looked at: nothing is written, and its folder need not exist yet.
         let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
         let probe = Download(
-            from: url, to: placeholder, configuration: settings, observer: nil, planOnly: true)
+            from: url, to: placeholder, configuration: settings, observer: nil, planOnly: true,
+            sharedConnections: sharedConnections)
         do {
             _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
         } catch let stop as PlanOnly {
-            return stop.plan
+            return stop
         } catch let error as FastpullError {
             throw error
         } catch {
@@ -178,6 +192,19 @@ public final class Download: Sendable {
     /// Thrown by a ``plan()`` download right after its probe, carrying the plan.
     struct PlanOnly: Error {
         var plan: Event.Plan
+        var probed: Probed
+    }
+
+    /// A probe's findings, to hand to a download of the same URL that follows at once.
+    struct Probed: Sendable {
+        var remote: RemoteFile
+        var requestCost: Duration
+        var roundTrip: Duration
+    }
+
+    /// The findings of the probe made just before, once (a restart probes again).
+    func takeProbed() -> Probed? {
+        probed.withLock { $0.take() }
     }
 
     /// Probes, fetches, verifies and moves the file into place.
@@ -264,15 +291,17 @@ public final class Download: Sendable {
 extension Pipeline {
     /// Tells the download's consumers what the probe found. A download made by ``Download/plan()``
     /// stops here, throwing its plan.
-    func announce(_ outcome: Probe.Outcome) throws {
+    func announce(_ outcome: Probe.Outcome, roundTrip: Duration) throws {
         let remote = outcome.remote
         download.emit(.probe(Event.Probe(remote)))
         guard download.planOnly else { return }
         outcome.pendingBody?.connection.close()
+        let probed = Download.Probed(remote: remote, requestCost: outcome.requestCost, roundTrip: roundTrip)
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             let segments = remote.size.map { [0..<$0] } ?? []
             throw Download.PlanOnly(
-                plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1))
+                plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1),
+                probed: probed)
         }
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
@@ -280,7 +309,8 @@ extension Pipeline {
         throw Download.PlanOnly(
             plan: Event.Plan(
                 probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
-                connections: plan.connections))
+                connections: plan.connections),
+            probed: probed)
     }
 
     /// Tells the download's consumers how the file is split, and hands the scheduler to the download

@@ -7,10 +7,18 @@ extension Pipeline {
     func probeAndAnnounce(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
         -> (Probe.Outcome, Duration)
     {
-        let probeStarted = ContinuousClock.now
-        let outcome = try await probe(pool: pool, policy: policy, executor: executor)
-        let roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
-        try announce(outcome)
+        let outcome: Probe.Outcome
+        let roundTrip: Duration
+        if let probed = download.takeProbed() {
+            // A probe a moment ago (the batch's, to name the file) found this: no need to ask again.
+            outcome = Probe.Outcome(remote: probed.remote, pendingBody: nil, requestCost: probed.requestCost)
+            roundTrip = probed.roundTrip
+        } else {
+            let probeStarted = ContinuousClock.now
+            outcome = try await probe(pool: pool, policy: policy, executor: executor)
+            roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
+        }
+        try announce(outcome, roundTrip: roundTrip)
         if let size = outcome.remote.size { counters.totalBytes.store(size, ordering: .relaxed) }
         return (outcome, roundTrip)
     }

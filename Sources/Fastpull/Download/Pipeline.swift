@@ -68,7 +68,8 @@ struct Pipeline {
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
             settings: try RequestSettings(configuration: configuration, url: download.url),
             proxies: try ProxyRules(configuration.proxy, environment: ProxyRules.environmentVariables),
-            limiter: try RateLimiter.make(configuration.maximumBytesPerSecond))
+            limiter: try RateLimiter.make(configuration.maximumBytesPerSecond),
+            shared: download.sharedConnections)
     }
 
     private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {

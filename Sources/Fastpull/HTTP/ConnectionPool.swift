@@ -1,21 +1,17 @@
 import Foundation
 import Synchronization
 
-/// Idle keep-alive connections of one download, by origin and proxy, and the factory that opens new
-/// ones: directly, to a forward proxy (`http://` origins) or through a `CONNECT` tunnel (`https://`
-/// origins). It also builds the download's requests, since what goes in them (absolute-form target,
-/// proxy credentials, the user's fields) depends on the route to the origin.
+/// The connections of one download: the factory that opens new ones (directly, to a forward proxy for
+/// `http://` origins, or through a `CONNECT` tunnel for `https://` origins) and the ``ConnectionCache``
+/// of kept-alive ones it takes from and gives back to (its own, or one a batch shares). It also builds
+/// the download's requests, since what goes in them (absolute-form target, proxy credentials, the
+/// user's fields) depends on the route to the origin.
 ///
 /// A connection taken from the pool belongs to the taker alone until it is given back.
 final class ConnectionPool: Sendable {
-    /// Connections are interchangeable only with the same origin over the same route.
-    private struct Key: Hashable {
-        var origin: Origin
-        var proxy: Proxy?
-    }
-
-    private let idle = Mutex<[Key: [HTTPConnection]]>([:])
-    private let tls = Mutex<TLSContext?>(nil)
+    private let cache: ConnectionCache
+    /// Whether ``cache`` belongs to this pool alone (then ``closeAll()`` empties it).
+    private let ownsCache: Bool
     private let quickestConnect = Mutex<Duration?>(nil)
     let tlsOptions: TLSOptions
     let timeouts: Timeouts
@@ -26,15 +22,24 @@ final class ConnectionPool: Sendable {
     /// Paces what every connection of the download receives, if a rate limit is set.
     let limiter: RateLimiter?
 
+    /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
+    /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
     init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
-        proxies: ProxyRules = .direct, limiter: RateLimiter? = nil
+        proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil
     ) {
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
         self.settings = settings
         self.proxies = proxies
         self.limiter = limiter
+        if let shared, limiter == nil, shared.tlsOptions == tlsOptions, shared.timeouts == timeouts {
+            cache = shared
+            ownsCache = false
+        } else {
+            cache = ConnectionCache(tlsOptions: tlsOptions, timeouts: timeouts)
+            ownsCache = true
+        }
     }
 
     /// The quickest new connection so far (TCP, plus TLS where used): about one round trip, or a few
@@ -107,7 +112,7 @@ final class ConnectionPool: Sendable {
     /// (always with `fresh`). Blocks: call from a connection thread.
     func connection(to origin: Origin, fresh: Bool = false) throws -> HTTPConnection {
         let route = route(to: origin)
-        while !fresh, let reused = idle.withLock({ $0[Key(origin: origin, proxy: route.proxy)]?.popLast() }) {
+        while !fresh, let reused = cache.take(ConnectionCache.Key(origin: origin, proxy: route.proxy)) {
             if !reused.isDeadWhileIdle { return reused }
             reused.close()
         }
@@ -154,26 +159,18 @@ final class ConnectionPool: Sendable {
             connection.close()
             return
         }
-        let key = Key(origin: connection.origin, proxy: route(to: connection.origin).proxy)
-        idle.withLock { $0[key, default: []].append(connection) }
+        cache.keep(
+            connection,
+            as: ConnectionCache.Key(origin: connection.origin, proxy: route(to: connection.origin).proxy))
     }
 
-    /// Closes every idle connection.
+    /// Closes every idle connection, unless the cache is shared: then they stay for the next download.
     func closeAll() {
-        let all = idle.withLock { pool in
-            defer { pool.removeAll() }
-            return pool.values.flatMap { $0 }
-        }
-        for connection in all { connection.close() }
+        if ownsCache { cache.closeAll() }
     }
 
     /// The TLS context shared by all connections, created on first use.
     func tlsContext() throws -> TLSContext {
-        try tls.withLock { context in
-            if let context { return context }
-            let created = try TLSContext(options: tlsOptions)
-            context = created
-            return created
-        }
+        try cache.tlsContext()
     }
 }
