@@ -27,6 +27,11 @@ static inline ssize_t fp_splice(int fd_in, int fd_out, long long *off_out, size_
     return splice(fd_in, NULL, fd_out, off_out, len, 1 /* SPLICE_F_MOVE */);
 }
 
+extern int prctl(int option, ...);
+
+/// Names the calling thread (PR_SET_NAME; at most 15 bytes and a NUL are kept).
+static inline int fp_name_thread(const char *name) { return prctl(15 /* PR_SET_NAME */, name, 0, 0, 0); }
+
 /// pipe2(2) with O_CLOEXEC.
 static inline int fp_pipe_cloexec(int fds[2]) { return pipe2(fds, 02000000 /* O_CLOEXEC */); }
 

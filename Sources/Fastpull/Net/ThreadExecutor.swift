@@ -1,22 +1,24 @@
+import CLinux
 import Foundation
 import Glibc
 
 /// A `TaskExecutor` that owns one thread; blocking socket I/O runs there, never on the cooperative pool.
 ///
 /// Used as `group.addTask(executorPreference: executor) { ... }`: the task's synchronous stretches run
-/// on this executor's thread, so a blocking `recv` stalls only that thread. `shutdown()` ends the thread
-/// once the queue is drained; the executor keeps itself alive until then, so every executor must be
-/// shut down. Jobs that arrive after the thread ended are handed to the global concurrent executor
-/// rather than lost.
+/// on this executor's thread, so a blocking `recv` stalls only that thread. `shutdown()` releases the
+/// thread once the queue is drained (to ``ParkedThreads``, where the next executor may take it up); the
+/// executor keeps itself alive until then, so every executor must be shut down. Jobs that arrive after
+/// that are handed to the global concurrent executor rather than lost (never to the thread's next
+/// executor: each has a queue of its own).
 final class ThreadExecutor: TaskExecutor {
     private let queue = JobQueue()
     /// The thread's name (at most 15 bytes are kept), shown by debuggers, `top -H` and `ps -L`.
     let name: String
 
-    /// Starts the thread named `name`.
+    /// Starts the thread named `name` (a parked one where there is one).
     init(name: String) {
         self.name = name
-        Thread { [self] in run() }.start()
+        ParkedThreads.run { [self] in run() }
     }
 
     /// Queues `job` to run on this executor's thread.
@@ -49,14 +51,11 @@ final class ThreadExecutor: TaskExecutor {
 }
 
 extension ThreadExecutor {
-    /// Names the calling thread through `/proc/thread-self/comm`. (Foundation's `Thread.name` reaches the
-    /// kernel only sometimes on Linux, racing with `start()`; unnamed threads inherit their creator's name.)
+    /// Names the calling thread (`prctl(PR_SET_NAME)`, at most 15 bytes). (Foundation's `Thread.name`
+    /// reaches the kernel only sometimes on Linux, racing with `start()`; unnamed threads inherit their
+    /// creator's name.)
     fileprivate static func nameCurrentThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = write(fd, bytes, bytes.count)
-        SystemCall.close(fd)
+        _ = fp_name_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
     }
 }
 
