@@ -94,10 +94,31 @@ struct SecurityTests {
         let victim = try victim()
         let temporary = output.path + ".part.fastpull.tmp"
         try FileManager.default.createSymbolicLink(atPath: temporary, withDestinationPath: victim.path)
-        let result = await FaultRun.download(server.url("/gen/\(1 << 20)"), to: output, configuration())
+        // Over 1 MiB: journaled (``Pipeline/largestUnjournaledFile``).
+        let result = await FaultRun.download(server.url("/gen/\(2 << 20)"), to: output, configuration())
         _ = try FaultRun.expectError(result, code: .localIO, mentioning: [temporary, "symbolic links"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: victim.path)) == victim.contents)
         #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
+    /// A file of at most 1 MiB writes no journal at all (a stopped one is fetched again): the same
+    /// symlink at the journal's temporary path is never touched, and the download succeeds. A failure
+    /// leaves nothing behind.
+    @Test func aSmallFileWritesNoJournal() async throws {
+        let victim = try victim()
+        let temporary = output.path + ".part.fastpull.tmp"
+        try FileManager.default.createSymbolicLink(atPath: temporary, withDestinationPath: victim.path)
+        let size = 1 << 20
+        let report = try await FaultRun.download(server.url("/gen/\(size)"), to: output, configuration())
+            .get()
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: victim.path)) == victim.contents)
+
+        let failed = folder.url("small-failed.bin")
+        let result = await FaultRun.download(
+            server.url("/gen/\(size)?drop-after=100000&drops=100000"), to: failed, configuration(retries: 0))
+        _ = try FaultRun.expectError(result, code: .network, mentioning: [])
+        #expect(Leftovers(failed).isEmpty, "\(Leftovers(failed))")
     }
 
     // MARK: - Modes
@@ -115,10 +136,11 @@ struct SecurityTests {
         #expect(report.size == 1000)
         #expect(Self.mode(output.path) == expected)
 
-        // A failure that saved some bytes leaves them resumable: the .part and its journal.
+        // A failure that saved some bytes leaves them resumable: the .part and its journal (a file over
+        // 1 MiB, which is journaled).
         let failed = folder.url("failed.bin")
         let result = await FaultRun.download(
-            server.url("/gen/\(1 << 20)?drop-after=100000&drops=100000"), to: failed,
+            server.url("/gen/\(2 << 20)?drop-after=100000&drops=100000"), to: failed,
             configuration(retries: 0))
         _ = try FaultRun.expectError(result, code: .network, mentioning: [])
         #expect(Self.mode(failed.path + ".part") == expected)

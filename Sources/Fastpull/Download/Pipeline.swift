@@ -14,6 +14,9 @@ struct Pipeline {
     /// How many times a download starts over because the remote file changed under it.
     static let maximumRestarts = 2
 
+    /// Files up to this size are not journaled: one that stops is fetched again from its start.
+    static let largestUnjournaledFile: Int64 = 1 << 20
+
     /// Raised inside an attempt when the remote file changed and starting over is allowed.
     struct RestartRequest: Error {
         var reason: String
@@ -151,15 +154,19 @@ struct Pipeline {
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
         let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: start.keptBytes, scheduler: scheduler)
-        let checkpointer = Checkpointer(
-            store: store, template: start.journal, scheduler: scheduler, file: start.file)
+        // A small file is fetched again after a crash rather than journaled: the journal's syncs would
+        // cost more than the fetch.
+        let checkpointer =
+            size <= Self.largestUnjournaledFile && start.keptBytes == 0
+            ? nil
+            : Checkpointer(store: store, template: start.journal, scheduler: scheduler, file: start.file)
 
         let sha256: [UInt8]
         let peakConnections: Int
         // The prefix hasher computes every algorithm the expectations need.
         let digests = PrefixHasher.Digests(expectations.algorithms)
         do {
-            try checkpointer.checkpoint(durably: true)
+            try checkpointer?.checkpoint(durably: true)
             let hasher = PrefixHasher(
                 file: start.file, scheduler: scheduler, size: plan.size, digests: digests)
             (sha256, peakConnections) = try await fetchSegments(
@@ -200,7 +207,7 @@ struct Pipeline {
             try? store.remove()
         } catch {
             // The file is verified; whatever kept it from its name, a later run finds it complete.
-            try? checkpointer.checkpoint(durably: true)
+            try? checkpointer?.checkpoint(durably: true)
             throw Failure(error, url: remote.finalURL).error
         }
         return Report(
@@ -232,7 +239,7 @@ struct Pipeline {
 
     /// Turns a failure of the segmented fetch into what the caller sees, saving the journal first
     /// whenever the work can be resumed.
-    private func stopped(by error: any Error, remote: RemoteFile, checkpointer: Checkpointer) -> any Error {
+    private func stopped(by error: any Error, remote: RemoteFile, checkpointer: Checkpointer?) -> any Error {
         if let reason = Self.changeReason(error) {
             if configuration.restartWhenRemoteChanges { return RestartRequest(reason: reason) }
             try? discardProgress()
@@ -240,6 +247,11 @@ struct Pipeline {
         }
         let failure = Failure(error, url: remote.finalURL).error
         guard failure.code != .integrity else {
+            try? discardProgress()
+            return failure
+        }
+        // Without a journal (a small file) nothing can be resumed.
+        guard let checkpointer else {
             try? discardProgress()
             return failure
         }
