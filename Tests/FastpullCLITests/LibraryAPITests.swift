@@ -57,6 +57,27 @@ struct LibraryAPITests {
         #expect(server.stats.requests == 0)
     }
 
+    /// The files of a batch share kept-alive connections, and a file named by the server is probed
+    /// once: twenty small files into a folder, two at a time, cost two requests each (the probe that
+    /// names the file, and its GET) over a handful of connections. Before: three requests and two new
+    /// connections per file.
+    @Test func aBatchReusesConnectionsAndProbesEachFileOnce() async throws {
+        let count = 20
+        let items = (0..<count).map { index in
+            BatchItem(url: server.url("/gen/\(4000 + index)?seed=\(index)"), destination: .folder(folder))
+        }
+        server.resetStats()
+        let outcomes = await Fastpull.download(items, options: BatchOptions(parallelFiles: 2))
+        #expect(outcomes.allSatisfy { $0.report != nil }, "\(outcomes.compactMap(\.error))")
+        for index in [0, count - 1] {
+            let data = FileManager.default.contents(
+                atPath: folder.appendingPathComponent("\(4000 + index)").path)
+            #expect(data == Data(FixtureContent.bytes(count: 4000 + index, seed: UInt64(index))))
+        }
+        #expect(server.stats.requests == 2 * count)
+        #expect(server.stats.connections <= 6, "\(server.stats.connections) connections for \(count) files")
+    }
+
     @Test func batchEventsAreTaggedAndEnd() async throws {
         let batch = Batch([
             BatchItem(url: server.url("/gen/100000"), destination: folder.appendingPathComponent("e1.bin")),
