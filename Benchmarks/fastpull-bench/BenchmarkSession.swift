@@ -294,13 +294,18 @@ final class BenchmarkSession {
             return [name]
         case .manyFiles:
             let count = scenario.fileCount(quick: options.quick)
-            let folder = SourceFiles.batchFolder(count: count, size: size)
+            let sizes = scenario.fileSizes(quick: options.quick)
+            let folder =
+                sizes == nil
+                ? SourceFiles.batchFolder(count: count, size: size)
+                : "\(scenario.name)-\(options.quick ? "quick" : "full")"
             let directory = workspace.documentRoot + "/" + folder
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             return try (0..<count).map { index in
                 let name = SourceFiles.batchName(index: index)
-                try SourceFiles.ensure(path: directory + "/" + name, size: size, seed: UInt64(10_000 + index))
+                try SourceFiles.ensure(
+                    path: directory + "/" + name, size: sizes?[index] ?? size, seed: UInt64(10_000 + index))
                 return folder + "/" + name
             }
         }

@@ -91,10 +91,13 @@ struct Scenario: Sendable {
     /// What it shows, for the README and the report.
     var summary: String
     var workload: Workload = .singleFile
-    /// The file size (each file's size for `manyFiles`).
+    /// The file size (each file's size for `manyFiles`, unless ``sizes`` gives one per file).
     var size: Int64
     /// The file size in `--quick` mode.
     var quickSize: Int64
+    /// For a `manyFiles` batch of unequal files: every file's size (and in `--quick` mode).
+    var sizes: [Int64]? = nil
+    var quickSizes: [Int64]? = nil
     var server: ServerChoice
     var tls = false
     var destination = Destination.tmpfs
@@ -108,20 +111,35 @@ struct Scenario: Sendable {
 
     /// The number of files a run downloads.
     func fileCount(quick: Bool) -> Int {
+        if let sizes = fileSizes(quick: quick) { return sizes.count }
         if case .manyFiles(let count, let quickCount) = workload { return quick ? quickCount : count }
         return 1
     }
 
-    /// The size of each file.
-    func fileSize(quick: Bool) -> Int64 { quick ? quickSize : size }
+    /// The size of each file (of the first, for a batch of unequal files).
+    func fileSize(quick: Bool) -> Int64 { fileSizes(quick: quick)?.first ?? (quick ? quickSize : size) }
+
+    /// Every file's size, for a batch of unequal files.
+    func fileSizes(quick: Bool) -> [Int64]? { quick ? quickSizes ?? sizes : sizes }
 
     /// The bytes one run downloads.
-    func totalBytes(quick: Bool) -> Int64 { fileSize(quick: quick) * Int64(fileCount(quick: quick)) }
+    func totalBytes(quick: Bool) -> Int64 {
+        fileSizes(quick: quick)?.reduce(0, +) ?? fileSize(quick: quick) * Int64(fileCount(quick: quick))
+    }
 }
 
 private let kibibyte: Int64 = 1024
 private let mebibyte: Int64 = 1024 * 1024
 private let gibibyte: Int64 = 1024 * 1024 * 1024
+
+/// `count` sizes from 4 to 260 KiB, the same in every session (a fixed linear congruential sequence).
+private func smallFileSizes(count: Int) -> [Int64] {
+    var state: UInt64 = 0x5EED
+    return (0..<count).map { _ in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return 4 * kibibyte + Int64((state >> 33) % UInt64(256 * kibibyte + 1))
+    }
+}
 
 /// The scenarios, in the order they run.
 enum ScenarioTable {
@@ -197,6 +215,23 @@ enum ScenarioTable {
                 + "downloads where a tool has none). Per-file overhead: process start, probe, connection setup.",
             workload: .manyFiles(count: 500, quickCount: 50),
             size: 256 * kibibyte, quickSize: 256 * kibibyte,
+            server: .nginx(location: "plain", rate: .unlimited), timeoutSeconds: 300),
+        Scenario(
+            name: "small-files",
+            summary: "300 files of 4–260 KiB from nginx through each tool's batch mode: what a model "
+                + "repository or a release page looks like. Per-file cost: probe, requests, threads, syncs.",
+            workload: .manyFiles(count: 300, quickCount: 50),
+            size: 256 * kibibyte, quickSize: 256 * kibibyte,
+            sizes: smallFileSizes(count: 300), quickSizes: smallFileSizes(count: 50),
+            server: .nginx(location: "plain", rate: .unlimited), timeoutSeconds: 300),
+        Scenario(
+            name: "mixed",
+            summary: "A batch of 4 files of 256 MiB and 300 files of 4–260 KiB from nginx: the large ones "
+                + "must not wait behind the small ones, nor the small ones behind the large.",
+            workload: .manyFiles(count: 304, quickCount: 52),
+            size: 256 * mebibyte, quickSize: 16 * mebibyte,
+            sizes: Array(repeating: 256 * mebibyte, count: 4) + smallFileSizes(count: 300),
+            quickSizes: Array(repeating: 16 * mebibyte, count: 2) + smallFileSizes(count: 50),
             server: .nginx(location: "plain", rate: .unlimited), timeoutSeconds: 300),
         Scenario(
             name: "https",

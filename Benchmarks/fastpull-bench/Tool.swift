@@ -138,6 +138,15 @@ enum ToolTable {
             ]),
             resume: .rerun(["-C", "-"])),
         ToolVariant(
+            name: "curl-p16", program: .external("curl"), setting: .best,
+            note: "--parallel --parallel-max 16 for batches (only with --tool)",
+            single: ["-s", "-S", "-f", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native([
+                "-s", "-S", "-f", "--parallel", "--parallel-max", "16", "--remote-name-all", "--output-dir",
+                "{output-dir}", "-K", "{curl-config}",
+            ]),
+            resume: .rerun(["-C", "-"]), selectedByDefault: false),
+        ToolVariant(
             name: "wget2", program: .external("wget2"), setting: .default,
             note: "defaults (one connection per file, 5 threads for batches)",
             single: ["-q", "-O", "{output}", "{url}"], tls: .arguments(["--ca-certificate={ca}"]),

@@ -38,12 +38,15 @@ struct JournalStore: Sendable {
         try FileSystem.remove(livePath + ".tmp")
     }
 
-    /// The kernel's boot identifier, which changes on every reboot.
-    static func currentBootID() -> String? {
+    /// The kernel's boot identifier, which changes on every reboot (read once: it cannot change while
+    /// the process runs).
+    static func currentBootID() -> String? { bootID }
+
+    private static let bootID: String? = {
         guard let data = contents("/proc/sys/kernel/random/boot_id") else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : text
-    }
+    }()
 
     private static func contents(_ path: String) -> Data? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
