@@ -36,6 +36,9 @@ struct Probe {
             let request = pool.request(
                 method, current, origin: origin, range: range,
                 extraHeaders: ServerDigests.probeRequestHeaders(for: current))
+            // Loading the CA store (the first https connection's TLS context) is no part of what a
+            // request costs: it happens once.
+            if origin.secure { _ = try pool.tlsContext() }
             let sent = ContinuousClock.now
             let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
             defer { slot.detach() }
