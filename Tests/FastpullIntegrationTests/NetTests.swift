@@ -112,12 +112,14 @@ struct NetTests {
                     host: "no-such-host.fastpull.invalid", port: 80, tls: nil, timeouts: Timeouts())
             }
         }
-        guard case .resolve(let host, let message)? = error else {
+        guard case .resolve(let host, let message, let permanent)? = error else {
             Issue.record("expected a resolve error, got \(String(describing: error))")
             return
         }
         #expect(host == "no-such-host.fastpull.invalid")
         #expect(!message.isEmpty)
+        // `.invalid` never resolves (RFC 6761): no use asking again.
+        #expect(permanent)
         #expect(
             error?.description.hasPrefix("could not resolve host no-such-host.fastpull.invalid: ") == true)
     }

@@ -47,10 +47,11 @@ extension Pipeline {
                         guard failure.retryable else { throw failure.error }
                         if stale.isFree(failure) { continue }
                         failures += 1
-                        guard failures <= retries else { throw failure.error }
+                        guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
+                            throw failure.error
+                        }
                         counters.retries.add(1, ordering: .relaxed)
-                        try await Task.sleep(
-                            for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                        try await Task.sleep(for: policy.delay(after: failure, attempt: failures))
                     }
                 }
             } onCancel: {

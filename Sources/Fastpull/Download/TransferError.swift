@@ -36,6 +36,9 @@ struct Failure: Sendable {
     var staleConnection = false
     /// No file descriptor was left for a connection: fewer connections would do.
     var outOfDescriptors = false
+    /// Nothing listened at the port: retried only ``RetryPolicy/refusedRetries`` times, soon, since a
+    /// server that is not there is seldom there a second later (a restarting one may be).
+    var refused = false
 
     /// Classifies any error thrown while talking to `url`.
     init(_ thrown: any Error, url: URL) {
@@ -71,12 +74,14 @@ struct Failure: Sendable {
                     ), retryable: true)
                 outOfDescriptors = true
             case .resolve:
+                // A name that does not exist is not asked for again (curl, wget and aria2c fail at once).
                 self.init(
                     error: FastpullError(
                         .network, "\(error) (\(location)); check the host name and your network"),
-                    retryable: true)
+                    retryable: !error.isUnknownHost)
             default:
                 self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
+                refused = error.isRefused
             }
         case let error as HTTPBodyError:
             if case .unsupportedTransferCoding = error {

@@ -102,13 +102,13 @@ struct SegmentFetcher: Sendable {
                         return .shed(failure.error)
                     }
                     failures += 1
-                    guard failures <= retries else {
+                    guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
                         trace?.record("close", connection: worker, ["reason": "gave up"])
                         return .gaveUp(failure.error)
                     }
                     // Let another connection take the range while this one waits.
                     scheduler.leave(worker)
-                    let delay = policy.delay(attempt: failures, retryAfter: failure.retryAfter)
+                    let delay = policy.delay(after: failure, attempt: failures)
                     counters.retries.add(1, ordering: .relaxed)
                     trace?.record(
                         "retry", connection: worker,

@@ -49,11 +49,13 @@ struct StreamFetcher: Sendable {
                     if stale.isFree(failure, nothingWritten: written == 0) { continue }
                     // Each try starts from byte 0, so bytes written are no progress: every failure counts.
                     failures += 1
-                    guard failures <= retries else { throw failure.error }
+                    guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
+                        throw failure.error
+                    }
                     counters.retries.add(1, ordering: .relaxed)
                     counters.bytesWritten.subtract(written, ordering: .relaxed)
                     try destination.restart()
-                    try await Task.sleep(for: policy.delay(attempt: failures, retryAfter: failure.retryAfter))
+                    try await Task.sleep(for: policy.delay(after: failure, attempt: failures))
                 }
             }
         } onCancel: {

@@ -5,7 +5,8 @@ import Glibc
 /// `description` is a sentence a user can read: what failed, against which host, and why.
 enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `getaddrinfo` failed; `message` is its `gai_strerror` text.
-    case resolve(host: String, message: String)
+    /// `permanent`: the name does not exist (or has no address); asking again will not change that.
+    case resolve(host: String, message: String, permanent: Bool = false)
     /// Every address of `host` refused or was unreachable; `message` is the reason of the last attempt
     /// (the `strerror` text, e.g. "Connection refused").
     case connect(host: String, port: Int, message: String)
@@ -30,7 +31,7 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .resolve(let host, let message):
+        case .resolve(let host, let message, _):
             return "could not resolve host \(host): \(message)"
         case .connect(let host, let port, let message):
             let peer = NetError.hostAndPort(host, port)
@@ -58,6 +59,18 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
         case .resolve, .connect, .timeout("connect"): return true
         default: return false
         }
+    }
+
+    /// Whether nothing listens at the peer's port (the connection was refused).
+    var isRefused: Bool {
+        if case .connect(_, _, let message) = self { return message == NetError.errnoText(ECONNREFUSED) }
+        return false
+    }
+
+    /// Whether the host name does not exist (as opposed to a resolver that could not answer now).
+    var isUnknownHost: Bool {
+        if case .resolve(_, _, let permanent) = self { return permanent }
+        return false
     }
 
     /// Whether the process (or the system) has no file descriptor left for a socket or pipe.

@@ -51,7 +51,10 @@ enum Resolver {
         guard status == 0 else {
             let message =
                 status == EAI_SYSTEM ? NetError.errnoText(errno) : String(cString: gai_strerror(status))
-            throw .resolve(host: host, message: message)
+            // EAI_NONAME and EAI_FAIL say the name does not exist (or never will resolve); EAI_AGAIN, a
+            // resolver that could not answer now, is worth asking again.
+            throw .resolve(
+                host: host, message: message, permanent: status == EAI_NONAME || status == EAI_FAIL)
         }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
@@ -70,7 +73,7 @@ enum Resolver {
                 SocketAddress(family: current.ai_family, storage: storage, length: current.ai_addrlen))
         }
         guard !addresses.isEmpty else {
-            throw .resolve(host: host, message: "no IPv4 or IPv6 address")
+            throw .resolve(host: host, message: "no IPv4 or IPv6 address", permanent: true)
         }
         return addresses
     }

@@ -8,6 +8,20 @@ struct RetryPolicy: Sendable {
     var maximumRetryAfter: Duration = .seconds(60)
 
     /// The delay before retry number `attempt` (1-based). `retryAfter` is the server's wish, if any.
+    /// Refused connections are retried at most this many times, ``refusedDelay`` apart.
+    static let refusedRetries = 2
+    static let refusedDelay: Duration = .milliseconds(100)
+
+    /// Whether `failure`, the `failures`-th in a row, may be tried again under a budget of `retries`.
+    static func allowsAnother(_ failure: Failure, failures: Int, retries: Int) -> Bool {
+        failures <= (failure.refused ? min(retries, refusedRetries) : retries)
+    }
+
+    /// How long to wait before trying again after `failure`, the `attempt`-th in a row.
+    func delay(after failure: Failure, attempt: Int) -> Duration {
+        failure.refused ? Self.refusedDelay : delay(attempt: attempt, retryAfter: failure.retryAfter)
+    }
+
     func delay(attempt: Int, retryAfter: Duration? = nil) -> Duration {
         if let retryAfter { return min(retryAfter, maximumRetryAfter) }
         let exponent = min(max(attempt - 1, 0), 16)
