@@ -92,6 +92,17 @@ struct ProgressView {
     /// parts first (name, connections, ETA, speed) and then cutting.
     static func line(_ row: Row, width: Int, withName: Bool) -> String {
         let progress = row.progress
+        // Nothing moves while every connection waits for a retry: say so, and why.
+        if let retry = progress.waitingToRetry, progress.activeConnections == 0 {
+            var parts: [String] = withName ? [row.name] : []
+            if let percent = progress.fraction.map({ String(format: "%3.0f%%", $0 * 100) }) {
+                parts.append(percent)
+            }
+            parts.append(
+                "retrying in \(String(format: "%.1f", retry.secondsLeft)) s (\(retry.attempt)/\(retry.retries)): "
+                    + retry.reason)
+            return fit(parts.joined(separator: "  "), width: width)
+        }
         let percent = progress.fraction.map { String(format: "%3.0f%%", $0 * 100) }
         let eta: Double? = {
             guard let total = progress.totalBytes, row.speed > 0 else { return nil }

@@ -47,6 +47,18 @@ struct CLITests {
         #expect(contents("p.bin")?.count == 4096)
     }
 
+    /// A wait for a retry is on the progress line, with its reason and count (here the plain line of
+    /// a stderr that is no terminal, printed every 3 s, during a 7 s `Retry-After`).
+    @Test func aWaitForARetryIsShownWithItsReason() async throws {
+        let url = server.url("/gen/5000?status=503&statuses=1&retry-after=7").absoluteString
+        let result = try await CLIRunner.run([url, "-o", "w.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("retrying in "), "\(result.stderr)")
+        #expect(result.stderr.contains("(1/5): "), "\(result.stderr)")
+        #expect(result.stderr.contains("503"), "\(result.stderr)")
+        #expect(contents("w.bin")?.count == 5000)
+    }
+
     @Test func quietPrintsNothing() async throws {
         let result = try await CLIRunner.run(
             ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)

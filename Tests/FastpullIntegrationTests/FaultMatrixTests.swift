@@ -186,6 +186,29 @@ struct FaultMatrixTests {
         #expect(report.sha256 == Expected.sha256(size: size))
     }
 
+    /// While the download waits for a retry, its progress says which retry, why and how long: before,
+    /// a display showed `0 B/s 0 conn` for as long as a `Retry-After` lasted. The wait over, it is gone.
+    @Test func aWaitForARetryIsVisibleInTheProgress() async throws {
+        let size = 100_000
+        let url = server.url("/gen/\(size)?status=503&statuses=1&retry-after=3")
+        let download = Download(from: url, to: output, configuration: configuration(retries: 4))
+        let run = FaultRun(download)
+        var seen: TransferProgress.Retry?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while seen == nil, ContinuousClock.now < deadline {
+            seen = download.progress.waitingToRetry
+            if seen == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let retry = try #require(seen)
+        #expect(retry.attempt == 1)
+        #expect(retry.retries == 4)
+        #expect(retry.reason.contains("503"), "\(retry.reason)")
+        #expect(retry.secondsLeft > 0 && retry.secondsLeft <= 3)
+        let report = try await run.result().get()
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(download.progress.waitingToRetry == nil)
+    }
+
     /// 429 with `Retry-After: 1` on a kept-alive connection that the server closes during the wait →
     /// the retry finds it closed, which is no failure of the server's: one retry counted, exit 0.
     @Test func aConnectionClosedDuringRetryAfterIsNoExtraFailure() async throws {

@@ -51,7 +51,11 @@ extension Pipeline {
                             throw failure.error
                         }
                         counters.retries.add(1, ordering: .relaxed)
-                        try await Task.sleep(for: policy.delay(after: failure, attempt: failures))
+                        let delay = policy.delay(after: failure, attempt: failures)
+                        counters.waitForRetry(
+                            failures, of: retries, reason: failure.error.message, delay: delay)
+                        defer { counters.retryStarted() }
+                        try await Task.sleep(for: delay)
                     }
                 }
             } onCancel: {

@@ -9,6 +9,20 @@ final class TransferCounters: Sendable {
     /// How many connections the download means to have now.
     let targetConnections = Atomic<Int>(0)
     let retries = Atomic<Int>(0)
+    /// The retry the download is waiting for, if it is.
+    private let waiting = Mutex<(retry: TransferProgress.Retry, until: ContinuousClock.Instant)?>(nil)
+
+    /// The download waits `delay` before try `attempt` of `retries` because of `reason`.
+    func waitForRetry(_ attempt: Int, of retries: Int, reason: String, delay: Duration) {
+        let retry = TransferProgress.Retry(
+            attempt: attempt, retries: retries, reason: reason, secondsLeft: delay.seconds)
+        waiting.withLock { $0 = (retry, .now + delay) }
+    }
+
+    /// The wait is over.
+    func retryStarted() {
+        waiting.withLock { $0 = nil }
+    }
 
     func addWritten(_ count: Int64) {
         bytesWritten.add(count, ordering: .relaxed)
@@ -21,7 +35,14 @@ final class TransferCounters: Sendable {
             bytesWritten: bytesWritten.load(ordering: .relaxed),
             totalBytes: total >= 0 ? total : nil,
             activeConnections: activeConnections.load(ordering: .relaxed),
-            retries: retries.load(ordering: .relaxed))
+            retries: retries.load(ordering: .relaxed),
+            waitingToRetry: waiting.withLock { entry in
+                entry.map { entry in
+                    var retry = entry.retry
+                    retry.secondsLeft = max(0, (entry.until - .now).seconds)
+                    return retry
+                }
+            })
     }
 }
 
@@ -35,6 +56,20 @@ public struct TransferProgress: Sendable, Equatable {
     public var activeConnections: Int
     /// Retries so far.
     public var retries: Int
+    /// The retry the download is waiting for (nothing is being transferred meanwhile), if it is.
+    public var waitingToRetry: Retry? = nil
+
+    /// A retry the download waits for: why, and when.
+    public struct Retry: Sendable, Equatable {
+        /// Which retry this is, from 1.
+        public var attempt: Int
+        /// How many retries the download may make in a row.
+        public var retries: Int
+        /// The failure that is being retried.
+        public var reason: String
+        /// Seconds until the retry starts.
+        public var secondsLeft: Double
+    }
 
     /// The fraction done, 0...1, when the size is known.
     public var fraction: Double? {

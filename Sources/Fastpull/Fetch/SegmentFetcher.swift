@@ -119,6 +119,8 @@ struct SegmentFetcher: Sendable {
                     emit(
                         .retry(connection: worker, reason: failure.error.message, delaySeconds: delay.seconds)
                     )
+                    counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
+                    defer { counters.retryStarted() }
                     try await Task.sleep(for: delay)
                 }
             }

@@ -55,7 +55,10 @@ struct StreamFetcher: Sendable {
                     counters.retries.add(1, ordering: .relaxed)
                     counters.bytesWritten.subtract(written, ordering: .relaxed)
                     try destination.restart()
-                    try await Task.sleep(for: policy.delay(after: failure, attempt: failures))
+                    let delay = policy.delay(after: failure, attempt: failures)
+                    counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
+                    defer { counters.retryStarted() }
+                    try await Task.sleep(for: delay)
                 }
             }
         } onCancel: {
