@@ -78,7 +78,10 @@ struct DownloadTests {
         #expect(report.retries >= 6)
         // Nothing fetched twice: each retry starts where the cut left off.
         #expect(report.bytesFetched == Int64(size))
-        #expect(server.stats.bodyBytesSent <= Int64(size) + 6 * 300_000)
+        // What the server sent beyond the file: at most a cut's rest per connection (a steal that cuts
+        // a window in flight drops up to that much, more often on a loaded machine), never the
+        // dropped responses' bytes again.
+        #expect(server.stats.bodyBytesSent <= Int64(size) + 8 * SegmentFetcher.drainLimit)
     }
 
     @Test func serverIgnoringRangesFallsBackToOneStream() async throws {

@@ -186,6 +186,29 @@ struct FaultMatrixTests {
         #expect(report.sha256 == Expected.sha256(size: size))
     }
 
+    /// A server that drips its bytes (200 a second, every connection) against a lowest speed of 10 kB/s
+    /// over a second → exit 3 saying it was too slow. Before: a dripping server kept every connection
+    /// alive, and the download never ended.
+    @Test func aDrippingServerStopsAtTheLowestSpeed() async throws {
+        let url = server.url("/gen/\(2 << 20)?rate=200")
+        var configuration = configuration(retries: 1)
+        configuration.lowestSpeed = LowestSpeed(bytesPerSecond: 10_000, duration: .seconds(1))
+        let result = await FaultRun.download(url, to: output, configuration)
+        _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "slower than"])
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
+    /// A rate limit of the download's own lowers the floor to a quarter of it: a download held at
+    /// 4 kB/s is not stopped by a 100 kB/s lowest speed.
+    @Test func aRateLimitIsNoReasonToStop() async throws {
+        let size = 8_000
+        var configuration = configuration(connections: 1, retries: 0)
+        configuration.maximumBytesPerSecond = 4_000
+        configuration.lowestSpeed = LowestSpeed(bytesPerSecond: 100_000, duration: .milliseconds(500))
+        let report = try await FaultRun.download(server.url("/gen/\(size)"), to: output, configuration).get()
+        #expect(report.sha256 == Expected.sha256(size: size))
+    }
+
     /// While the download waits for a retry, its progress says which retry, why and how long: before,
     /// a display showed `0 B/s 0 conn` for as long as a `Retry-After` lasted. The wait over, it is gone.
     @Test func aWaitForARetryIsVisibleInTheProgress() async throws {

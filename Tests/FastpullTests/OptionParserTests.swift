@@ -89,13 +89,14 @@ struct OptionParserTests {
             "--proxy", "proxy.local:3128", "--noproxy", "a.test, .b.test", "--checksum",
             "sha256=\(String(repeating: "ab", count: 32))", "--keep-partial", "-k", "--restart", "-j", "3",
             "--max-connections-per-host", "7", "--force", "--dry-run", "--json", "-q", "-d", "out",
-            "--trace", "t.jsonl", "http://h/x",
+            "--trace", "t.jsonl", "-Y", "2K/s", "--speed-time", "15", "http://h/x",
         ])
         let configuration = parsed.configuration
         #expect(configuration.connections == .fixed(6))
         #expect(configuration.maximumConnections == 20)
         #expect(configuration.minimumSegmentSize == 2 << 20)
         #expect(configuration.maximumBytesPerSecond == 500 << 10)
+        #expect(configuration.lowestSpeed == LowestSpeed(bytesPerSecond: 2048, duration: .seconds(15)))
         #expect(configuration.idleTimeout == .milliseconds(2500))
         #expect(configuration.connectTimeout == .seconds(3))
         #expect(configuration.stallTimeout == .seconds(4))
@@ -146,6 +147,14 @@ struct OptionParserTests {
         (
             ["--limit-rate", "0", "http://h/x"],
             "error: --limit-rate: expected a rate like 500K/s or 2MiB/s, got '0'"
+        ),
+        (
+            ["--speed-limit", "slow", "http://h/x"],
+            "error: --speed-limit: expected a rate like 1K/s or 100KiB/s, or 0 for none, got 'slow'"
+        ),
+        (
+            ["--speed-time", "0", "http://h/x"],
+            "error: --speed-time: expected a number of seconds above 0, got '0'"
         ),
         (
             ["--timeout", "-1", "http://h/x"],
@@ -286,5 +295,59 @@ struct OptionParserTests {
         }
         #expect(text.split(separator: "\n").allSatisfy { $0.count <= HelpText.width })
         #expect(Set(ExitCodeTable.rows.map(\.code)) == Set(FastpullError.Code.allCases.map(\.rawValue) + [0]))
+    }
+}
+
+/// `--speed-limit` and `--speed-time`: the lowest speed, on by default.
+@Suite("Lowest speed options")
+struct LowestSpeedOptionTests {
+    func configuration(_ arguments: [String]) throws -> Configuration {
+        try CommandOptions(try ArgumentParser.parse(arguments + ["http://h/x"])).configuration
+    }
+
+    @Test func onByDefaultOffWithZero() throws {
+        #expect(try configuration([]).lowestSpeed == .standard)
+        #expect(try configuration(["--speed-limit", "0"]).lowestSpeed == nil)
+        #expect(try configuration(["--speed-limit", "0", "--speed-time", "5"]).lowestSpeed == nil)
+        #expect(
+            try configuration(["-y", "5"]).lowestSpeed
+                == LowestSpeed(bytesPerSecond: 1024, duration: .seconds(5)))
+    }
+
+    /// Under a rate limit of its own the floor is a quarter of that rate, so `--limit-rate` alone never
+    /// trips it.
+    @Test func aRateLimitLowersTheFloor() throws {
+        #expect(try configuration(["--limit-rate", "1K/s"]).effectiveLowestSpeed?.bytesPerSecond == 256)
+        #expect(try configuration(["--limit-rate", "1M/s"]).effectiveLowestSpeed?.bytesPerSecond == 1024)
+    }
+}
+
+/// The lowest-speed watch, fed made-up progress.
+@Suite("SpeedWatch")
+struct SpeedWatchTests {
+    let t0 = ContinuousClock.now
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+
+    /// 100 B/s against a 1 KiB/s floor over 10 s: too slow only once 10 s have passed.
+    @Test func tooSlowOnlyAfterTheWholeDuration() {
+        var watch = SpeedWatch(floor: LowestSpeed(bytesPerSecond: 1024, duration: .seconds(10)))
+        var verdicts: [Bool] = []
+        for second in 0...12 {
+            verdicts.append(
+                watch.tooSlow(progress: Int64(second * 100), waiting: false, now: at(Double(second))))
+        }
+        #expect(verdicts.prefix(10).allSatisfy { !$0 })
+        #expect(verdicts[10] && verdicts[12])
+    }
+
+    /// A fast stretch inside the window keeps it going, and a wait for a retry starts it afresh.
+    @Test func aFastStretchOrARetryWaitKeepsItGoing() {
+        var watch = SpeedWatch(floor: LowestSpeed(bytesPerSecond: 1000, duration: .seconds(10)))
+        let steps: [(progress: Int64, waiting: Bool, at: Double)] = [
+            (0, false, 0), (20_000, false, 5), (20_000, false, 10), (20_000, true, 14), (20_000, false, 20),
+            (20_000, false, 30),
+        ]
+        let verdicts = steps.map { watch.tooSlow(progress: $0.progress, waiting: $0.waiting, now: at($0.at)) }
+        #expect(verdicts == [false, false, false, false, false, true])
     }
 }

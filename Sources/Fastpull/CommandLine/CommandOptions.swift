@@ -110,6 +110,24 @@ package struct CommandOptions: Sendable {
             }
             configuration.maximumBytesPerSecond = rate
         }
+        if let text = parsed.last("speed-limit") {
+            if text == "0" {
+                configuration.lowestSpeed = nil
+            } else {
+                guard let rate = ByteSize.parseRate(text), rate > 0 else {
+                    throw UsageError(
+                        option: "speed-limit", "expected a rate like 1K/s or 100KiB/s, or 0 for none",
+                        got: text)
+                }
+                configuration.lowestSpeed = LowestSpeed(
+                    bytesPerSecond: rate,
+                    duration: configuration.lowestSpeed?.duration ?? LowestSpeed.standard.duration)
+            }
+        }
+        if let text = parsed.last("speed-time") {
+            let duration = try Self.seconds(text, option: "speed-time")
+            configuration.lowestSpeed?.duration = duration
+        }
         if let text = parsed.last("retries") {
             configuration.retries = try Self.integer(text, option: "retries", in: 0...1000)
         }

@@ -95,6 +95,12 @@ package enum OptionTable {
             "limit-rate", .value(placeholder: "SIZE/s"), group: .transfer,
             help: "Receive at most this many bytes a second per file, e.g. 500K/s or 2MiB."),
         OptionSpec(
+            "speed-limit", short: "Y", .value(placeholder: "SIZE/s"), group: .transfer,
+            help: "Stop (resumable) when slower than this for --speed-time; 0 turns it off (default: 1K/s)."),
+        OptionSpec(
+            "speed-time", short: "y", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "How long a download may stay under --speed-limit (default: 60)."),
+        OptionSpec(
             "timeout", .value(placeholder: "SECONDS"), group: .transfer,
             help: "Abandon a connection that receives nothing for this long (default: 30)."),
         OptionSpec(

@@ -6,6 +6,10 @@ public struct Configuration: Sendable {
     public var maximumConnections: Int
     /// A connection that receives nothing for this long gives its range back and is replaced.
     public var stallTimeout: Duration
+    /// The lowest speed the download must keep up (default ``LowestSpeed/standard``, 1 KiB/s over a
+    /// minute; nil for none). Below a ``maximumBytesPerSecond`` of its own, the floor is a quarter of
+    /// that rate.
+    public var lowestSpeed: LowestSpeed?
     /// Connections to one host, shared by every download in the process (default
     /// ``Defaults/maximumConnectionsPerHost``).
     public var maximumConnectionsPerHost: Int
@@ -95,6 +99,7 @@ public struct Configuration: Sendable {
         self.connections = connections
         self.maximumConnections = maximumConnections
         self.stallTimeout = .seconds(10)
+        self.lowestSpeed = .standard
         self.maximumConnectionsPerHost = Defaults.maximumConnectionsPerHost
         self.traceFile = nil
         self.minimumSegmentSize = minimumSegmentSize
@@ -108,6 +113,15 @@ public struct Configuration: Sendable {
         self.retryBaseDelay = retryBaseDelay
         self.resumeFromJournal = resumeFromJournal
         self.restartWhenRemoteChanges = restartWhenRemoteChanges
+    }
+
+    /// The lowest speed to hold the download to, once the rate limit is taken into account.
+    var effectiveLowestSpeed: LowestSpeed? {
+        guard var floor = lowestSpeed, floor.bytesPerSecond > 0, floor.duration > .zero else { return nil }
+        if let rate = maximumBytesPerSecond {
+            floor.bytesPerSecond = min(floor.bytesPerSecond, max(rate / 4, 1))
+        }
+        return floor
     }
 
     /// The most connections this configuration may open: the fixed count, or the automatic maximum.

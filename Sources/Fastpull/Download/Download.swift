@@ -223,7 +223,12 @@ public final class Download: Sendable {
         }
         running.withLock { $0 = task }
         let ticker = Task { [self] in await tick() }
+        stopReason.withLock { $0 = nil }
+        let watch = configuration.effectiveLowestSpeed.map { floor in
+            Task { [self] in await watchSpeed(floor, stopping: task) }
+        }
         defer {
+            watch?.cancel()
             ticker.cancel()
             running.withLock { $0 = nil }
             scheduler.withLock { $0 = nil }
@@ -237,10 +242,51 @@ public final class Download: Sendable {
             end(with: .finished(Event.Finished(report)), finishing: true)
             return report
         } catch {
-            let failure = (error as? FastpullError) ?? Failure(error, url: url).error
+            var failure = (error as? FastpullError) ?? Failure(error, url: url).error
+            // Stopped for being too slow, not by the caller: say so, with the resumable part's state.
+            if failure.code == .interrupted, let reason = stopReason.withLock({ $0 }) {
+                failure = Self.slowFailure(reason, interrupted: failure)
+            }
             end(with: .failed(failure), finishing: failure.code != .interrupted)
             throw failure
         }
+    }
+
+    /// Why the download stopped itself, if it did (the lowest speed was not kept up).
+    private let stopReason = Mutex<FastpullError?>(nil)
+
+    /// Cancels `task` once the download stays below `floor` for its duration.
+    private func watchSpeed(_ floor: LowestSpeed, stopping task: Task<Report, any Error>) async {
+        var watch = SpeedWatch(floor: floor)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: watch.interval)
+            if Task.isCancelled { return }
+            let progress = counters.snapshot
+            let hashed = scheduler.withLock { $0?.hashedBytes } ?? 0
+            let fetched = counters.bytesFetched.load(ordering: .relaxed)
+            if let total = progress.totalBytes, progress.bytesWritten >= total { continue }
+            if watch.tooSlow(
+                progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now)
+            {
+                let speed = ByteFormat.speed(Double(floor.bytesPerSecond))
+                stopReason.withLock {
+                    $0 = FastpullError(
+                        .network,
+                        "\(url.redactedForDisplay) came slower than \(speed) for \(ByteFormat.duration(floor.duration.seconds)) (the lowest speed allowed)"
+                    )
+                }
+                task.cancel()
+                return
+            }
+        }
+    }
+
+    /// The error of a download stopped for its speed: `reason`, and what the stop kept (the saved
+    /// bytes and how to resume, from the `interrupted` message).
+    static func slowFailure(_ reason: FastpullError, interrupted: FastpullError) -> FastpullError {
+        guard let saved = interrupted.message.range(of: "interrupted with ") else { return reason }
+        let rest = interrupted.message[saved.upperBound...]
+        return FastpullError(reason.code, "\(reason.message); \(rest)")
     }
 
     /// Sends the run's last event and, unless it can be resumed into the same sequence, ends it.
