@@ -18,7 +18,7 @@ enum Summary {
         }
     }
 
-    /// `saved x.iso (1.0 GiB) in 0.85s, 1.2 GiB/s, 8 connections, sha256 …, md5 … (checksum verified:
+    /// `saved x.iso (1.0 GiB) in 0.85s, 1.2 GiB/s, 8 connections, sha256 9f86d081884c7d65…, md5 … (checksum verified:
     /// sha256 from --checksum, md5 from x-goog-hash header, 0.004s after the last byte)`, or for a file
     /// that was already in place `x.iso is already here (1.0 GiB) and matches sha256 from --checksum;
     /// nothing downloaded`.
@@ -33,9 +33,9 @@ enum Summary {
             return "\(report.outputPath) is already here (\(ByteFormat.size(report.size))) and matches "
                 + "\(verified.joined(separator: ", ")); nothing downloaded"
         }
-        var digests = "sha256 \(report.sha256)"
+        var digests = "sha256 \(short(report.sha256))"
         for (name, hex) in report.digests.sorted(by: { $0.key < $1.key }) where name != "sha256" {
-            digests += ", \(name) \(hex)"
+            digests += ", \(name) \(short(hex))"
         }
         let verification =
             verified.isEmpty
@@ -47,6 +47,12 @@ enum Summary {
             + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
             + "\(report.connections) connection\(report.connections == 1 ? "" : "s"), "
             + "\(digests)\(verification)\(resumed)"
+    }
+
+    /// A digest as the summary shows it: its first 16 hex digits (64 bits, plenty to tell files apart
+    /// by eye) and `…`; the whole digest is in `--json` and the library's report.
+    static func short(_ hex: String) -> String {
+        hex.count > 16 ? String(hex.prefix(16)) + "…" : hex
     }
 
     /// A batch file's outcome: `[2/3] saved …` or `[2/3] error: … (https://…)`.
