@@ -67,7 +67,7 @@ struct Run {
             ? nil
             : Task {
                 await ProgressView(
-                    batch: batch, board: board, console: console, interactive: Terminal.isInteractive,
+                    batch: batch, board: board, console: console, interactive: Terminal.canRedraw(environment),
                     color: Terminal.colorAllowed(environment), unicode: Terminal.unicodeAllowed(environment)
                 ).run()
             }

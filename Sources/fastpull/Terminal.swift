@@ -12,6 +12,12 @@ enum Terminal {
     /// Whether stderr is a terminal.
     static var isInteractive: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// Whether the live block can be redrawn in place: stderr is a terminal that moves its cursor
+    /// (`TERM=dumb` says it cannot; it then gets the plain lines a log gets).
+    static func canRedraw(_ environment: [String: String]) -> Bool {
+        isInteractive && environment["TERM"] != "dumb"
+    }
+
     /// The window's columns and rows, or 80 × 24 when the size cannot be read.
     static var size: (columns: Int, rows: Int) {
         var size = winsize()

@@ -62,6 +62,24 @@ struct CLITests {
         #expect(contents("w.bin")?.count == 5000)
     }
 
+    /// On a terminal that cannot move its cursor (`TERM=dumb`) the progress is plain lines, with no
+    /// escape sequence at all; on one that can, the live block redraws with them. Run in a pseudo-
+    /// terminal by `script(1)`, which records every byte written to it.
+    @Test(arguments: ["dumb", "xterm"])
+    func aDumbTerminalGetsNoCursorMovement(term: String) async throws {
+        // About 1.5 s at 200 kB/s: several redraws of a live block.
+        let url = server.url("/gen/300000?rate=200000").absoluteString
+        let log = folder + "/typescript-\(term)"
+        let command = "env TERM=\(term) \(CLIRunner.fastpull.path) \(url) -o t-\(term).bin"
+        let result = try await CLIRunner.shell(
+            "script -q -e -c '\(command)' \(log) > /dev/null", in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let recorded = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+        #expect(recorded.contains("saved"), "\(recorded)")
+        let escapes = recorded.contains("\u{1B}[")
+        #expect(escapes == (term != "dumb"), "\(recorded.debugDescription)")
+    }
+
     @Test func quietPrintsNothing() async throws {
         let result = try await CLIRunner.run(
             ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)
