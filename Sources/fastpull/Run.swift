@@ -67,7 +67,8 @@ struct Run {
             ? nil
             : Task {
                 await ProgressView(
-                    batch: batch, board: board, console: console, interactive: Terminal.canRedraw(environment),
+                    batch: batch, board: board, console: console,
+                    interactive: Terminal.canRedraw(environment),
                     color: Terminal.colorAllowed(environment), unicode: Terminal.unicodeAllowed(environment)
                 ).run()
             }
