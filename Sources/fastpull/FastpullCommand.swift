@@ -21,7 +21,7 @@ struct FastpullCommand {
         do {
             let parsed = try ArgumentParser.parse(arguments)
             if parsed.has("help") {
-                print(HelpText.text)
+                print(HelpText.text(width: Terminal.columns(of: STDOUT_FILENO) ?? HelpText.defaultWidth))
                 exit(0)
             }
             if parsed.has("version") {

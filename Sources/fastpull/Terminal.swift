@@ -12,6 +12,15 @@ enum Terminal {
     /// Whether stderr is a terminal.
     static var isInteractive: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// The columns of the terminal on `descriptor`, or nil when it is no terminal.
+    static func columns(of descriptor: Int32) -> Int? {
+        var size = winsize()
+        guard isatty(descriptor) == 1, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else {
+            return nil
+        }
+        return Int(size.ws_col)
+    }
+
     /// Whether the live block can be redrawn in place: stderr is a terminal that moves its cursor
     /// (`TERM=dumb` says it cannot; it then gets the plain lines a log gets).
     static func canRedraw(_ environment: [String: String]) -> Bool {

@@ -131,4 +131,23 @@ struct ProgressTmuxTests {
         #expect(!finished.contains { $0.hasPrefix("[") && $0.contains("█") })
         #expect(!finished.contains { $0.contains("ETA") })
     }
+
+    /// `--help` in a terminal of 64 columns wraps to it: no line is wider, and each option's help goes
+    /// under its name. Before: always 100 columns.
+    @Test func helpWrapsToTheTerminal() async throws {
+        let socket = "fastpull-test-\(UUID().uuidString)"
+        defer { _ = Self.tmux(socket, ["kill-server"]) }
+        let command = "'\(CLIRunner.fastpull.path)' --help; echo EXIT=$?; sleep 600"
+        _ = await CLIRunner.offPool {
+            Self.startSession(socket, ["new-session", "-d", "-s", "fp", "-x", "64", "-y", "300", command])
+        }
+        let pane = await Self.capture(socket, seconds: 20) { lines in lines.contains { $0.hasPrefix("EXIT=") }
+        }
+        let text = pane.joined(separator: "\n")
+        #expect(pane.contains("EXIT=0"), "\(text)")
+        #expect(pane.allSatisfy { $0.count <= 64 }, "\(text)")
+        let output = try #require(pane.firstIndex { $0.hasPrefix("  -o, --output PATH") }, "\(text)")
+        #expect(pane[output] == "  -o, --output PATH")
+        #expect(pane[output + 1].hasPrefix("      Write to PATH"))
+    }
 }

@@ -1,41 +1,55 @@
 /// `fastpull --help`, generated from ``OptionTable`` and ``ExitCodeTable``.
 package enum HelpText {
-    /// The whole help text.
-    package static var text: String {
-        var lines = [
-            "fastpull \(fastpullVersion) — fast, verified downloads over parallel connections",
+    /// The whole help text, wrapped to ``defaultWidth`` columns.
+    package static var text: String { text(width: defaultWidth) }
+
+    /// The whole help text, every line at most `width` columns (at least ``narrowest``: the options'
+    /// names take 34 of them).
+    package static func text(width: Int) -> String {
+        let width = max(width, narrowest)
+        var lines = wrap(
+            "fastpull \(fastpullVersion) — fast, verified downloads over parallel connections", width: width)
+        lines += [
             "",
             "USAGE: fastpull [OPTIONS] URL...",
             "       fastpull [OPTIONS] -i FILE",
             "",
-            "Sizes take K, M, G or KiB, MiB, GiB (all powers of 1024). Progress goes to stderr; --json",
-            "events go to stdout.",
         ]
+        lines += wrap(
+            "Sizes take K, M, G or KiB, MiB, GiB (all powers of 1024). Progress goes to stderr; --json events go to stdout.",
+            width: width)
         for group in OptionSpec.Group.allCases {
             lines.append("")
             lines.append("\(group.rawValue) OPTIONS:")
             for option in OptionTable.all where option.group == group {
                 let synopsis = option.synopsis
-                let help = wrap(option.help, width: width - 34)
-                if synopsis.count < 32 {
+                // Below 80 columns the help goes under the name, so that it keeps room for its words.
+                let column = width >= 80 ? 34 : 6
+                let help = wrap(option.help, width: width - column)
+                let indent = String(repeating: " ", count: column)
+                if column == 34, synopsis.count < 32 {
                     lines.append("  " + synopsis.padding(toLength: 32, withPad: " ", startingAt: 0) + help[0])
                 } else {
                     lines.append("  " + synopsis)
-                    lines.append(String(repeating: " ", count: 34) + help[0])
+                    lines.append(indent + help[0])
                 }
-                for more in help.dropFirst() { lines.append(String(repeating: " ", count: 34) + more) }
+                for more in help.dropFirst() { lines.append(indent + more) }
             }
         }
         lines.append("")
-        lines.append("EXIT CODES (a batch exits with its first failed file's code):")
+        lines += wrap("EXIT CODES (a batch exits with its first failed file's code):", width: width)
         for (code, meaning) in ExitCodeTable.rows {
-            lines.append("  " + String(code).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning)
+            let wrapped = wrap(meaning, width: width - 7)
+            lines.append("  " + String(code).padding(toLength: 5, withPad: " ", startingAt: 0) + wrapped[0])
+            for more in wrapped.dropFirst() { lines.append(String(repeating: " ", count: 7) + more) }
         }
         return lines.joined(separator: "\n")
     }
 
-    /// The width `--help` is wrapped to.
-    package static let width = 100
+    /// The width `--help` is wrapped to where the terminal's is unknown (a pipe, a file).
+    package static let defaultWidth = 80
+    /// The narrowest width it wraps to.
+    package static let narrowest = 60
 
     /// `text` in lines of at most `width` characters, broken at spaces.
     static func wrap(_ text: String, width: Int) -> [String] {
