@@ -30,7 +30,9 @@ struct FastpullCommand {
             }
             options = try CommandOptions(parsed)
             lines = try readInputFile(options.inputFile)
-            netrc = try options.loadNetrc(environment: environment)
+            let loaded = try options.loadNetrcWithWarning(environment: environment)
+            netrc = loaded.netrc
+            if let warning = loaded.warning, !options.quiet { printError(warning) }
         } catch {
             printError(error.message)
             exit(ExitStatus.usage)

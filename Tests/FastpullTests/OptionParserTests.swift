@@ -356,3 +356,24 @@ struct SpeedWatchTests {
         #expect(verdicts == [false, false, false, false, false, true])
     }
 }
+
+/// A `.netrc` with passwords that other users can read is used, with a warning.
+@Suite("netrc permissions")
+struct NetrcPermissionTests {
+    @Test(arguments: [0o600, 0o644] as [mode_t])
+    func aNetrcReadableByOthersIsWarnedAbout(mode: mode_t) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netrc-\(UUID().uuidString)")
+            .path
+        try Data("machine h.test login bob password s3cret\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        chmod(path, mode)
+        let options = try CommandOptions(try ArgumentParser.parse(["--netrc-file", path, "http://h.test/x"]))
+        let (netrc, warning) = try options.loadNetrcWithWarning(environment: [:])
+        #expect(netrc?.credentials(for: "h.test") != nil)
+        if mode == 0o600 {
+            #expect(warning == nil)
+        } else {
+            #expect(warning?.contains("chmod 600") == true, "\(warning ?? "none")")
+        }
+    }
+}

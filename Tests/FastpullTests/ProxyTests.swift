@@ -130,6 +130,20 @@ struct ProxySettingTests {
         #expect(try ProxyRules(.none, environment: ["http_proxy": "p.test"]) == .direct)
     }
 
+    /// `ALL_PROXY` serves either scheme that has no variable of its own, when it names an http proxy;
+    /// a SOCKS one is left alone (before, `ALL_PROXY` was never read).
+    @Test func allProxyServesEitherSchemeWithoutItsOwn() throws {
+        let all = try ProxyRules(.environment, environment: ["ALL_PROXY": "http://all.test:3128"])
+        #expect(all.http?.host == "all.test" && all.https?.host == "all.test")
+        let mixed = try ProxyRules(
+            .environment,
+            environment: ["all_proxy": "all.test:1", "ALL_PROXY": "upper.test:2", "https_proxy": "s.test:3"])
+        #expect(mixed.http?.host == "all.test")
+        #expect(mixed.https?.host == "s.test")
+        let socks = try ProxyRules(.environment, environment: ["ALL_PROXY": "socks5h://p.test:1080"])
+        #expect(socks == .direct)
+    }
+
     @Test func anUnusableEnvironmentProxyNamesTheVariable() {
         #expect {
             try ProxyRules(.environment, environment: ["https_proxy": "socks5h://p.test:1080"])

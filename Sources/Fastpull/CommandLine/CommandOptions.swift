@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The typed, validated options of one `fastpull` run. Every error names the option and the bad
 /// value; nothing here touches the network.
@@ -302,16 +303,37 @@ package struct CommandOptions: Sendable {
     ///
     /// - Throws: ``UsageError`` when `--netrc-file` cannot be read.
     package func loadNetrc(environment: [String: String]) throws(UsageError) -> Netrc? {
+        try loadNetrcWithWarning(environment: environment).netrc
+    }
+
+    /// The `.netrc` to use, and a warning when its passwords are readable by other users (it is used
+    /// all the same, as curl does; `chmod 600` fixes it).
+    package func loadNetrcWithWarning(environment: [String: String]) throws(UsageError) -> (
+        netrc: Netrc?, warning: String?
+    ) {
+        let path: String
         if let netrcFile {
-            guard let data = FileManager.default.contents(atPath: netrcFile) else {
+            guard FileManager.default.isReadableFile(atPath: netrcFile) else {
                 throw UsageError(message: "error: --netrc-file: cannot read '\(netrcFile)'")
             }
-            return Netrc(parsing: String(decoding: data, as: UTF8.self))
+            path = netrcFile
+        } else {
+            guard let home = environment["HOME"], !home.isEmpty else { return (nil, nil) }
+            path = home + "/.netrc"
         }
-        guard let home = environment["HOME"], !home.isEmpty,
-            let data = FileManager.default.contents(atPath: home + "/.netrc")
-        else { return nil }
-        return Netrc(parsing: String(decoding: data, as: UTF8.self))
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if netrcFile != nil { throw UsageError(message: "error: --netrc-file: cannot read '\(path)'") }
+            return (nil, nil)
+        }
+        let netrc = Netrc(parsing: String(decoding: data, as: UTF8.self))
+        var info = stat()
+        let exposed =
+            stat(path, &info) == 0 && info.st_mode & 0o077 != 0
+            && netrc.entries.contains { $0.password != nil }
+        let warning =
+            exposed
+            ? "warning: \(path) holds passwords and other users can read it; chmod 600 '\(path)'" : nil
+        return (netrc, warning)
     }
 
     /// A URL as the command line accepts it: http or https, with a host.

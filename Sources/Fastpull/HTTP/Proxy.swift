@@ -114,9 +114,12 @@ struct ProxyRules: Sendable, Hashable {
     /// - `https_proxy`, else `HTTPS_PROXY`, for `https://` URLs;
     /// - `no_proxy`, else `NO_PROXY`: a comma-separated ``ProxyBypass`` list.
     ///
-    /// Lower case wins when both are set; an empty variable counts as unset. `ALL_PROXY` is not read
-    /// (it usually names a SOCKS proxy, which Fastpull does not speak). Fails with a usage error naming
-    /// the variable when a proxy URL is not a usable `http://` URL.
+    /// - `all_proxy`, else `ALL_PROXY`, for either scheme without its own variable, when it names an
+    ///   `http://` proxy (or a bare `host:port`); a SOCKS one (`socks5://…`) is left to the tools that
+    ///   speak SOCKS, which Fastpull does not.
+    ///
+    /// Lower case wins when both are set; an empty variable counts as unset. Fails with a usage error
+    /// naming the variable when a proxy URL is not a usable `http://` URL.
     init(_ setting: ProxySetting, environment: [String: String]) throws(FastpullError) {
         switch setting {
         case .none:
@@ -131,8 +134,12 @@ struct ProxyRules: Sendable, Hashable {
                 return (name, value)
             }
             let isCGI = environment["REQUEST_METHOD"] != nil
-            let http = value("http_proxy") ?? (isCGI ? nil : value("HTTP_PROXY"))
-            let https = value("https_proxy") ?? value("HTTPS_PROXY")
+            let all = (value("all_proxy") ?? value("ALL_PROXY")).flatMap { entry in
+                let scheme = entry.value.range(of: "://").map { entry.value[..<$0.lowerBound].lowercased() }
+                return scheme == nil || scheme == "http" ? entry : nil
+            }
+            let http = value("http_proxy") ?? (isCGI ? nil : value("HTTP_PROXY")) ?? all
+            let https = value("https_proxy") ?? value("HTTPS_PROXY") ?? all
             let bypass = value("no_proxy") ?? value("NO_PROXY")
             self.init(
                 http: try http.map { (entry) throws(FastpullError) in
@@ -150,8 +157,8 @@ struct ProxyRules: Sendable, Hashable {
     static var environmentVariables: [String: String] {
         var found: [String: String] = [:]
         for name in [
-            "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY",
-            "REQUEST_METHOD",
+            "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
+            "NO_PROXY", "REQUEST_METHOD",
         ] {
             if let value = getenv(name) { found[name] = String(cString: value) }
         }
