@@ -52,6 +52,12 @@ struct Run {
                     board.finish(index, bytes: finished.size, failed: false)
                 case .failed:
                     board.finish(index, bytes: 0, failed: true)
+                case .probe(let probe) where single && !quiet:
+                    // Where the file goes, said when it starts (the summary says it again at the end).
+                    if let path = batch.download(at: index)?.destination.path(percentEncoded: false) {
+                        let size = probe.size.map { " (\(ByteFormat.size($0)))" } ?? ""
+                        console.note("saving to \(path)\(size)")
+                    }
                 default:
                     if !quiet, let note = Summary.note(for: tagged.event) {
                         console.note(single ? note : "[\(index + 1)/\(items.count)] \(note)")
@@ -87,7 +93,7 @@ struct Run {
                 console.note(single ? text : Summary.outcome(outcome, count: outcomes.count))
             case .failure(let error):
                 console.note(
-                    single ? "error: \(error.message)" : Summary.outcome(outcome, count: outcomes.count))
+                    single ? Summary.failureLine(error) : Summary.outcome(outcome, count: outcomes.count))
             }
         }
         if json?.wasClosed == true {

@@ -45,8 +45,17 @@ enum Summary {
         let resumed = report.resumedBytes > 0 ? ", resumed after \(ByteFormat.size(report.resumedBytes))" : ""
         return "saved \(report.outputPath) (\(ByteFormat.size(report.size))) in "
             + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
-            + "\(report.connections) connection\(report.connections == 1 ? "" : "s"), "
+            + (report.connections == 1 ? "1 connection, " : "up to \(report.connections) connections, ")
             + "\(digests)\(verification)\(resumed)"
+    }
+
+    /// `error: …` for a failure; for a stop the user chose (Ctrl-C, a signal) `stopped: …`, which is no
+    /// error.
+    static func failureLine(_ error: FastpullError) -> String {
+        guard error.code == .interrupted else { return "error: \(error.message)" }
+        let prefix = "interrupted with "
+        guard error.message.hasPrefix(prefix) else { return "stopped: \(error.message)" }
+        return "stopped with " + error.message.dropFirst(prefix.count)
     }
 
     /// A digest as the summary shows it: its first 16 hex digits (64 bits, plenty to tell files apart
@@ -64,7 +73,7 @@ enum Summary {
         case .failure(let error):
             let url = outcome.item.url.redactedForDisplay
             let named = error.message.contains(url) ? "" : " (\(url))"
-            return "\(label) error: \(error.message)\(named)"
+            return "\(label) \(failureLine(error))\(named)"
         }
     }
 

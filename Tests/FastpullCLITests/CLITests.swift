@@ -20,10 +20,15 @@ struct CLITests {
 
     @Test func downloadsAndPrintsASummary() async throws {
         let size = 3 << 20
-        let result = try await CLIRunner.run(
-            [server.url("/gen/\(size)?seed=3").absoluteString, "-o", "a.bin"], in: folder)
+        let url = server.url("/gen/\(size)?seed=3").absoluteString
+        let result = try await CLIRunner.run(["-n", "3", url, "-o", "a.bin"], in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(contents("a.bin") == Data(FixtureContent.bytes(count: size, seed: 3)))
+        // Where the file goes is said as it starts, and the summary gives the most connections used.
+        let path = URL(fileURLWithPath: folder).appendingPathComponent("a.bin").path
+        #expect(
+            result.stderr.contains("fastpull: saving to \(path) (3.0 MiB)\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("up to 3 connections"), "\(result.stderr)")
         #expect(result.stderr.contains("saved"))
         // A short hash keeps the line readable; `--json` carries the whole digest.
         let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 3))
@@ -198,7 +203,7 @@ struct CLITests {
         #expect(started)
         let result = await CLIRunner.finish(process, out, err)
         #expect(result.status == 130)
-        #expect(result.stderr.contains("interrupted"))
+        #expect(result.stderr.contains("fastpull: stopped"), "\(result.stderr)")
         #expect(!listing.contains("slow.bin"))
     }
 }

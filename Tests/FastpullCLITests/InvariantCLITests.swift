@@ -90,6 +90,10 @@ struct InvariantCLITests {
         let result = await CLIRunner.finish(process, out, err)
         #expect(result.status == 130, "\(result.stderr)")
         #expect(result.stderr.contains("run the same command to resume"), "\(result.stderr)")
+        // A stop the user chose is no error, and it counts in sizes, not raw bytes.
+        #expect(result.stderr.contains("fastpull: stopped with "), "\(result.stderr)")
+        #expect(!result.stderr.contains("error:"), "\(result.stderr)")
+        #expect(result.stderr.contains("MiB of 8.0 MiB saved in"), "\(result.stderr)")
         #expect(listing.contains("hup.bin.part.fastpull"), "\(listing)")
         let resumed = try await CLIRunner.run(["--json"] + arguments, in: folder)
         #expect(resumed.status == 0, "\(resumed.stderr)")

@@ -278,12 +278,13 @@ struct Pipeline {
         if failure.code == .interrupted {
             return FastpullError(
                 .interrupted,
-                "interrupted with \(kept) of \(total) bytes saved in \(partPath); run the same command to resume"
+                "interrupted with \(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath); run the same command to resume"
             )
         }
         return FastpullError(
             failure.code,
-            "\(failure.message); run the same command to resume (\(kept) of \(total) bytes are saved)")
+            "\(failure.message); run the same command to resume (\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) are saved)"
+        )
     }
 
     private func validate() throws {

@@ -42,8 +42,9 @@ public struct Report: Sendable {
     /// verification cost beyond the transfer (the prefix was hashed while the download ran).
     public var hashTailSeconds: Double
 
-    /// Average speed in bytes per second.
-    public var bytesPerSecond: Double { seconds > 0 ? Double(size) / seconds : 0 }
+    /// This run's average speed in bytes per second: the bytes it fetched (a resume's kept bytes do
+    /// not count) over ``seconds``.
+    public var bytesPerSecond: Double { seconds > 0 ? Double(max(size - resumedBytes, 0)) / seconds : 0 }
 }
 
 extension Report {
