@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 
 extern ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len,
                       unsigned int flags);

@@ -30,6 +30,12 @@ enum Summary {
             }
         }
         if alreadyPresent {
+            guard !verified.isEmpty else {
+                // Kept by its origin record: the server still offers the version saved.
+                return
+                    "\(report.outputPath) is already complete (\(ByteFormat.size(report.size))) and unchanged "
+                    + "on the server; nothing downloaded"
+            }
             return "\(report.outputPath) is already here (\(ByteFormat.size(report.size))) and matches "
                 + "\(verified.joined(separator: ", ")); nothing downloaded"
         }

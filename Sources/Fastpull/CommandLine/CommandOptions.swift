@@ -192,8 +192,12 @@ package struct CommandOptions: Sendable {
         if parsed.has("restart") && parsed.has("no-restart") {
             throw UsageError(message: "error: --restart and --no-restart cannot be used together")
         }
+        if parsed.has("restart") && parsed.has("continue") {
+            throw UsageError(message: "error: --restart and --continue cannot be used together")
+        }
         configuration.resumeFromJournal = !parsed.has("restart")
-        configuration.restartWhenRemoteChanges = !parsed.has("no-restart")
+        // -c, --continue (wget's and curl's spelling): resume, and never start over.
+        configuration.restartWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
         configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
         self.configuration = configuration
 

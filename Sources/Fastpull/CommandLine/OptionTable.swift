@@ -119,6 +119,11 @@ package enum OptionTable {
             "no-restart", .flag, group: .transfer,
             help: "Fail (exit 5) instead of starting over when the remote file changed."),
         OptionSpec(
+            "continue", short: "c", .flag, group: .transfer,
+            help:
+                "Resume, never start over (as --no-restart); a file a run saved before is kept while the server still offers it."
+        ),
+        OptionSpec(
             "trace", .value(placeholder: "FILE"), group: .transfer,
             help: "Write each connection's ranges over time to FILE (JSON lines; one URL only)."),
 

@@ -55,6 +55,56 @@ enum ExistingFile {
             transferSeconds: 0, hashTailSeconds: seconds)
     }
 
+    /// What a file Fastpull saved earlier (it carries an ``OriginRecord`` for this URL) is now.
+    enum Rerun {
+        /// Still the version the server offers, and as it was saved: nothing to fetch.
+        case unchanged(Report)
+        /// The server offers another version: fetch it again, in its place (the file is as it was
+        /// saved, so nothing of the user's is lost).
+        case changed(reason: String, probed: Download.Probed)
+    }
+
+    /// Whether `file` is a download of `url` made earlier, and what it is now: the record on it is
+    /// checked against the file (size and modification time) and against a fresh probe (size and
+    /// validators). Nil for a file without a record for this URL, one changed here since it was
+    /// saved, or when the probe tells nothing.
+    static func rerun(
+        _ file: URL, url: URL, configuration: Configuration, connections: ConnectionCache,
+        started: ContinuousClock.Instant
+    ) async -> Rerun? {
+        let path = file.path(percentEncoded: false)
+        // A file changed here since it was saved is the user's now: today's rule applies to it.
+        guard let record = OriginRecord.read(path: path), record.url == url.redactedForDisplay,
+            OriginRecord.fileIsAsSaved(path, record: record)
+        else { return nil }
+        let planned: Download.PlanOnly
+        do {
+            planned = try await Download(
+                from: url, to: file, configuration: configuration, observer: nil,
+                sharedConnections: connections
+            ).planned()
+        } catch {
+            return nil
+        }
+        let remote = planned.probed.remote
+        switch record.describes(remote) {
+        case true?:
+            let report = Report(
+                url: url, finalURL: remote.finalURL, outputPath: path, size: record.size,
+                seconds: (ContinuousClock.now - started).seconds, bytesFetched: 0, sha256: record.sha256,
+                verifiedChecksums: [], connections: 0, segments: 0, retries: 0, resumedBytes: 0,
+                rangesSupported: remote.acceptsRanges, digests: ["sha256": record.sha256], checks: [],
+                transferSeconds: 0, hashTailSeconds: 0)
+            return .unchanged(report)
+        case false?:
+            return .changed(
+                reason: "\(url.redactedForDisplay) changed on the server since \(path) was saved",
+                probed: planned.probed)
+        case nil:
+            return nil
+        }
+    }
+
     /// The size and digests of the regular file at `path`, read once; nil when it cannot be read.
     private static func hash(_ path: String, algorithms: [Digest.Algorithm]) -> (
         Int64, [Digest.Algorithm: [UInt8]]

@@ -281,7 +281,22 @@ public final class Batch: Sendable {
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
             }
-            if options.existingFiles == .refuse {
+            // A file this URL's download saved before: kept when the server still offers that version,
+            // fetched again in its place when not.
+            switch await ExistingFile.rerun(
+                file, url: item.url, configuration: settings, connections: connections, started: started)
+            {
+            case .unchanged(let report)?:
+                emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
+                return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
+            case .changed(let reason, let found)?:
+                emit(index, .warning("\(reason); downloading it again"))
+                settings.replacesExistingFile = true
+                probed = found
+            case nil:
+                break
+            }
+            if options.existingFiles == .refuse, !settings.replacesExistingFile {
                 let reason =
                     ExistingFile.expectations(for: file, url: item.url, configuration: settings).isEmpty
                     ? "" : " and does not match its checksum"

@@ -54,6 +54,10 @@ extension Pipeline {
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
             if let file {
+                file.record(
+                    OriginRecord(
+                        url: download.url, remote: remote, size: result.size,
+                        sha256: Digest.hex(result.sha256)))
                 try file.sync()
                 try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
             }

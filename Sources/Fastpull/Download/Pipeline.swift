@@ -202,6 +202,8 @@ struct Pipeline {
             throw Failure(error, url: remote.finalURL).error
         }
         do {
+            start.file.record(
+                OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
             try start.file.sync()
             try start.file.place(at: outputPath, replacing: configuration.replacesExistingFile)
             try? store.remove()

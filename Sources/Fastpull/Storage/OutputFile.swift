@@ -164,6 +164,11 @@ final class OutputFile: Sendable {
     }
 
     /// Flushes data and metadata to stable storage.
+    /// Records where the file came from (``OriginRecord``) on it; best effort.
+    func record(_ origin: OriginRecord) {
+        origin.write(to: descriptor)
+    }
+
     func sync() throws(StorageError) {
         var result: Int32
         repeat { result = fsync(descriptor) } while result < 0 && errno == EINTR

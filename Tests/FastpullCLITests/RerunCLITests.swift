@@ -1,0 +1,123 @@
+import CLinux
+import FastpullFixtures
+import Foundation
+import Glibc
+import Testing
+
+/// Reruns: a file a run saved carries where it came from and which version it is (extended
+/// attributes), so the same command again keeps it while the server still offers that version, and
+/// a list rerun fetches only what is missing or changed. Before: the rerun exited 7 "already exists",
+/// and a 10-file list rerun after deleting 3 said "10 files: 0 saved, 10 failed".
+@Suite("Reruns keep what is complete")
+struct RerunCLITests {
+    let server: FixtureServer
+    let folder: String
+    /// Served by the fixture server under `/files/`.
+    let served: String
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rerun-\(UUID().uuidString)")
+        folder = base.appendingPathComponent("work").path
+        served = base.appendingPathComponent("served").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        var configuration = FixtureServer.Configuration()
+        configuration.filesDirectory = served
+        server = try FixtureServer(configuration)
+    }
+
+    func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }
+
+    /// The extended attribute `name` of `path`, if it has one.
+    static func attribute(_ path: String, _ name: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = getxattr(path, name, &buffer, buffer.count)
+        return count >= 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+    }
+
+    @Test func aFinishedFileRecordsItsOriginAndARerunKeepsIt() async throws {
+        let size = 3 << 20
+        let url = server.url("/gen/\(size)?seed=5").absoluteString
+        let first = try await CLIRunner.run([url, "-o", "a.bin", "--json"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let path = folder + "/a.bin"
+        #expect(Self.attribute(path, "user.xdg.origin.url") == url)
+        let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 5))
+        #expect(Self.attribute(path, "user.fastpull.sha256") == sha256)
+        #expect(Self.attribute(path, "user.fastpull.size") == "\(size)")
+
+        server.resetStats()
+        let again = try await CLIRunner.run([url, "-o", "a.bin"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            again.stderr.contains("is already complete (3.0 MiB) and unchanged on the server"),
+            "\(again.stderr)")
+        // One probe, no body.
+        #expect(server.stats.requests == 1)
+        #expect(server.stats.bodyBytesSent == 0)
+        #expect(contents("a.bin") == Data(FixtureContent.bytes(count: size, seed: 5)))
+
+        // -c says the same.
+        let continued = try await CLIRunner.run(["-c", url, "-o", "a.bin"], in: folder)
+        #expect(continued.status == 0, "\(continued.stderr)")
+        #expect(continued.stderr.contains("unchanged on the server"), "\(continued.stderr)")
+    }
+
+    @Test func aListRerunFetchesOnlyWhatIsMissing() async throws {
+        let sizes = (0..<10).map { 10_000 + $0 * 1000 }
+        let list = sizes.enumerated().map { index, size in
+            server.url("/gen/\(size)?seed=\(index + 1)").absoluteString + " f\(index).bin"
+        }.joined(separator: "\n")
+        let first = try await CLIRunner.run(["-i", "-"], in: folder, input: Data(list.utf8))
+        #expect(first.status == 0, "\(first.stderr)")
+        for index in [2, 5, 7] { try FileManager.default.removeItem(atPath: folder + "/f\(index).bin") }
+
+        server.resetStats()
+        let again = try await CLIRunner.run(["-i", "-"], in: folder, input: Data(list.utf8))
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("10 files: 3 saved, 7 already here"), "\(again.stderr)")
+        #expect(server.stats.bodyBytesSent == Int64(sizes[2] + sizes[5] + sizes[7]))
+        for (index, size) in sizes.enumerated() {
+            #expect(
+                contents("f\(index).bin") == Data(FixtureContent.bytes(count: size, seed: UInt64(index + 1))))
+        }
+    }
+
+    /// The server offers another version: the file (as it was saved) is fetched again in its place.
+    @Test func aFileChangedOnTheServerIsFetchedAgain() async throws {
+        let source = served + "/v.bin"
+        try Data(repeating: 1, count: 50_000).write(to: URL(fileURLWithPath: source))
+        let url = server.url("/files/v.bin").absoluteString
+        let first = try await CLIRunner.run([url, "-o", "v.bin"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+
+        // A new version: other bytes, and a modification time a minute later (another Last-Modified
+        // and ETag).
+        try Data(repeating: 2, count: 60_000).write(to: URL(fileURLWithPath: source))
+        let later = Date().addingTimeInterval(60)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: source)
+        let again = try await CLIRunner.run([url, "-o", "v.bin"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("changed on the server since"), "\(again.stderr)")
+        #expect(contents("v.bin") == Data(repeating: 2, count: 60_000))
+    }
+
+    /// A file changed here since it was saved is the user's: the rerun refuses it as before.
+    @Test func aFileChangedHereIsNeverReplaced() async throws {
+        let url = server.url("/gen/20000").absoluteString
+        let first = try await CLIRunner.run([url, "-o", "h.bin"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let path = folder + "/h.bin"
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 0)
+        try handle.write(contentsOf: Data("mine".utf8))
+        try handle.close()
+        let edited = contents("h.bin")
+
+        let again = try await CLIRunner.run([url, "-o", "h.bin"], in: folder)
+        #expect(again.status == 7, "\(again.stderr)")
+        #expect(again.stderr.contains("already exists"), "\(again.stderr)")
+        #expect(contents("h.bin") == edited)
+    }
+}
