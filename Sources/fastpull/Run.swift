@@ -38,6 +38,7 @@ struct Run {
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
+        let verbose = options.configuration.verbose
         let json =
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
@@ -59,6 +60,9 @@ struct Run {
                         console.note("saving to \(path)\(size)")
                     }
                 default:
+                    for line in verbose ? Summary.verboseLines(for: tagged.event) : [] {
+                        console.note(single ? line : "[\(index + 1)/\(items.count)] \(line)")
+                    }
                     if !quiet, let note = Summary.note(for: tagged.event) {
                         console.note(single ? note : "[\(index + 1)/\(items.count)] \(note)")
                     }

@@ -13,7 +13,7 @@ enum Summary {
             return "starting over: \(reason)"
         case .warning(let text):
             return "warning: \(text)"
-        case .probe, .plan, .progress, .retry, .steal, .connections, .verified, .finished, .failed:
+        case .probe, .plan, .progress, .retry, .steal, .connections, .verified, .finished, .failed, .exchange:
             return nil
         }
     }
@@ -53,6 +53,25 @@ enum Summary {
             + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
             + (report.connections == 1 ? "1 connection, " : "up to \(report.connections) connections, ")
             + "\(digests)\(verification)\(resumed)"
+    }
+
+    /// The lines `--verbose` adds for an event: request heads (`> `) and response heads (`< `), each
+    /// retry with its reason and delay, and every change of the connection count.
+    static func verboseLines(for event: Event) -> [String] {
+        switch event {
+        case .exchange(let exchange):
+            return exchange.request.map { "> " + $0 } + exchange.response.map { "< " + $0 }
+        case .retry(let connection, let reason, let delay):
+            return ["* connection \(connection) retries in \(String(format: "%.1f", delay)) s: \(reason)"]
+        case .connections(let count):
+            return ["* connections: \(count)"]
+        case .steal(let from, let to, let offset, let end, let hedged):
+            return [
+                "* connection \(to) takes bytes \(offset)-\(end - 1) from connection \(from)\(hedged ? " (hedged)" : "")"
+            ]
+        default:
+            return []
+        }
     }
 
     /// `error: …` for a failure; for a stop the user chose (Ctrl-C, a signal) `stopped: …`, which is no

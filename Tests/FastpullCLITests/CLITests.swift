@@ -85,6 +85,31 @@ struct CLITests {
         #expect(escapes == (term != "dumb"), "\(recorded.debugDescription)")
     }
 
+    /// `-v` shows every request and response head, with credentials and signatures redacted, and the
+    /// connection count as it changes.
+    @Test func verboseShowsTheHeadsWithSecretsRedacted() async throws {
+        let url = server.url("/gen/3000000?X-Amz-Signature=deadbeef").absoluteString
+        let result = try await CLIRunner.run(
+            ["-v", "-n", "2", "-H", "Authorization: Bearer s3cret", "-u", "bob:pw", url, "-o", "v.bin"],
+            in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("fastpull: > HEAD /gen/3000000?X-Amz-Signature=REDACTED HTTP/1.1"),
+            "\(result.stderr)")
+        #expect(result.stderr.contains("fastpull: > Range: bytes=0-"), "\(result.stderr)")
+        #expect(result.stderr.contains("fastpull: < HTTP/1.1 206 Partial Content"), "\(result.stderr)")
+        #expect(result.stderr.contains("fastpull: > Authorization: REDACTED"), "\(result.stderr)")
+        #expect(result.stderr.contains("fastpull: * connections: 2"), "\(result.stderr)")
+        for secret in ["s3cret", "deadbeef"] {
+            #expect(!result.stderr.contains(secret), "\(secret) in \(result.stderr)")
+        }
+        #expect(!result.stderr.contains("Basic "), "\(result.stderr)")
+
+        let both = try await CLIRunner.run(["-v", "-q", url], in: folder)
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("--verbose and --quiet cannot be used together"))
+    }
+
     @Test func quietPrintsNothing() async throws {
         let result = try await CLIRunner.run(
             ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)

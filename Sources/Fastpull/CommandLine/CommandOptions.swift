@@ -55,6 +55,9 @@ package struct CommandOptions: Sendable {
                 message: "error: missing URL (usage: fastpull [OPTIONS] URL...; see fastpull --help)")
         }
         quiet = parsed.has("quiet")
+        if parsed.has("verbose") && quiet {
+            throw UsageError(message: "error: --verbose and --quiet cannot be used together")
+        }
         json = parsed.has("json")
         if json, parsed.last("output") == "-" {
             throw UsageError(
@@ -81,6 +84,7 @@ package struct CommandOptions: Sendable {
         }
 
         var configuration = Configuration()
+        configuration.verbose = parsed.has("verbose")
         if let text = parsed.last("connections") {
             if text == "auto" {
                 configuration.connections = .automatic

@@ -109,6 +109,7 @@ package enum JSONEvents {
         case .verified: return "verified"
         case .finished: return "finished"
         case .failed: return "failed"
+        case .exchange: return "exchange"
         }
     }
 
@@ -205,6 +206,11 @@ package enum JSONEvents {
             return [
                 ("code", .integer(Int64(error.code.rawValue))),
                 ("error", .string(ExitCodeTable.name(error.code))), ("message", .string(error.message)),
+            ]
+        case .exchange(let exchange):
+            return [
+                ("request", .array(exchange.request.map { .string($0) })),
+                ("response", .array(exchange.response.map { .string($0) })),
             ]
         }
     }

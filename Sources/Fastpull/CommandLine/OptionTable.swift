@@ -182,6 +182,11 @@ package enum OptionTable {
             "json", .flag, group: .display,
             help: "Print newline-delimited JSON events on stdout (see the README for the fields)."),
         OptionSpec("quiet", short: "q", .flag, group: .display, help: "Print nothing but errors."),
+        OptionSpec(
+            "verbose", short: "v", .flag, group: .display,
+            help:
+                "Show each request and response head (credentials and signatures redacted), retries and connection changes."
+        ),
         OptionSpec("help", short: "h", .flag, group: .display, help: "Show this help."),
         OptionSpec("version", short: "V", .flag, group: .display, help: "Show the version."),
     ]

@@ -10,6 +10,9 @@ public struct Configuration: Sendable {
     /// minute; nil for none). Below a ``maximumBytesPerSecond`` of its own, the floor is a quarter of
     /// that rate.
     public var lowestSpeed: LowestSpeed?
+    /// Report every request head sent and the response head that answered it as an
+    /// ``Event/exchange(_:)`` event (credentials and signatures redacted): what `--verbose` prints.
+    public var verbose = false
     /// Connections to one host, shared by every download in the process (default
     /// ``Defaults/maximumConnectionsPerHost``).
     public var maximumConnectionsPerHost: Int

@@ -35,6 +35,18 @@ public enum Event: Sendable, Equatable {
     case finished(Finished)
     /// The run failed with this error. The last event of a failed run.
     case failed(FastpullError)
+    /// A request head and the response head that answered it (only with ``Configuration/verbose``).
+    case exchange(Exchange)
+}
+
+extension Event {
+    /// One request and the head of its answer, a line per field, secrets redacted.
+    public struct Exchange: Sendable, Equatable {
+        /// `GET /path HTTP/1.1`, then `Name: value` for each field.
+        public var request: [String]
+        /// `HTTP/1.1 206 Partial Content`, then `Name: value` for each field.
+        public var response: [String]
+    }
 }
 
 extension Event {

@@ -72,7 +72,18 @@ struct Pipeline {
             settings: try RequestSettings(configuration: configuration, url: download.url),
             proxies: try ProxyRules(configuration.proxy, environment: ProxyRules.environmentVariables),
             limiter: try RateLimiter.make(configuration.maximumBytesPerSecond),
-            shared: download.sharedConnections)
+            shared: download.sharedConnections, onExchange: exchangeObserver)
+    }
+
+    /// With ``Configuration/verbose``, what sends every request and response head as an event.
+    private var exchangeObserver: (@Sendable (RequestHead, ResponseHead) -> Void)? {
+        guard configuration.verbose else { return nil }
+        let download = download
+        return { request, response in
+            let exchange = Event.Exchange(
+                request: ExchangeLog.lines(request: request), response: ExchangeLog.lines(response: response))
+            download.emit(.exchange(exchange))
+        }
     }
 
     private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {

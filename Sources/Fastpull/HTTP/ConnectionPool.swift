@@ -21,13 +21,17 @@ final class ConnectionPool: Sendable {
     let proxies: ProxyRules
     /// Paces what every connection of the download receives, if a rate limit is set.
     let limiter: RateLimiter?
+    /// Told of every request head sent and the response head that answered it (`--verbose`).
+    let onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)?
 
     /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
     /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
     init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
-        proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil
+        proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
+        onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
     ) {
+        self.onExchange = onExchange
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
         self.settings = settings
@@ -79,6 +83,7 @@ final class ConnectionPool: Sendable {
             do {
                 try connection.send(request)
                 let head = try connection.readHead()
+                onExchange?(request, head)
                 if head.status == 407, case .forward(let proxy) = route(to: origin) {
                     // The proxy, not the origin, wants credentials.
                     connection.discardBody(of: head, method: request.method)
