@@ -170,7 +170,10 @@ struct FaultMatrixTests {
     @Test func longBurstOf503Fails() async throws {
         let url = server.url("/gen/\(1 << 20)?status=503&statuses=1000")
         let result = await FaultRun.download(url, to: output, configuration(retries: 2))
-        _ = try FaultRun.expectError(result, code: .httpStatus, mentioning: [url.absoluteString, "503"])
+        let error = try FaultRun.expectError(
+            result, code: .httpStatus, mentioning: [url.absoluteString, "503"])
+        #expect(error.httpStatus == 503)
+        #expect(error.url == url)
         #expect(Leftovers(output).isEmpty)
         #expect(server.stats.requests == 3)
     }
@@ -578,8 +581,13 @@ struct FaultMatrixTests {
         let url = try #require(URL(string: "http://127.0.0.1:1/gen/10"))
         let download = Download(from: url, to: output, configuration: configuration(retries: 5))
         let result = await FaultRun(download).result()
-        _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "refused"])
+        let error = try FaultRun.expectError(
+            result, code: .network, mentioning: [url.absoluteString, "refused"])
         #expect(download.progress.retries == RetryPolicy.refusedRetries)
+        // The details a build tool needs, without reading the message.
+        #expect(error.systemError == ECONNREFUSED)
+        #expect(error.url == url)
+        #expect(error.httpStatus == nil)
         #expect(Leftovers(output).isEmpty)
     }
 

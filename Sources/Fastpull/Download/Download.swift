@@ -243,6 +243,7 @@ public final class Download: Sendable {
             return report
         } catch {
             var failure = (error as? FastpullError) ?? Failure(error, url: url).error
+            if failure.url == nil { failure.url = url }
             // Stopped for being too slow, not by the caller: say so, with the resumable part's state.
             if failure.code == .interrupted, let reason = stopReason.withLock({ $0 }) {
                 failure = Self.slowFailure(reason, interrupted: failure)
@@ -302,12 +303,15 @@ public final class Download: Sendable {
 
     /// Sends a ``Event/progress(_:)`` event every ``progressInterval`` until cancelled.
     private func tick() async {
+        // The speed is this run's: bytes fetched since it started (a resume's kept bytes do not count),
+        // measured from the start, so that the first event has one too.
         var meter = SpeedMeter()
+        meter.add(bytes: 0, at: .now)
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.progressInterval)
             if Task.isCancelled { return }
             let now = counters.snapshot
-            meter.add(bytes: now.bytesWritten, at: .now)
+            meter.add(bytes: counters.bytesFetched.load(ordering: .relaxed), at: .now)
             emit(
                 .progress(
                     Event.Progress(

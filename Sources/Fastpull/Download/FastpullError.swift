@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one error type Fastpull throws. Its ``code`` is stable and is also the command line's exit code.
 public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure happened. The raw value is the `fastpull` command's exit code.
@@ -26,11 +28,39 @@ public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible
     public var code: Code
     /// A one-line human message: what happened, to which URL or path, and what to do next.
     public var message: String
+    /// The HTTP status of the answer that failed the download (404, 503, …), where one did: a build
+    /// tool can tell a missing artifact from a server that is down without reading ``message``.
+    public var httpStatus: Int?
+    /// The URL the failure concerns (the one asked for, or where a redirect led), where there is one.
+    /// It is the URL as given, credentials included; ``message`` shows it redacted.
+    public var url: URL?
+    /// The system's error number behind the failure (`ENOSPC`, `ECONNREFUSED`, …), where one is known.
+    public var systemError: Int32?
 
     /// Creates an error with a code and a message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// The same error with another message (its code and details kept).
+    func with(message: String) -> FastpullError {
+        var error = self
+        error.message = message
+        return error
+    }
+
+    /// The same error, carrying `url` (unless it has one) and the structured details of `thrown`.
+    func with(url: URL, from thrown: any Error) -> FastpullError {
+        var error = self
+        if error.url == nil { error.url = url }
+        switch thrown {
+        case TransferError.status(let status, _, _): error.httpStatus = error.httpStatus ?? status
+        case let net as NetError: error.systemError = error.systemError ?? net.systemError
+        case let storage as StorageError: error.systemError = error.systemError ?? storage.errno
+        default: break
+        }
+        return error
     }
 
     /// The human message.

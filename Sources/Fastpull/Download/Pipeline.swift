@@ -280,7 +280,7 @@ struct Pipeline {
             }
             let saved = "\(error)"
             let detail = failure.message.contains(saved) ? "" : "; the journal could not be updated: \(saved)"
-            return FastpullError(failure.code, "\(failure.message)\(detail)")
+            return failure.with(message: "\(failure.message)\(detail)")
         }
         let kept = checkpointer.savedBytes
         let total = remote.size ?? 0
@@ -294,9 +294,9 @@ struct Pipeline {
                 "interrupted with \(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath); run the same command to resume"
             )
         }
-        return FastpullError(
-            failure.code,
-            "\(failure.message); run the same command to resume (\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) are saved)"
+        return failure.with(
+            message:
+                "\(failure.message); run the same command to resume (\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) are saved)"
         )
     }
 

@@ -42,6 +42,11 @@ struct Failure: Sendable {
 
     /// Classifies any error thrown while talking to `url`.
     init(_ thrown: any Error, url: URL) {
+        self.init(classifying: thrown, url: url)
+        error = error.with(url: url, from: thrown)
+    }
+
+    private init(classifying thrown: any Error, url: URL) {
         let location = url.redactedForDisplay
         switch thrown {
         case let error as FastpullError:

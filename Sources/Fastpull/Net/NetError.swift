@@ -61,6 +61,17 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The system's error number behind this error, where one is known.
+    var systemError: Int32? {
+        switch self {
+        case .system(_, let code): return code
+        case .connect(_, _, let message) where message == NetError.errnoText(ECONNREFUSED):
+            return ECONNREFUSED
+        case .proxy(_, let error): return error.systemError
+        default: return nil
+        }
+    }
+
     /// Whether nothing listens at the peer's port (the connection was refused).
     var isRefused: Bool {
         if case .connect(_, _, let message) = self { return message == NetError.errnoText(ECONNREFUSED) }
