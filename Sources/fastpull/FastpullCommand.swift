@@ -24,6 +24,20 @@ struct FastpullCommand {
                 print(HelpText.text(width: Terminal.columns(of: STDOUT_FILENO) ?? HelpText.defaultWidth))
                 exit(0)
             }
+            if parsed.has("man") {
+                print(ManPage.text, terminator: "")
+                exit(0)
+            }
+            if let shell = parsed.last("completions") {
+                guard let script = ShellCompletions.script(for: shell) else {
+                    printError(
+                        "error: --completions: expected one of \(ShellCompletions.shells.joined(separator: ", ")), got '\(shell)'"
+                    )
+                    exit(ExitStatus.usage)
+                }
+                print(script, terminator: "")
+                exit(0)
+            }
             if parsed.has("version") {
                 print("fastpull \(fastpullVersion)")
                 exit(0)

@@ -188,6 +188,12 @@ package enum OptionTable {
                 "Show each request and response head (credentials and signatures redacted), retries and connection changes."
         ),
         OptionSpec("help", short: "h", .flag, group: .display, help: "Show this help."),
+        OptionSpec(
+            "completions", .value(placeholder: "SHELL"), group: .display,
+            help:
+                "Print the completion script for bash, zsh or fish, e.g. fastpull --completions bash > /etc/bash_completion.d/fastpull."
+        ),
+        OptionSpec("man", .flag, group: .display, help: "Print the manual page (fastpull --man | man -l -)."),
         OptionSpec("version", short: "V", .flag, group: .display, help: "Show the version."),
     ]
 
