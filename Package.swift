@@ -21,7 +21,10 @@ let package = Package(
         // Linux calls glibc declares only under _GNU_SOURCE (splice, pipe2); header only.
         .systemLibrary(name: "CLinux"),
         .target(name: "Fastpull", dependencies: ["COpenSSL", "CLinux"]),
-        .executableTarget(name: "fastpull", dependencies: ["Fastpull"]),
+        // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
+        // completions), so that Fastpull is the API a build tool links and nothing else.
+        .target(name: "FastpullCommandLine", dependencies: ["Fastpull"]),
+        .executableTarget(name: "fastpull", dependencies: ["Fastpull", "FastpullCommandLine"]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(
@@ -45,7 +48,7 @@ let package = Package(
             ),
             dependencies: ["fastpull"]
         ),
-        .testTarget(name: "FastpullTests", dependencies: ["Fastpull"]),
+        .testTarget(name: "FastpullTests", dependencies: ["Fastpull", "FastpullCommandLine"]),
         .testTarget(
             name: "FastpullIntegrationTests",
             dependencies: ["Fastpull", "FastpullFixtures"]

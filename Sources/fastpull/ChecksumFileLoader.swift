@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 import Foundation
 
 /// Reads the `--checksum-file` sources before the download starts: a local file, or an http(s) URL

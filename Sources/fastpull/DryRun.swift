@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 import Foundation
 
 /// `--dry-run`: probes every URL and prints what a download would do (size, validators, ranges, the

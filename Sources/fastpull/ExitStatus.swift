@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 
 /// The process's exit code: 0 when every file is in place, else the first failed file's code (in the
 /// order the files were given), and 130 whenever the run was interrupted by a signal. The table is in

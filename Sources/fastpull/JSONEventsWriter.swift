@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 import Foundation
 import Synchronization
 

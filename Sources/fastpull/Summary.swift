@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 import Foundation
 
 /// The human lines on stderr: notes while a download runs, the one-line summary of a saved file, each

@@ -1,3 +1,5 @@
+import Fastpull
+
 /// The `fastpull(1)` manual page in roff, generated from ``OptionTable`` and ``ExitCodeTable`` (so it
 /// never drifts from `--help`): `fastpull --man | man -l -` shows it.
 package enum ManPage {

@@ -1,3 +1,5 @@
+import Fastpull
+
 /// Sizes and rates as people type them: `1048576`, `512K`, `1M`, `2G`, `1KiB`, `1MiB`, `1GiB`, with or
 /// without `B`, suffixes in either case; every unit is a power of 1024. A rate may end in `/s`.
 package enum ByteSize {

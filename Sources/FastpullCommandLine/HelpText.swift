@@ -1,3 +1,5 @@
+import Fastpull
+
 /// `fastpull --help`, generated from ``OptionTable`` and ``ExitCodeTable``.
 package enum HelpText {
     /// The whole help text, wrapped to ``defaultWidth`` columns.

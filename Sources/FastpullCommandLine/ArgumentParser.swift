@@ -1,3 +1,5 @@
+import Fastpull
+
 /// A usage error that names the option at fault, printed as `error: --flag: what is wrong`; the
 /// command exits with ``FastpullError/Code/usage``.
 package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import Fastpull
+
 /// Shell completion scripts for `fastpull`, generated from ``OptionTable`` (so they never drift from
 /// `--help`): `fastpull --completions bash|zsh|fish` prints one.
 package enum ShellCompletions {

@@ -1,3 +1,4 @@
+import Fastpull
 import Foundation
 
 /// The input file of `fastpull -i FILE`: one download a line, `URL [OUTPUT] [ALGO=VALUE]...`.

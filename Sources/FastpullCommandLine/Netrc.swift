@@ -1,3 +1,5 @@
+import Fastpull
+
 /// Credentials from a `.netrc` file, as curl and wget read it: `machine HOST login USER password
 /// SECRET` entries, a `default` entry for every other host, `macdef` macros skipped. Tokens are
 /// separated by any whitespace, lines do not matter, and a token may be quoted (`"a b"`, with `\"`).

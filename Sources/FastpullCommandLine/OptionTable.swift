@@ -1,3 +1,5 @@
+import Fastpull
+
 /// One command-line option of `fastpull`: its names, whether it takes a value, where `--help` lists
 /// it, and its help text.
 package struct OptionSpec: Sendable {

@@ -1,3 +1,4 @@
+import Fastpull
 import Foundation
 import Glibc
 
