@@ -110,6 +110,17 @@ struct CLITests {
         #expect(both.stderr.contains("--verbose and --quiet cannot be used together"))
     }
 
+    /// More connections than one host may have: said, not silently capped.
+    @Test func aCountAboveThePerHostLimitIsSaid() async throws {
+        let result = try await CLIRunner.run(
+            ["-n", "128", server.url("/gen/\(4 << 20)").absoluteString, "-o", "many.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "warning: at most 64 connections go to one host (the per-host limit), not the 128 asked for"),
+            "\(result.stderr)")
+    }
+
     @Test func quietPrintsNothing() async throws {
         let result = try await CLIRunner.run(
             ["-q", "-n", "2", server.url("/gen/1000").absoluteString, "-o", "q.bin"], in: folder)
