@@ -72,10 +72,8 @@ enum ChecksumFileLoader {
         let report: Report
         do {
             report = try await Fastpull.download(from: url, to: destination, configuration: settings)
-        } catch let error as FastpullError {
-            throw FastpullError(error.code, "could not fetch the checksum file \(source): \(error.message)")
         } catch {
-            throw FastpullError(.internalError, "could not fetch the checksum file \(source): \(error)")
+            throw FastpullError(error.code, "could not fetch the checksum file \(source): \(error.message)")
         }
         guard report.size <= Int64(maximumSize) else {
             throw FastpullError(

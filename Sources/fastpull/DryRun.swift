@@ -25,8 +25,7 @@ struct DryRun {
                 json?.write(.probe(plan.probe), index: index, url: item.url)
                 json?.write(.plan(plan), index: index, url: item.url)
                 if json == nil { print(describe(plan, item: item, index: index)) }
-            } catch {
-                let failure = (error as? FastpullError) ?? FastpullError(.internalError, "\(error)")
+            } catch let failure {
                 failed += 1
                 firstFailure = firstFailure ?? failure.code.rawValue
                 json?.write(.failed(failure), index: index, url: item.url)

@@ -31,6 +31,26 @@ struct LibraryAPITests {
                 == Data(FixtureContent.bytes(count: 300_000, seed: 4)))
     }
 
+    /// The entry points throw `FastpullError` itself (typed throws): a caller reads `error.code` and
+    /// `error.httpStatus` with no cast. (This test would not compile with untyped throws.)
+    @Test func theEntryPointsThrowFastpullErrorItself() async {
+        let missing = server.url("/gen/10?status=404")
+        let file = folder.appendingPathComponent("missing.bin")
+        do {
+            _ = try await Fastpull.download(from: missing, to: file, configuration: .init(retries: 0))
+            Issue.record("a 404 downloaded")
+        } catch {
+            #expect(error.code == .httpStatus)
+            #expect(error.httpStatus == 404)
+        }
+        do {
+            _ = try await Download(from: missing, to: file).plan()
+            Issue.record("a 404 planned")
+        } catch {
+            #expect(error.httpStatus == 404)
+        }
+    }
+
     @Test func batchReturnsEveryOutcomeAndKeepsVerifiedFiles() async throws {
         let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 200_000, seed: 2))
         let items = [

@@ -316,8 +316,7 @@ public final class Batch: Sendable {
             let report = try await download.run()
             return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
         } catch {
-            let failure = (error as? FastpullError) ?? FastpullError(.internalError, "\(error)")
-            return BatchOutcome(index: index, item: item, result: .failure(failure), alreadyPresent: false)
+            return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)
         }
     }
 

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// - Returns: a ``Report`` of the verified file.
 /// - Throws: ``FastpullError``; its ``FastpullError/code`` says what kind of failure it was.
-public func download(from url: URL, to file: URL, configuration: Configuration = .init()) async throws
-    -> Report
+public func download(from url: URL, to file: URL, configuration: Configuration = .init())
+    async throws(FastpullError) -> Report
 {
     try await Download(from: url, to: file, configuration: configuration).run()
 }
@@ -163,8 +163,14 @@ public final class Download: Sendable {
     /// what `fastpull --dry-run` prints.
     ///
     /// - Throws: ``FastpullError`` (a bad URL, or the probe's network, HTTP or TLS failure).
-    public func plan() async throws -> Event.Plan {
-        try await planned().plan
+    public func plan() async throws(FastpullError) -> Event.Plan {
+        do {
+            return try await planned().plan
+        } catch let error as FastpullError {
+            throw error
+        } catch {
+            throw Failure(error, url: url).error
+        }
     }
 
     /// The plan and the probe's findings behind it.
@@ -210,7 +216,7 @@ public final class Download: Sendable {
     /// Probes, fetches, verifies and moves the file into place.
     ///
     /// - Throws: ``FastpullError``. On failure the output path holds nothing new.
-    public func run() async throws -> Report {
+    public func run() async throws(FastpullError) -> Report {
         channel.withLock { if $0.ended { $0 = EventChannel() } }
         let task = Task { [self] in
             do {
@@ -333,7 +339,7 @@ public final class Download: Sendable {
     }
 
     /// Continues a paused or interrupted download from its journal.
-    public func resume() async throws -> Report {
+    public func resume() async throws(FastpullError) -> Report {
         try await run()
     }
 }
