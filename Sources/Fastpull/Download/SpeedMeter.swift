@@ -11,7 +11,10 @@ package struct SpeedMeter: Sendable {
     package mutating func add(bytes: Int64, at time: ContinuousClock.Instant) {
         if let last = samples.last, bytes < last.bytes { samples.removeAll() }
         samples.append((bytes, time))
-        while let first = samples.first, time - first.time > window { samples.removeFirst() }
+        // The window keeps at least two samples: a late sample (a busy machine) still has a speed.
+        while samples.count > 2, let first = samples.first, time - first.time > window {
+            samples.removeFirst()
+        }
     }
 
     /// Bytes per second between the oldest and the newest sample; 0 with fewer than two.
