@@ -110,6 +110,20 @@ struct RerunCLITests {
         #expect(contents("v.bin") == Data(repeating: 2, count: 60_000))
     }
 
+    /// A checksum given on the rerun decides alone: a recorded file that does not match it is never
+    /// reported complete (it was, exit 0, with the wrong bytes).
+    @Test func aChecksumOnTheRerunOutranksTheRecord() async throws {
+        let url = server.url("/gen/50000").absoluteString
+        let first = try await CLIRunner.run([url, "-o", "k.bin"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let wrong = String(repeating: "ab", count: 32)
+        let again = try await CLIRunner.run(
+            [url, "-o", "k.bin", "--checksum", "sha256=\(wrong)"], in: folder)
+        #expect(again.status == 7, "\(again.stderr)")
+        #expect(again.stderr.contains("does not match its checksum"), "\(again.stderr)")
+        #expect(!again.stderr.contains("already complete"), "\(again.stderr)")
+    }
+
     /// A file changed here since it was saved is the user's: the rerun refuses it as before.
     @Test func aFileChangedHereIsNeverReplaced() async throws {
         let url = server.url("/gen/20000").absoluteString

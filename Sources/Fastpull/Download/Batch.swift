@@ -282,9 +282,14 @@ public final class Batch: Sendable {
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
             }
             // A file this URL's download saved before: kept when the server still offers that version,
-            // fetched again in its place when not.
-            switch await ExistingFile.rerun(
-                file, url: item.url, configuration: settings, connections: connections, started: started)
+            // fetched again in its place when not. Not when a checksum is expected of it: the file just
+            // failed that, and only the checksum decides.
+            let expected = !ExistingFile.expectations(for: file, url: item.url, configuration: settings)
+                .isEmpty
+            switch expected
+                ? nil
+                : await ExistingFile.rerun(
+                    file, url: item.url, configuration: settings, connections: connections, started: started)
             {
             case .unchanged(let report)?:
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
