@@ -11,15 +11,10 @@ struct IntegrityCLITests {
     let served: String
 
     init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-cli-\(UUID().uuidString)")
-        folder = base.appendingPathComponent("work").path
-        served = base.appendingPathComponent("served").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
-        var configuration = FixtureServer.Configuration()
-        configuration.filesDirectory = served
-        server = try FixtureServer(configuration)
+        let workspace = try ServedWorkspace(label: "fastpull-cli")
+        server = workspace.server
+        folder = workspace.folder
+        served = workspace.served
     }
 
     var listing: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }

@@ -16,15 +16,10 @@ struct RerunCLITests {
     let served: String
 
     init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rerun-\(UUID().uuidString)")
-        folder = base.appendingPathComponent("work").path
-        served = base.appendingPathComponent("served").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
-        var configuration = FixtureServer.Configuration()
-        configuration.filesDirectory = served
-        server = try FixtureServer(configuration)
+        let workspace = try ServedWorkspace(label: "fastpull-rerun")
+        server = workspace.server
+        folder = workspace.folder
+        served = workspace.served
     }
 
     func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }

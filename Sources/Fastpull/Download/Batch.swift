@@ -284,13 +284,14 @@ public final class Batch: Sendable {
             // A file this URL's download saved before: kept when the server still offers that version,
             // fetched again in its place when not. Not when a checksum is expected of it: the file just
             // failed that, and only the checksum decides.
-            let expected = !ExistingFile.expectations(for: file, url: item.url, configuration: settings)
+            let checksummed = !ExistingFile.expectations(for: file, url: item.url, configuration: settings)
                 .isEmpty
-            switch expected
+            let rerun =
+                checksummed
                 ? nil
                 : await ExistingFile.rerun(
                     file, url: item.url, configuration: settings, connections: connections, started: started)
-            {
+            switch rerun {
             case .unchanged(let report)?:
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
