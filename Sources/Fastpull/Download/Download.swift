@@ -250,10 +250,9 @@ public final class Download: Sendable {
         } catch {
             var failure = (error as? FastpullError) ?? Failure(error, url: url).error
             if failure.url == nil { failure.url = url }
-            // Stopped for being too slow, not by the caller: say so, with the resumable part's state.
-            if failure.code == .interrupted, let reason = stopReason.withLock({ $0 }) {
-                failure = Self.slowFailure(reason, interrupted: failure)
-            }
+            // Stopped for being too slow where the pipeline had nothing to save (it says so itself when
+            // it saved something).
+            if failure.code == .interrupted, let reason = selfStopReason { failure = reason }
             end(with: .failed(failure), finishing: failure.code != .interrupted)
             throw failure
         }
@@ -261,6 +260,9 @@ public final class Download: Sendable {
 
     /// Why the download stopped itself, if it did (the lowest speed was not kept up).
     private let stopReason = Mutex<FastpullError?>(nil)
+
+    /// Why this run stopped itself, if it did; nil when it was stopped (if at all) by its caller.
+    var selfStopReason: FastpullError? { stopReason.withLock { $0 } }
 
     /// Cancels `task` once the download stays below `floor` for its duration.
     private func watchSpeed(_ floor: LowestSpeed, stopping task: Task<Report, any Error>) async {
@@ -286,14 +288,6 @@ public final class Download: Sendable {
                 return
             }
         }
-    }
-
-    /// The error of a download stopped for its speed: `reason`, and what the stop kept (the saved
-    /// bytes and how to resume, from the `interrupted` message).
-    static func slowFailure(_ reason: FastpullError, interrupted: FastpullError) -> FastpullError {
-        guard let saved = interrupted.message.range(of: "interrupted with ") else { return reason }
-        let rest = interrupted.message[saved.upperBound...]
-        return FastpullError(reason.code, "\(reason.message); \(rest)")
     }
 
     /// Sends the run's last event and, unless it can be resumed into the same sequence, ends it.

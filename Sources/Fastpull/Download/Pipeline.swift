@@ -289,10 +289,13 @@ struct Pipeline {
             return failure
         }
         if failure.code == .interrupted {
-            return FastpullError(
-                .interrupted,
-                "interrupted with \(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath); run the same command to resume"
-            )
+            let saved =
+                "\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath); run the same command to resume"
+            // Stopped by the download itself (too slow), not by its caller: that reason, with the same news.
+            if let reason = download.selfStopReason {
+                return reason.with(message: "\(reason.message); \(saved)")
+            }
+            return FastpullError(.interrupted, "interrupted with \(saved)")
         }
         return failure.with(
             message:
