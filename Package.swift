@@ -55,7 +55,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FastpullCLITests",
-            dependencies: ["Fastpull", "fastpull", "fastpull-fixture-server", "FastpullFixtures", "CLinux"]
+            dependencies: [
+                "Fastpull", "FastpullCommandLine", "fastpull", "fastpull-fixture-server", "FastpullFixtures",
+                "CLinux",
+            ]
         ),
         // Fastpull against real servers and proxies (nginx, lighttpd, apache2, h2o, moto S3, squid,
         // tinyproxy) that scripts/test-deps.sh installs.

@@ -101,11 +101,13 @@ package enum JSONEvents {
                     matched.append(
                         .object([
                             ("algorithm", .string(expected.algorithm)), ("value", .string(expected.hexValue)),
-                            ("source", .string(check.source.description)),
+                            ("source", .string(check.source.commandLineName)),
                         ]))
                 case .ignored(let reason):
                     ignored.append(
-                        .object([("source", .string(check.source.description)), ("reason", .string(reason))]))
+                        .object([
+                            ("source", .string(check.source.commandLineName)), ("reason", .string(reason)),
+                        ]))
                 }
             }
             return [
@@ -129,7 +131,8 @@ package enum JSONEvents {
         case .failed(let error):
             return [
                 ("code", .integer(Int64(error.code.rawValue))),
-                ("error", .string(ExitCodeTable.name(error.code))), ("message", .string(error.message)),
+                ("error", .string(ExitCodeTable.name(error.code))),
+                ("message", .string(error.commandLineMessage)),
             ]
         case .exchange(let exchange):
             return [

@@ -73,7 +73,8 @@ enum ChecksumFileLoader {
         do {
             report = try await Fastpull.download(from: url, to: destination, configuration: settings)
         } catch {
-            throw FastpullError(error.code, "could not fetch the checksum file \(source): \(error.message)")
+            throw FastpullError(
+                error.code, "could not fetch the checksum file \(source): \(error.commandLineMessage)")
         }
         guard report.size <= Int64(maximumSize) else {
             throw FastpullError(

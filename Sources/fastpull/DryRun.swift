@@ -29,7 +29,7 @@ struct DryRun {
                 failed += 1
                 firstFailure = firstFailure ?? failure.code.rawValue
                 json?.write(.failed(failure), index: index, url: item.url)
-                StandardStream.write("fastpull: error: \(failure.message)\n", to: STDERR_FILENO)
+                StandardStream.write("fastpull: error: \(failure.commandLineMessage)\n", to: STDERR_FILENO)
             }
         }
         let code = firstFailure ?? 0

@@ -57,7 +57,7 @@ struct FastpullCommand {
             options.configuration.checksumFiles = try await ChecksumFileLoader.load(
                 options.checksumFiles, using: options.configuration)
         } catch {
-            printError("error: \(error.message)")
+            printError("error: \(error.commandLineMessage)")
             exit(error.code.rawValue)
         }
         let jobs: [CommandOptions.Job]

@@ -27,7 +27,7 @@ enum Summary {
         var verified: [String] = []
         for check in report.checks {
             if case .matched = check.verdict, let expected = check.expected {
-                verified.append("\(expected.algorithm) from \(check.source)")
+                verified.append("\(expected.algorithm) from \(check.source.commandLineName)")
             }
         }
         if alreadyPresent {
@@ -78,10 +78,11 @@ enum Summary {
     /// `error: …` for a failure; for a stop the user chose (Ctrl-C, a signal) `stopped: …`, which is no
     /// error.
     static func failureLine(_ error: FastpullError) -> String {
-        guard error.code == .interrupted else { return "error: \(error.message)" }
+        let message = error.commandLineMessage
+        guard error.code == .interrupted else { return "error: \(message)" }
         let prefix = "interrupted with "
-        guard error.message.hasPrefix(prefix) else { return "stopped: \(error.message)" }
-        return "stopped with " + error.message.dropFirst(prefix.count)
+        guard message.hasPrefix(prefix) else { return "stopped: \(message)" }
+        return "stopped with " + message.dropFirst(prefix.count)
     }
 
     /// A digest as the summary shows it: its first 16 hex digits (64 bits, plenty to tell files apart

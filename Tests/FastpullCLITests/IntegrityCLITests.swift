@@ -70,7 +70,7 @@ struct IntegrityCLITests {
         ])
         #expect(result.status == 6, "\(result.stderr)")
         #expect(result.stderr.contains("sha256 mismatch for "))
-        #expect(result.stderr.contains("expected \(expected) (from --checksum), got \(actual)"))
+        #expect(result.stderr.contains("expected \(expected) (from the given checksum), got \(actual)"))
         // Where the file was to go, then the one-line error.
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].hasPrefix("fastpull: saving to "), "\(result.stderr)")

@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullCommandLine
 import FastpullFixtures
 import Foundation
 import Testing
@@ -49,6 +50,26 @@ struct LibraryAPITests {
         } catch {
             #expect(error.httpStatus == 404)
         }
+    }
+
+    /// The library speaks its own language: a refused existing file says what happened and names the
+    /// `Configuration` field as the remedy, never a command-line option; the command line puts its own
+    /// words there. Before: "… already exists; use --force to replace it" from the library itself.
+    @Test func errorsNameTheRemedyInTheLibrarysWords() async throws {
+        let file = folder.appendingPathComponent("kept.bin")
+        try Data("mine".utf8).write(to: file)
+        var configuration = Configuration()
+        configuration.replacesExistingFile = false
+        let outcomes = await Fastpull.download(
+            [BatchItem(url: server.url("/gen/1000"), destination: file)], configuration: configuration,
+            options: BatchOptions(existingFiles: .refuse))
+        let error = try #require(outcomes.first?.error)
+        #expect(error.code == .localIO)
+        #expect(error.remedy == .replaceExisting)
+        #expect(error.message.hasSuffix("kept.bin already exists"), "\(error.message)")
+        #expect("\(error)".hasSuffix("already exists; set Configuration.replacesExistingFile to replace it"))
+        #expect(error.commandLineMessage.hasSuffix("already exists; use --force to replace it"))
+        #expect(try Data(contentsOf: file) == Data("mine".utf8))
     }
 
     @Test func batchReturnsEveryOutcomeAndKeepsVerifiedFiles() async throws {

@@ -266,7 +266,7 @@ struct TLSDownloadTests {
                 configuration: Configuration(caFile: caFile))
         } throws: { error in
             let error = try #require(fastpullError(error))
-            return error.code == .tls && error.message.contains("--insecure")
+            return error.code == .tls && error.remedy == .trustAnotherAuthority
         }
         #expect(folder.contents.isEmpty)
     }

@@ -44,7 +44,8 @@ struct FaultMatrixTests {
         let failed = await FaultRun.download(url, to: output, configuration(connections: 1, retries: 0))
         let error = try FaultRun.expectError(
             failed, code: .network, mentioning: [url.absoluteString, "closed"])
-        #expect(error.message.contains("run the same command to resume"), "cut at \(cut): \(error.message)")
+        #expect(error.remedy == .resume, "cut at \(cut): \(error)")
+        #expect(error.message.contains("saved in \(output.path).part"), "cut at \(cut): \(error.message)")
         let left = Leftovers(output)
         #expect(!left.output)
         #expect(left.resumable, "cut at \(cut): \(left)")
@@ -67,7 +68,7 @@ struct FaultMatrixTests {
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
         let error = try FaultRun.expectError(
             result, code: .network, mentioning: [url.absoluteString, "closed"])
-        #expect(!error.message.contains("resume"), "\(error.message)")
+        #expect(error.remedy == nil && !"\(error)".contains("resume"), "\(error)")
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
@@ -296,7 +297,7 @@ struct FaultMatrixTests {
         let result = await FaultRun.download(url, to: output, configuration(retries: 1))
         let error = try FaultRun.expectError(
             result, code: .httpStatus, mentioning: [url.absoluteString, "Content-Range"])
-        #expect(!error.message.contains("resume"), "\(error.message)")
+        #expect(error.remedy == nil && !"\(error)".contains("resume"), "\(error)")
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
@@ -751,14 +752,13 @@ struct FaultRun {
             }
             error = failure
         }
-        #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
-        for text in mentioning {
-            #expect(
-                error.message.contains(text), "'\(text)' not in: \(error.message)",
-                sourceLocation: sourceLocation)
+        // The message with its remedy, as a caller printing the error reads it.
+        let text = "\(error)"
+        #expect(error.code == code, "\(text)", sourceLocation: sourceLocation)
+        for word in mentioning {
+            #expect(text.contains(word), "'\(word)' not in: \(text)", sourceLocation: sourceLocation)
         }
-        #expect(
-            !error.message.contains("\n"), "not one line: \(error.message)", sourceLocation: sourceLocation)
+        #expect(!text.contains("\n"), "not one line: \(text)", sourceLocation: sourceLocation)
         return error
     }
 

@@ -68,7 +68,7 @@ struct IntegrityTests {
         let actual = Digest.hex(Digest.compute(.sha256, of: bytes))
         #expect(error.code == .integrity)
         #expect(error.message.contains("sha256 mismatch"))
-        #expect(error.message.contains("expected \(expected) (from --checksum)"))
+        #expect(error.message.contains("expected \(expected) (from the given checksum)"))
         #expect(error.message.contains("got \(actual)"))
         #expect(error.message.contains(folder.url("out.bin").path))
         // No output, no .part, no journal: nothing to resume into.

@@ -165,7 +165,7 @@ struct InvariantTests {
         await download.whenWritten(atLeast: 256 << 10) { try? planted.write(to: output) }
         let result = await task.result
         _ = try FaultRun.expectError(
-            result, code: .localIO, mentioning: [output.path, "appeared", "--force"])
+            result, code: .localIO, mentioning: [output.path, "appeared", "Configuration.replacesExistingFile"])
         #expect(try Data(contentsOf: output) == planted)
         let left = Leftovers(output)
         #expect(left.resumable && left.keptBytes == Int64(size), "\(left)")

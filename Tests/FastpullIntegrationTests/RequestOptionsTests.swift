@@ -208,7 +208,7 @@ struct RequestOptionsTests {
         } catch let thrown as FastpullError {
             error = thrown
         }
-        #expect(error.code == .interrupted && error.message.contains("resume"), "\(error)")
+        #expect(error.code == .interrupted && error.remedy == .resume, "\(error)")
         events.cancel()
         let seen = await events.value
         #expect(seen.contains { $0.contains("retry") })

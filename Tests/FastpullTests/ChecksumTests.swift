@@ -135,7 +135,7 @@ struct ChecksumTests {
     // MARK: - ChecksumExpectation
 
     @Test func expectationSourcesDescribeThemselves() {
-        #expect(ChecksumExpectation.Source.user.description == "--checksum")
+        #expect(ChecksumExpectation.Source.user.description == "the given checksum")
         #expect(
             ChecksumExpectation.Source.checksumFile("SHA256SUMS").description == "checksum file SHA256SUMS")
         #expect(

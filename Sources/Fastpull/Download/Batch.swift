@@ -309,8 +309,8 @@ public final class Batch: Sendable {
                 return failed(
                     FastpullError(
                         .localIO,
-                        "\(file.path(percentEncoded: false)) already exists\(reason); use --force to replace it"
-                    ))
+                        "\(file.path(percentEncoded: false)) already exists\(reason)",
+                        remedy: .replaceExisting))
             }
         }
 

@@ -26,8 +26,12 @@ public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// The stable category of the failure.
     public var code: Code
-    /// A one-line human message: what happened, to which URL or path, and what to do next.
+    /// A one-line human message: what happened, to which URL or path. What the caller can do about it
+    /// is ``remedy``; ``description`` joins the two in the library's words, and the command line puts
+    /// its own options there instead.
     public var message: String
+    /// The one step that would get past the failure, where there is one.
+    public var remedy: Remedy?
     /// The HTTP status of the answer that failed the download (404, 503, …), where one did: a build
     /// tool can tell a missing artifact from a server that is down without reading ``message``.
     public var httpStatus: Int?
@@ -37,10 +41,11 @@ public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible
     /// The system's error number behind the failure (`ENOSPC`, `ECONNREFUSED`, …), where one is known.
     public var systemError: Int32?
 
-    /// Creates an error with a code and a message.
-    public init(_ code: Code, _ message: String) {
+    /// Creates an error with a code, a message and, where there is one, the step that gets past it.
+    public init(_ code: Code, _ message: String, remedy: Remedy? = nil) {
         self.code = code
         self.message = message
+        self.remedy = remedy
     }
 
     /// The same error with another message (its code and details kept).
@@ -63,6 +68,44 @@ public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible
         return error
     }
 
-    /// The human message.
-    public var description: String { message }
+    /// The message and the remedy, in the library's words: `…/x.iso already exists; set
+    /// Configuration.replacesExistingFile to replace it`.
+    public var description: String { remedy.map { "\(message); \($0)" } ?? message }
+}
+
+extension FastpullError {
+    /// What a caller can do after a failure. A command line names its own options for each; the
+    /// ``description`` names the ``Configuration`` fields.
+    public enum Remedy: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Download to the same destination again: the saved bytes are kept and only the rest is fetched.
+        case resume
+        /// Free disk space, then download to the same destination again.
+        case freeSpace
+        /// The destination already exists: allow replacing it.
+        case replaceExisting
+        /// The remote file changed: allow starting over from its first byte.
+        case startOver
+        /// The server's certificate is not trusted: trust another authority, or skip verification.
+        case trustAnotherAuthority
+
+        /// The remedy in the library's words.
+        public var description: String {
+            switch self {
+            case .resume: return "download to the same destination again to resume"
+            case .freeSpace: return "free some space and download to the same destination again"
+            case .replaceExisting: return "set Configuration.replacesExistingFile to replace it"
+            case .startOver: return "set Configuration.restartWhenRemoteChanges to start over"
+            case .trustAnotherAuthority:
+                return
+                    "set Configuration.caFile to trust another authority, or Configuration.insecure to skip verification"
+            }
+        }
+    }
+
+    /// The same error with another remedy.
+    func with(remedy: Remedy?) -> FastpullError {
+        var error = self
+        error.remedy = remedy
+        return error
+    }
 }

@@ -89,8 +89,8 @@ extension Pipeline {
             guard configuration.restartWhenRemoteChanges else {
                 throw FastpullError(
                     .remoteChanged,
-                    "\(download.url.redactedForDisplay) changed since the interrupted download (\(reason)); run without --no-restart to start over, or with --restart"
-                )
+                    "\(download.url.redactedForDisplay) changed since the interrupted download (\(reason))",
+                    remedy: .startOver)
             }
             download.emit(
                 .restarting(reason: "the remote file changed since the interrupted download: \(reason)"))
@@ -99,7 +99,7 @@ extension Pipeline {
         case .unverifiable:
             let hint =
                 configuration.checksums.isEmpty
-                ? "; give --checksum to make sure the result is one version of the file" : ""
+                ? "; give a checksum to make sure the result is one version of the file" : ""
             download.emit(
                 .warning(
                     "the server sends no ETag or Last-Modified, so it cannot prove the file is unchanged since the interrupted download\(hint)"

@@ -288,19 +288,15 @@ struct Pipeline {
             try? discardProgress()
             return failure
         }
+        let saved = "\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath)"
         if failure.code == .interrupted {
-            let saved =
-                "\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) saved in \(partPath); run the same command to resume"
             // Stopped by the download itself (too slow), not by its caller: that reason, with the same news.
             if let reason = download.selfStopReason {
-                return reason.with(message: "\(reason.message); \(saved)")
+                return reason.with(message: "\(reason.message); \(saved)").with(remedy: .resume)
             }
-            return FastpullError(.interrupted, "interrupted with \(saved)")
+            return FastpullError(.interrupted, "interrupted with \(saved)", remedy: .resume)
         }
-        return failure.with(
-            message:
-                "\(failure.message); run the same command to resume (\(ByteFormat.size(kept)) of \(ByteFormat.size(total)) are saved)"
-        )
+        return failure.with(message: "\(failure.message) (\(saved))").with(remedy: failure.remedy ?? .resume)
     }
 
     private func validate() throws {

@@ -59,10 +59,10 @@ extension Report {
             /// A response header of the server, by name (`Repr-Digest`, `x-goog-hash`, `X-Linked-Etag`).
             case header(String)
 
-            /// `--checksum`, `checksum file SHA256SUMS` or `Repr-Digest header`.
+            /// `the given checksum`, `checksum file SHA256SUMS` or `Repr-Digest header`.
             public var description: String {
                 switch self {
-                case .user: return "--checksum"
+                case .user: return "the given checksum"
                 case .checksumFile(let name): return "checksum file \(name)"
                 case .header(let name): return "\(name) header"
                 }
@@ -92,7 +92,7 @@ extension Report {
             self.verdict = verdict
         }
 
-        /// `sha256=9f86… from --checksum: matched`, or `x-amz-checksum-sha256 header: ignored (…)`.
+        /// `sha256=9f86… from the given checksum: matched`, or `x-amz-checksum-sha256 header: ignored (…)`.
         public var description: String {
             switch verdict {
             case .matched:

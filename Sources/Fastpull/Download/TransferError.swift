@@ -59,10 +59,8 @@ struct Failure: Sendable {
                     retryable: false)
             case .tlsVerification:
                 self.init(
-                    error: FastpullError(
-                        .tls,
-                        "\(error) (\(location)); pass --cacert FILE to trust another authority, or --insecure to skip verification"
-                    ), retryable: false)
+                    error: FastpullError(.tls, "\(error) (\(location))", remedy: .trustAnotherAuthority),
+                    retryable: false)
             case .tlsHandshake:
                 self.init(
                     error: FastpullError(
@@ -100,8 +98,9 @@ struct Failure: Sendable {
                 error: FastpullError(.httpStatus, "malformed HTTP response from \(location): \(error)"),
                 retryable: true)
         case let error as StorageError:
-            let hint = error.isNoSpace ? "; free some space and run the same command again" : ""
-            self.init(error: FastpullError(.localIO, "\(error)\(hint)"), retryable: false)
+            self.init(
+                error: FastpullError(.localIO, "\(error)", remedy: error.isNoSpace ? .freeSpace : nil),
+                retryable: false)
         case let error as TransferError:
             self.init(error, location: location)
         case let error as SpaceError:
@@ -115,13 +114,17 @@ struct Failure: Sendable {
         case let error as ClaimError:
             self.init(error: FastpullError(.localIO, error.description), retryable: false)
         case let error as PlacementError:
-            let advice: String
             switch error {
             case .appeared:
-                advice = "; the verified file stays in its .part file: run again with --force to replace it"
-            case .notAFile: advice = "; choose another output path"
+                self.init(
+                    error: FastpullError(
+                        .localIO, "\(error); the verified file stays in its .part file",
+                        remedy: .replaceExisting),
+                    retryable: false)
+            case .notAFile:
+                self.init(
+                    error: FastpullError(.localIO, "\(error); choose another output path"), retryable: false)
             }
-            self.init(error: FastpullError(.localIO, "\(error)\(advice)"), retryable: false)
         case is CancellationError:
             self.init(
                 error: FastpullError(.interrupted, "interrupted while downloading \(location)"),
@@ -187,8 +190,7 @@ struct Failure: Sendable {
             self.init(
                 error: FastpullError(
                     .remoteChanged,
-                    "\(location) changed during the download (\(reason)); run again without --no-restart to start over"
-                ),
+                    "\(location) changed during the download (\(reason))", remedy: .startOver),
                 retryable: false)
         case .tooManyRedirects(let count):
             self.init(

@@ -10,10 +10,10 @@ struct ChecksumExpectation: Sendable, Hashable, CustomStringConvertible {
         /// A response header, by name (`Repr-Digest`, `x-goog-hash`, …).
         case header(String)
 
-        /// `--checksum`, `checksum file SHA256SUMS`, `Repr-Digest header`.
+        /// `the given checksum`, `checksum file SHA256SUMS`, `Repr-Digest header`.
         var description: String {
             switch self {
-            case .user: return "--checksum"
+            case .user: return "the given checksum"
             case .checksumFile(let name): return "checksum file \(name)"
             case .header(let name): return "\(name) header"
             }
