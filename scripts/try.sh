@@ -5,12 +5,19 @@
 # to watch the progress display and the connection count grow), and pulls it with fastpull. The file
 # stays where it was saved, and the script says where. Any arguments go to fastpull.
 # Usage: scripts/try.sh [FASTPULL OPTIONS]
+# FASTPULL_TRY_BIN=FOLDER uses the fastpull and fastpull-fixture-server already built there (the test
+# suite runs the script that way) instead of building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "building fastpull and its test server (release)…"
-swift build -c release --product fastpull
-swift build -c release --product fastpull-fixture-server
-bin=$(swift build -c release --show-bin-path)
+if [ -n "${FASTPULL_TRY_BIN:-}" ]; then
+    bin=$FASTPULL_TRY_BIN
+    echo "using the build in $bin"
+else
+    echo "building fastpull and its test server (release)…"
+    swift build -c release --product fastpull
+    swift build -c release --product fastpull-fixture-server
+    bin=$(swift build -c release --show-bin-path)
+fi
 work=$(mktemp -d)
 folder="${TMPDIR:-/tmp}/fastpull-try"
 mkdir -p "$folder"
