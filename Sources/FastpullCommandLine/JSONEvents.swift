@@ -34,6 +34,8 @@ package enum JSONEvents {
         case .finished: return "finished"
         case .failed: return "failed"
         case .exchange: return "exchange"
+        case .sourceDropped: return "sourceDropped"
+        case .pieceFailed: return "pieceFailed"
         }
     }
 
@@ -127,6 +129,29 @@ package enum JSONEvents {
                 ("retries", .integer(Int64(finished.retries))),
                 ("resumedBytes", .integer(finished.resumedBytes)),
                 ("alreadyPresent", .bool(finished.alreadyPresent)),
+            ]
+                + (finished.sources.isEmpty
+                    ? []
+                    : [
+                        (
+                            "sources",
+                            .array(
+                                finished.sources.map { source in
+                                    .object(
+                                        [
+                                            ("url", .string(source.url.redactedForDisplay)),
+                                            ("bytes", .integer(source.bytes)),
+                                        ]
+                                            + (source.dropped.map { [("dropped", .string($0))] } ?? []))
+                                })
+                        )
+                    ])
+        case .sourceDropped(let url, let reason):
+            return [("source", .string(url.redactedForDisplay)), ("reason", .string(reason))]
+        case .pieceFailed(let offset, let length, let sources):
+            return [
+                ("offset", .integer(offset)), ("length", .integer(length)),
+                ("sources", .array(sources.map { .string($0.redactedForDisplay) })),
             ]
         case .failed(let error):
             return [

@@ -14,6 +14,13 @@ enum Summary {
             return "starting over: \(reason)"
         case .warning(let text):
             return "warning: \(text)"
+        case .sourceDropped(let url, let reason):
+            return "warning: no longer using \(url.redactedForDisplay): \(reason)"
+        case .pieceFailed(let offset, let length, let sources):
+            let from =
+                sources.isEmpty ? "" : " from \(sources.map(\.redactedForDisplay).joined(separator: ", "))"
+            return
+                "warning: bytes \(offset)-\(offset + length - 1)\(from) do not match their piece hash; fetching them again"
         case .probe, .plan, .progress, .retry, .steal, .connections, .verified, .finished, .failed, .exchange:
             return nil
         }
@@ -53,7 +60,19 @@ enum Summary {
         return "saved \(report.outputPath) (\(ByteFormat.size(report.size))) in "
             + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
             + (report.connections == 1 ? "1 connection, " : "up to \(report.connections) connections, ")
-            + "\(digests)\(verification)\(resumed)"
+            + "\(digests)\(verification)\(resumed)\(sources(report.sources))"
+    }
+
+    /// `; from 3 sources: a.example 180.0 MiB, b.example 76.0 MiB, c.example 0 B (dropped: …)`, or
+    /// nothing for a download from one.
+    static func sources(_ sources: [Report.SourceUse]) -> String {
+        guard !sources.isEmpty else { return "" }
+        let parts = sources.map { source in
+            let name = source.url.host.map { host in source.url.port.map { "\(host):\($0)" } ?? host } ?? "?"
+            let dropped = source.dropped.map { " (dropped: \($0))" } ?? ""
+            return "\(name) \(ByteFormat.size(source.bytes))\(dropped)"
+        }
+        return "; from \(sources.count) sources: " + parts.joined(separator: ", ")
     }
 
     /// The lines `--verbose` adds for an event: request heads (`> `) and response heads (`< `), each

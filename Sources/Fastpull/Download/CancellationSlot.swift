@@ -35,6 +35,9 @@ final class CancellationSlot: Sendable {
         connection?.cancel()
     }
 
+    /// Whether the connection was evicted and the task has not yet taken the mark.
+    var isEvicted: Bool { state.withLock { $0.evicted } }
+
     /// Whether the last failure was an eviction; clears the mark.
     func takeEviction() -> Bool {
         state.withLock { state in

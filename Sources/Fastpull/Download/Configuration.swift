@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a download runs. Every property has a default, so `Configuration()` is a good start.
 public struct Configuration: Sendable {
     /// How many connections fetch in parallel: `.automatic` (the default) or a fixed count.
@@ -82,6 +84,22 @@ public struct Configuration: Sendable {
     public var restartWhenRemoteChanges: Bool
     /// The first retry waits this long; each later one twice as long (with jitter), up to 8 seconds.
     public var retryBaseDelay: Duration
+    /// Other URLs of the same file (mirrors, `--mirror`): segments go to whichever source delivers
+    /// best, and a source that fails, stalls or sends bytes that do not verify is dropped while the
+    /// others finish. Each must serve the same size. Used only when the file has something to be
+    /// verified against (a checksum given or from a checksum file, a server digest, piece hashes),
+    /// unless ``mirrorsUnverified``; otherwise only the URL asked for is used, with a warning.
+    public var mirrors: [URL] = []
+    /// Mixes the sources even when nothing can verify the file (`--mirrors-unverified`): sources that
+    /// differ would then give a file made of both.
+    public var mirrorsUnverified = false
+    /// Hashes of the file's pieces (a Metalink file's `<pieces>`): each piece is checked as the hash
+    /// reaches it, and one that does not match is fetched again, from another source where there is
+    /// one, rather than the whole file.
+    public var pieceHashes: PieceHashes? = nil
+    /// The size the file must have (a Metalink file's `<size>`): a source of another size is not used,
+    /// and a URL asked for of another size fails the download.
+    public var expectedSize: Int64? = nil
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -37,6 +37,12 @@ public enum Event: Sendable, Equatable {
     case failed(FastpullError)
     /// A request head and the response head that answered it (only with ``Configuration/verbose``).
     case exchange(Exchange)
+    /// A source of the file (``Configuration/mirrors``) is no longer used, for the reason given; the
+    /// others go on.
+    case sourceDropped(url: URL, reason: String)
+    /// Bytes `[offset, offset + length)` did not match their piece hash (``Configuration/pieceHashes``)
+    /// and are fetched again; `sources` are the servers they came from.
+    case pieceFailed(offset: Int64, length: Int64, sources: [URL])
 }
 
 extension Event {
@@ -226,6 +232,8 @@ extension Event {
         public var resumedBytes: Int64
         /// True when an existing file already matched its checksums and nothing was downloaded.
         public var alreadyPresent: Bool
+        /// What each source served, when there were several.
+        public var sources: [Report.SourceUse]
 
         /// The event of a finished ``Report``.
         public init(_ report: Report, alreadyPresent: Bool = false) {
@@ -241,6 +249,7 @@ extension Event {
             self.retries = report.retries
             self.resumedBytes = report.resumedBytes
             self.alreadyPresent = alreadyPresent
+            self.sources = report.sources
         }
 
         /// Average speed in bytes per second.

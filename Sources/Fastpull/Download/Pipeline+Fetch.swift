@@ -24,7 +24,7 @@ extension Pipeline {
         plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
         policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
-        trace: TraceRecorder?
+        trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
@@ -60,7 +60,7 @@ extension Pipeline {
             SegmentFetcher(
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
                 scheduler: scheduler, counters: counters, retries: configuration.retries, policy: policy,
-                slot: slot, trace: trace, emit: { download.emit($0) })
+                slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map)
         }
         // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, so
         // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
@@ -68,14 +68,14 @@ extension Pipeline {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
                 loop: FetchLoop(controller: controller), host: host, perHost: perHost, trace: trace,
-                makeFetcher: makeFetcher)
+                sources: sources, makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
         hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
         executors: ExecutorSet, loop: FetchLoop, host: String, perHost: Int, trace: TraceRecorder?,
-        makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
+        sources: SourceSet?, makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let download = download
         let counters = counters
@@ -167,6 +167,11 @@ extension Pipeline {
                             break
                         case .tick:
                             stagger = 0
+                            // The connections of a source just dropped stop their requests and take
+                            // their next windows from another source.
+                            for worker in sources?.workersOnDroppedSources() ?? [] {
+                                slots[worker]?.evict()
+                            }
                             if digest == nil || !slots.isEmpty {
                                 try perform(loop.tick(situation(stalled: scheduler.takeStalledConnections())))
                                 group.addTask {

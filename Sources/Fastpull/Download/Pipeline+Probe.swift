@@ -24,14 +24,15 @@ extension Pipeline {
     }
 
     /// Probes with retries for transient failures, on a connection thread.
-    func probe(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
-        -> Probe.Outcome
-    {
+    func probe(
+        pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor, url: URL? = nil,
+        retries: Int? = nil
+    ) async throws -> Probe.Outcome {
         let probe = Probe(
             pool: pool, maximumRedirects: configuration.maximumRedirects,
             allowInsecureRedirects: configuration.allowInsecureRedirects)
-        let url = download.url
-        let retries = configuration.retries
+        let url = url ?? download.url
+        let retries = retries ?? configuration.retries
         let counters = counters
         return try await withTaskExecutorPreference(executor) {
             let slot = CancellationSlot()

@@ -157,6 +157,13 @@ struct Pipeline {
         }
         outcome.pendingBody?.connection.close()
         let expectations = try expectations(for: remote)
+        if let expected = configuration.expectedSize, expected != size {
+            throw FastpullError(
+                .integrity,
+                "\(remote.finalURL.redactedForDisplay) serves \(size) bytes, but the file is \(expected) bytes"
+            )
+        }
+        let sources = sourceSet(for: remote, expectations: expectations)
 
         let start = try resumeOrCreate(remote: remote, size: size)
         let plan = Plan(
@@ -176,14 +183,23 @@ struct Pipeline {
         let peakConnections: Int
         // The prefix hasher computes every algorithm the expectations need.
         let digests = PrefixHasher.Digests(expectations.algorithms)
+        let map = sources != nil || configuration.pieceHashes != nil ? SourceMap() : nil
         do {
             try checkpointer?.checkpoint(durably: true)
-            let hasher = PrefixHasher(
+            var hasher = PrefixHasher(
                 file: start.file, scheduler: scheduler, size: plan.size, digests: digests)
-            (sha256, peakConnections) = try await fetchSegments(
-                plan: plan, remote: remote, destination: start.file, scheduler: scheduler,
-                checkpointer: checkpointer, hash: { try hasher.run() }, pool: pool, policy: policy,
-                executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost, trace: trace)
+            hasher.pieces = try pieceCheck(size: size, scheduler: scheduler, sources: sources, map: map)
+            let fetchHasher = hasher
+            (sha256, peakConnections) = try await whileAddingMirrors(
+                to: sources, size: size, pool: pool, policy: policy, executors: executors
+            ) {
+                try await fetchSegments(
+                    plan: plan, remote: remote, destination: start.file, scheduler: scheduler,
+                    checkpointer: checkpointer, hash: { try fetchHasher.run() }, pool: pool, policy: policy,
+                    executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost,
+                    trace: trace,
+                    sources: sources, map: map)
+            }
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges
             // now. That body is the file; everything else written so far is dropped for it.
@@ -231,7 +247,8 @@ struct Pipeline {
             segments: scheduler.pieceCount,
             retries: counters.retries.load(ordering: .relaxed), resumedBytes: start.keptBytes,
             rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
-            transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds)
+            transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds,
+            sources: sourceUses(sources))
     }
 
     /// How the scheduler of this download decides, for a link whose round trip is about `roundTrip`.

@@ -41,10 +41,32 @@ public struct Report: Sendable {
     /// Seconds from the moment the last byte was written until every checksum was verified: what
     /// verification cost beyond the transfer (the prefix was hashed while the download ran).
     public var hashTailSeconds: Double
+    /// The servers the bytes came from, the URL asked for first, when there were several
+    /// (``Configuration/mirrors``); empty for one.
+    public var sources: [SourceUse] = []
 
     /// This run's average speed in bytes per second: the bytes it fetched (a resume's kept bytes do
     /// not count) over ``seconds``.
     public var bytesPerSecond: Double { seconds > 0 ? Double(max(size - resumedBytes, 0)) / seconds : 0 }
+}
+
+extension Report {
+    /// What one source of the file served.
+    public struct SourceUse: Sendable, Hashable {
+        /// The source's URL, as given.
+        public var url: URL
+        /// Bytes it delivered into the file in this run.
+        public var bytes: Int64
+        /// Why it stopped being used, if it did.
+        public var dropped: String?
+
+        /// Creates a source's account.
+        public init(url: URL, bytes: Int64, dropped: String? = nil) {
+            self.url = url
+            self.bytes = bytes
+            self.dropped = dropped
+        }
+    }
 }
 
 extension Report {

@@ -27,9 +27,16 @@ struct SegmentFetcher: Sendable {
     let slot: CancellationSlot
     let trace: TraceRecorder?
     let emit: @Sendable (Event) -> Void
+    /// The servers of the file when it has several (nil: `remote` alone), and which bytes were asked
+    /// from which.
+    var sources: SourceSet? = nil
+    var sourceMap: SourceMap? = nil
 
     func run() async throws -> Outcome {
-        defer { scheduler.leave(worker) }
+        defer {
+            scheduler.leave(worker)
+            sources?.leave(worker)
+        }
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
             var failures = 0
@@ -57,9 +64,22 @@ struct SegmentFetcher: Sendable {
                 }
                 note(assignment, window: window)
                 scheduler.waitForHasher()
+                let bound = sources?.bind(worker)
+                let source = bound?.remote ?? remote
+                if let bound { sourceMap?.record(window.range, source: bound.index) }
+                let started = ContinuousClock.now
                 var written: Int64 = 0
+                var complete = false
+                defer {
+                    if let bound {
+                        sources?.served(
+                            bound.index, bytes: written, seconds: (ContinuousClock.now - started).seconds,
+                            complete: complete)
+                    }
+                }
                 do {
-                    let drained = try fetch(window, pipe: pipe, written: &written)
+                    let drained = try fetch(window, from: source, pipe: pipe, written: &written)
+                    complete = true
                     trace?.record(
                         drained ? "cut" : "done", connection: worker,
                         ["start": window.range.lowerBound, "bytes": written])
@@ -74,12 +94,42 @@ struct SegmentFetcher: Sendable {
                 } catch {
                     if slot.isCancelled { throw CancellationError() }
                     if written > 0 { failures = 0 }
+                    if let bound, let sources {
+                        // A source that has been dropped: its connection was closed for that; the next
+                        // window goes to another source.
+                        if !sources.isLive(bound.index) {
+                            _ = slot.takeEviction()
+                            failures = 0
+                            continue
+                        }
+                        if !slot.isEvicted,
+                            let reason = Self.reasonToDrop(
+                                error, from: source.finalURL, failures: sources.failed(bound.index) - 1,
+                                retries: retries),
+                            sources.drop(bound.index, reason: reason)
+                        {
+                            emit(.sourceDropped(url: bound.remote.url, reason: reason))
+                            trace?.record("close", connection: worker, ["reason": "source dropped"])
+                            failures = 0
+                            continue
+                        }
+                    }
                     if slot.takeEviction() {
+                        sources?.reconsider(worker)
                         trace?.record(
                             "stall", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                         // A stall that delivered nothing counts against the budget, or a server that
                         // never sends would be retried forever.
                         if written == 0 { failures += 1 }
+                        // A source that stalls every try is dropped while another is left.
+                        if let bound, let sources, failures >= min(retries, 2) {
+                            let reason = "it sent nothing for the stall timeout \(failures) times"
+                            if sources.drop(bound.index, reason: reason) {
+                                emit(.sourceDropped(url: bound.remote.url, reason: reason))
+                                failures = 0
+                                continue
+                            }
+                        }
                         guard failures <= retries else {
                             return .gaveUp(
                                 FastpullError(
@@ -145,6 +195,23 @@ struct SegmentFetcher: Sendable {
         }
     }
 
+    /// Why a source that failed this way should no longer be used, when another is left: an answer
+    /// that will not change (an error status that is no retry's business, another version of the file,
+    /// no ranges), or a failure that repeats (`failures` of the source's requests in a row before this
+    /// one, however much each delivered, of `retries`). Nil: retry it.
+    static func reasonToDrop(_ error: any Error, from url: URL, failures: Int, retries: Int) -> String? {
+        if let answer = error as? WholeFileAnswer {
+            answer.connection.close()
+            return "it answered a range request with the whole file"
+        }
+        let failure = Failure(error, url: url)
+        if !failure.retryable || failure.error.code == .remoteChanged { return failure.error.message }
+        if failures + 1 >= max(min(retries, 3), 1), !failure.staleConnection {
+            return "\(failure.error.message) (\(failures + 1) requests in a row)"
+        }
+        return nil
+    }
+
     private static func isRefusal(_ error: any Error) -> Bool {
         if case TransferError.status(let status, _, _) = error { return status == 429 || status == 503 }
         return false
@@ -156,8 +223,9 @@ struct SegmentFetcher: Sendable {
     /// When a steal cuts the window short with little of the answer left (at most ``drainLimit``), the
     /// rest is read and dropped, so the connection stays open for the next request; returns true then.
     /// With more left the connection closes (``Cut``).
-    private func fetch(_ window: SegmentTable.Window, pipe: SplicePipe?, written: inout Int64) throws -> Bool
-    {
+    private func fetch(
+        _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64
+    ) throws -> Bool {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)

@@ -144,6 +144,10 @@ final class Scheduler: Sendable {
     /// Every segment with its progress, for the journal.
     func snapshot() -> [Segment] { table.withLock { $0.segments } }
 
+    /// Bytes `range`, all written, did not verify: they wait to be fetched again
+    /// (``SegmentTable/reopen(_:)``).
+    func reopen(_ range: Range<Int64>) { table.withLock { $0.reopen(range) } }
+
     var frontier: Int64 { table.withLock { $0.frontier } }
     var writtenBytes: Int64 { table.withLock { $0.writtenBytes } }
     var isComplete: Bool { table.withLock { $0.isComplete } }

@@ -618,6 +618,49 @@ struct SegmentTable: Sendable, Equatable {
         return index + 1
     }
 
+    /// Bytes `range`, every one of them written, are to be fetched again (they did not verify): they
+    /// become one waiting piece of their own, and the frontier goes back to its start. The pieces
+    /// around it keep what lies outside the range; a connection that still owned one of the complete
+    /// pieces inside it owns nothing now, which it never writes into anyway.
+    mutating func reopen(_ range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        var result: [Piece] = []
+        result.reserveCapacity(pieces.count + 2)
+        for piece in pieces {
+            if piece.end <= range.lowerBound || piece.start >= range.upperBound {
+                result.append(piece)
+                continue
+            }
+            precondition(piece.segment.isComplete, "only written bytes are fetched again")
+            if piece.start < range.lowerBound {
+                var head = piece
+                head.segment.end = range.lowerBound
+                head.segment.written = range.lowerBound - piece.start
+                head.claimed = range.lowerBound
+                head.windowEnd = min(head.windowEnd, range.lowerBound)
+                result.append(head)
+            }
+            if result.last.map({ $0.end <= range.lowerBound }) ?? true {
+                result.append(
+                    Piece(
+                        segment: Segment(start: range.lowerBound, end: range.upperBound),
+                        claimed: range.lowerBound,
+                        owner: nil, windowEnd: range.lowerBound))
+            }
+            if piece.end > range.upperBound {
+                result.append(
+                    Piece(
+                        segment: Segment(
+                            start: range.upperBound, end: piece.end, written: piece.end - range.upperBound),
+                        claimed: piece.end, owner: nil, windowEnd: piece.end))
+            }
+        }
+        pieces = result
+        writtenBytes -= range.upperBound - range.lowerBound
+        firstIncomplete = 0
+        advanceFrontier()
+    }
+
     private mutating func advanceFrontier() {
         while firstIncomplete < pieces.count, pieces[firstIncomplete].segment.isComplete {
             firstIncomplete += 1

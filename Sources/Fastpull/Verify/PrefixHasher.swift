@@ -20,10 +20,13 @@ struct PrefixHasher {
     /// How much of the file one mapping covers. Mapped pages the hash has touched count towards the
     /// process's resident memory until the mapping goes, so it stays small.
     var mappingSize: Int64 = 4 << 20
+    /// Piece hashes to check each piece against before it counts (nil: none).
+    var pieces: PieceCheck? = nil
 
     /// Returns the SHA-256 of `[0, size)`, or nil if the scheduler stopped before the whole file was
     /// complete. Every digest of ``digests`` is recorded there, with the moment the last byte was seen.
-    func run() throws(StorageError) -> [UInt8]? {
+    func run() throws -> [UInt8]? {
+        if let pieces { return try run(checking: pieces) }
         let set = DigestSet(digests.algorithms)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 4096)
         defer { buffer.deallocate() }

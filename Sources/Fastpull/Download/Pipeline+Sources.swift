@@ -1,0 +1,124 @@
+import Foundation
+
+extension Pipeline {
+    /// The sources of a segmented download with mirrors: the URL asked for at once, each mirror once
+    /// its probe found the same file (``whileAddingMirrors(to:size:pool:policy:executors:_:)``). Nil
+    /// without mirrors, and when nothing could verify a file made of several sources' bytes (unless
+    /// ``Configuration/mirrorsUnverified``): then only the URL asked for serves, with a warning.
+    func sourceSet(for remote: RemoteFile, expectations: Expectations) -> SourceSet? {
+        guard !configuration.mirrors.isEmpty else { return nil }
+        let verifiable = !expectations.checked.isEmpty || configuration.pieceHashes != nil
+        guard verifiable || configuration.mirrorsUnverified else {
+            download.emit(
+                .warning(
+                    "nothing can verify a file made of several sources' bytes (no checksum, no piece hashes), and sources that differ would give a mixed file: using only \(download.url.redactedForDisplay); give a checksum to use the \(configuration.mirrors.count) other sources"
+                ))
+            return nil
+        }
+        return SourceSet([remote])
+    }
+
+    /// Runs `body` (the fetch) while the mirrors are probed, each on a thread of its own; a mirror
+    /// joins the sources once its probe shows the same size with byte ranges, and is named with the
+    /// reason when it does not. The probes are cancelled when `body` ends.
+    func whileAddingMirrors<T: Sendable>(
+        to sources: SourceSet?, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
+        executors: ExecutorSet, _ body: () async throws -> T
+    ) async throws -> T {
+        guard let sources else { return try await body() }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, mirror) in configuration.mirrors.enumerated() {
+                // Far from the connections' executors (numbered from 2 up).
+                let executor = executors[1_000_000 + index]
+                group.addTask {
+                    defer { executors.retire(1_000_000 + index) }
+                    await addMirror(
+                        mirror, to: sources, size: size, pool: pool, policy: policy, executor: executor)
+                }
+            }
+            let result = try await body()
+            group.cancelAll()
+            return result
+        }
+    }
+
+    private func addMirror(
+        _ url: URL, to sources: SourceSet, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
+        executor: ThreadExecutor
+    ) async {
+        let reason: String
+        do {
+            // A mirror that does not answer is not waited for long: the others serve meanwhile.
+            let outcome = try await probe(
+                pool: pool, policy: policy, executor: executor, url: url,
+                retries: min(configuration.retries, 1))
+            outcome.pendingBody?.connection.close()
+            var remote = outcome.remote
+            remote.url = url
+            if remote.size != size {
+                reason = "it serves \(remote.size.map { "\($0) bytes" } ?? "no length"), not \(size) bytes"
+            } else if !remote.acceptsRanges {
+                reason = "it does not serve byte ranges"
+            } else {
+                sources.add(remote)
+                return
+            }
+        } catch {
+            if Task.isCancelled { return }
+            reason = Failure(error, url: url).error.message
+        }
+        sources.add(
+            RemoteFile(
+                url: url, finalURL: url, size: nil, acceptsRanges: false, etag: nil, lastModified: nil),
+            dropped: reason)
+        download.emit(.sourceDropped(url: url, reason: reason))
+    }
+
+    /// What the streaming hash does with the configuration's piece hashes: a piece that does not
+    /// match is blamed on the sources that sent it (one that sent it alone is dropped while another is
+    /// left), and fetched again; one that fails three times ends the download.
+    func pieceCheck(
+        size: Int64, scheduler: Scheduler, sources: SourceSet?, map: SourceMap?
+    ) throws -> PieceCheck? {
+        guard let hashes = configuration.pieceHashes else { return nil }
+        try hashes.validate(size: size)
+        let download = download
+        let counters = counters
+        let fallback = download.url
+        return PieceCheck(hashes: hashes) { index, range, count in
+            let blamed = map?.sources(in: range) ?? []
+            let all = sources?.snapshot ?? []
+            let urls = blamed.sorted().map { all.indices.contains($0) ? all[$0].remote.url : fallback }
+            guard count < Self.pieceAttempts else {
+                throw FastpullError(
+                    .integrity,
+                    "bytes \(range.lowerBound)-\(range.upperBound - 1) did not match their piece hash \(count) times (from \(urls.map(\.redactedForDisplay).joined(separator: ", ")))"
+                )
+            }
+            download.emit(
+                .pieceFailed(
+                    offset: range.lowerBound, length: range.upperBound - range.lowerBound, sources: urls))
+            for (dropped, reason) in sources?.blame(blamed, piece: range) ?? [] {
+                download.emit(.sourceDropped(url: all[dropped].remote.url, reason: reason))
+            }
+            counters.bytesWritten.subtract(range.upperBound - range.lowerBound, ordering: .relaxed)
+            scheduler.reopen(range)
+        }
+    }
+
+    /// How often one piece may fail its hash before the download fails.
+    static let pieceAttempts = 3
+
+    /// What each source served, for the report, in the order given (the URL asked for first; a
+    /// mirror never used last); empty for one source.
+    func sourceUses(_ sources: SourceSet?) -> [Report.SourceUse] {
+        guard let sources else { return [] }
+        let order = [download.url] + configuration.mirrors
+        return sources.snapshot.map {
+            Report.SourceUse(url: $0.remote.url, bytes: $0.bytes, dropped: $0.dropped)
+        }
+        .sorted {
+            (order.firstIndex(of: $0.url) ?? order.count) < (order.firstIndex(of: $1.url) ?? order.count)
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import FastpullFixtures
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Fastpull
+
+/// Several sources for one file (``Configuration/mirrors``) and piece hashes, against fixture servers
+/// that serve the same generated content: bytes spread over the sources, a source that fails or sends
+/// bad bytes dropped while the others finish, and only a bad piece fetched again.
+@Suite("Mirrors and piece hashes")
+struct MirrorTests {
+    let servers: [FixtureServer]
+    let folder = TemporaryFolder()
+    static let size = 8 << 20
+
+    init() throws {
+        servers = try (0..<3).map { _ in try FixtureServer() }
+    }
+
+    var output: URL { folder.url("out.bin") }
+    static var sha256: String { digest(.sha256, of: 0..<size) }
+    static let content = FixtureContent.bytes(count: size, seed: 1)
+
+    static func digest(_ algorithm: Digest.Algorithm, of range: Range<Int>) -> String {
+        Digest.hex(Digest.compute(algorithm, of: Array(content[range])))
+    }
+
+    /// Six connections, quick retries, a rate that keeps the download going for a moment (each
+    /// connection 4 MB/s).
+    static func configuration(mirrors: [URL], checksums: [Checksum] = [.sha256(sha256)]) -> Configuration {
+        var configuration = Configuration(checksums: checksums)
+        configuration.connections = 6
+        configuration.retries = 2
+        configuration.retryBaseDelay = .milliseconds(5)
+        configuration.mirrors = mirrors
+        return configuration
+    }
+
+    func url(_ server: Int, _ query: String = "rate=4000000") -> URL {
+        servers[server].url("/gen/\(Self.size)?\(query)")
+    }
+
+    /// Runs a download and collects its events.
+    func run(_ configuration: Configuration, from url: URL) async throws -> (Report, [Event]) {
+        let download = Download(from: url, to: output, configuration: configuration)
+        let log = EventLog(download)
+        let report = try await download.run()
+        return (report, await log.finish())
+    }
+
+    static func dropped(_ events: [Event]) -> [(URL, String)] {
+        events.compactMap { if case .sourceDropped(let url, let reason) = $0 { (url, reason) } else { nil } }
+    }
+
+    @Test func theBytesComeFromEverySourceAndVerify() async throws {
+        let (report, events) = try await run(
+            Self.configuration(mirrors: [url(1), url(2)]), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        #expect(report.sources.map(\.url) == [url(0), url(1), url(2)])
+        #expect(report.sources.allSatisfy { $0.bytes > 0 && $0.dropped == nil }, "\(report.sources)")
+        #expect(report.sources.reduce(0) { $0 + $1.bytes } == Int64(Self.size))
+        for server in servers { #expect(server.stats.bodyBytesSent > 0) }
+        #expect(Self.dropped(events).isEmpty)
+        guard case .finished(let finished)? = events.last else {
+            Issue.record("no finished event: \(events.last.map { "\($0)" } ?? "none")")
+            return
+        }
+        #expect(finished.sources == report.sources)
+    }
+
+    /// A mirror that answers 404 is dropped with the reason, one of another size is never used, and
+    /// the file still verifies from the sources left.
+    @Test func aFailingOrDifferentMirrorIsDroppedAndTheOthersFinish() async throws {
+        let missing = servers[1].url("/gen/\(Self.size)?status=404")
+        let other = servers[2].url("/gen/\(Self.size + 1)")
+        let (report, events) = try await run(
+            Self.configuration(mirrors: [missing, other]), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        let dropped = Self.dropped(events)
+        #expect(Set(dropped.map(\.0)) == [missing, other] && dropped.count == 2)
+        #expect(dropped.contains { $0.0 == missing && $0.1.contains("404") }, "\(dropped)")
+        #expect(dropped.contains { $0.0 == other && $0.1.contains("\(Self.size + 1) bytes") }, "\(dropped)")
+        #expect(report.sources.map(\.url) == [url(0), missing, other])
+        #expect(report.sources.map(\.bytes) == [Int64(Self.size), 0, 0])
+        #expect(report.sources.dropFirst().allSatisfy { $0.dropped != nil })
+        #expect(servers[1].stats.bodyBytesSent == 0)
+        #expect(servers[2].stats.bodyBytesSent == 0)
+    }
+
+    /// A mirror that fails after it has served (every connection reset) is dropped mid-download; the
+    /// other source finishes its bytes.
+    @Test func aMirrorThatBreaksMidwayIsDropped() async throws {
+        let breaking = servers[1].url("/gen/\(Self.size)?rate=4000000&drop-after=300000&drops=100000")
+        let (report, events) = try await run(Self.configuration(mirrors: [breaking]), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        #expect(Self.dropped(events).map(\.0) == [breaking])
+        #expect(report.sources.last?.dropped != nil)
+    }
+
+    /// Nothing to verify a mixed file: only the URL asked for serves, and the user is told why.
+    @Test func withoutAChecksumOnlyTheFirstSourceServes() async throws {
+        let (report, events) = try await run(
+            Self.configuration(mirrors: [url(1)], checksums: []), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        #expect(report.sources.isEmpty)
+        #expect(servers[1].stats.requests == 0)
+        let warnings = events.compactMap { if case .warning(let text) = $0 { text } else { nil } }
+        #expect(
+            warnings.contains { $0.contains("mixed file") && $0.contains("give a checksum") }, "\(warnings)")
+    }
+
+    /// ``Configuration/mirrorsUnverified`` mixes them anyway.
+    @Test func unverifiedMirrorsServeWhenAskedTo() async throws {
+        var configuration = Self.configuration(mirrors: [url(1)], checksums: [])
+        configuration.mirrorsUnverified = true
+        let (report, _) = try await run(configuration, from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        #expect(report.sources.count == 2)
+        #expect(servers[1].stats.bodyBytesSent > 0)
+    }
+
+    // MARK: - Piece hashes
+
+    static let pieceLength = 1 << 20
+
+    static func pieces(_ algorithm: Digest.Algorithm = .sha256) -> PieceHashes {
+        let hashes = stride(from: 0, to: size, by: pieceLength).map { start in
+            let hex = digest(algorithm, of: start..<min(start + pieceLength, size))
+            return algorithm == .sha1 ? Checksum.sha1(hex) : Checksum.sha256(hex)
+        }
+        return PieceHashes(length: Int64(pieceLength), hashes: hashes)
+    }
+
+    /// A source that flips a byte: its bad piece is caught by its hash, the source is named and
+    /// dropped, and only that piece is fetched again, from the source left. The corrupt one is the URL
+    /// asked for, so it serves the first piece (the first connection's first window, before any
+    /// mirror has been probed), where the flipped byte is.
+    @Test(arguments: [Digest.Algorithm.sha256, .sha1])
+    func aCorruptSourceCostsOnlyItsBadPiece(_ algorithm: Digest.Algorithm) async throws {
+        let corrupt = servers[0].url("/gen/\(Self.size)?rate=4000000&corrupt=12345")
+        var configuration = Self.configuration(mirrors: [url(1)], checksums: [])
+        configuration.pieceHashes = Self.pieces(algorithm)
+        let (report, events) = try await run(configuration, from: corrupt)
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        let failed = events.compactMap {
+            if case .pieceFailed(let at, let length, let sources) = $0 { (at, length, sources) } else { nil }
+        }
+        // Once when it alone sent the piece; twice when a mirror's connection took part of it (a
+        // source that shared a bad piece is dropped at its second).
+        #expect((1...2).contains(failed.count), "\(failed)")
+        #expect(failed.allSatisfy { $0.0 == 0 && $0.1 == Int64(Self.pieceLength) && $0.2.contains(corrupt) })
+        #expect(Self.dropped(events).map(\.0) == [corrupt])
+        #expect(report.sources.first?.dropped?.contains("piece hash") == true, "\(report.sources)")
+        #expect(report.sources.last?.dropped == nil)
+        let sent = servers.reduce(Int64(0)) { $0 + $1.stats.bodyBytesSent }
+        // Every byte once, the bad piece again (twice at most), and what cut requests sent past
+        // their ends: never the whole file again.
+        #expect(
+            sent <= Int64(Self.size + 2 * Self.pieceLength) + 6 * SegmentFetcher.drainLimit, "sent \(sent)")
+    }
+
+    /// The bad piece is found every time when the only source corrupts it: after three tries the
+    /// download fails as an integrity error naming the bytes, and never saves the file.
+    @Test func aPieceThatNeverVerifiesFailsTheDownload() async throws {
+        var configuration = Self.configuration(mirrors: [], checksums: [])
+        configuration.pieceHashes = Self.pieces()
+        let download = Download(
+            from: url(0, "corrupt=\(3 * Self.pieceLength)"), to: output, configuration: configuration)
+        let log = EventLog(download)
+        do {
+            _ = try await download.run()
+            Issue.record("a file whose piece never verifies was saved")
+        } catch {
+            #expect(error.code == .integrity)
+            #expect(
+                error.message.contains("bytes \(3 * Self.pieceLength)-\(4 * Self.pieceLength - 1)"),
+                "\(error)")
+            #expect(error.message.contains("3 times"), "\(error)")
+        }
+        let events = await log.finish()
+        #expect(events.count { if case .pieceFailed = $0 { true } else { false } } == 2)
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
+    /// Piece hashes that do not fit the file are a usage error before any byte is fetched.
+    @Test func pieceHashesThatDoNotFitAreRefused() async throws {
+        var configuration = Self.configuration(mirrors: [], checksums: [])
+        configuration.pieceHashes = PieceHashes(
+            length: Int64(Self.pieceLength), hashes: [.sha256(Self.sha256)])
+        do {
+            _ = try await Fastpull.download(from: url(0, "seed=1"), to: output, configuration: configuration)
+            Issue.record("piece hashes for 1 MiB accepted for 8 MiB")
+        } catch {
+            #expect(error.code == .usage)
+            #expect(error.message.contains("do not cover a file of \(Self.size) bytes"), "\(error)")
+        }
+    }
+
+    /// A size given for the file (a Metalink's) that the server does not serve fails the download.
+    @Test func aServerOfAnotherSizeThanExpectedFails() async throws {
+        var configuration = Self.configuration(mirrors: [])
+        configuration.expectedSize = Int64(Self.size - 1)
+        do {
+            _ = try await Fastpull.download(from: url(0, "seed=1"), to: output, configuration: configuration)
+            Issue.record("a file of the wrong size was saved")
+        } catch {
+            #expect(error.code == .integrity)
+            #expect(error.message.contains("but the file is \(Self.size - 1) bytes"), "\(error)")
+        }
+    }
+}
+
+/// Which source each byte was asked from.
+@Suite("Source map")
+struct SourceMapTests {
+    @Test func laterWindowsWinWhereTheyOverlapAndNeighboursJoin() {
+        let map = SourceMap()
+        map.record(0..<100, source: 0)
+        map.record(100..<200, source: 0)
+        map.record(150..<300, source: 1)
+        #expect(map.all == [.init(range: 0..<150, source: 0), .init(range: 150..<300, source: 1)])
+        map.record(50..<60, source: 2)
+        #expect(map.sources(in: 40..<55) == [0, 2])
+        #expect(map.sources(in: 140..<160) == [0, 1])
+        #expect(map.sources(in: 300..<400) == [])
+        #expect(map.all.map(\.range) == [0..<50, 50..<60, 60..<150, 150..<300])
+    }
+}
+
+/// Reopening written bytes that did not verify.
+@Suite("Segment table: reopen")
+struct ReopenTests {
+    @Test func aReopenedRangeWaitsAgainAndTheFrontierGoesBack() throws {
+        let now = ContinuousClock.now
+        var table = SegmentTable(segments: [
+            Segment(start: 0, end: 100, written: 100), Segment(start: 100, end: 300, written: 200),
+        ])
+        #expect(table.isComplete)
+        table.reopen(50..<150)
+        #expect(table.frontier == 50)
+        #expect(table.writtenBytes == 200)
+        #expect(
+            table.segments.map { [$0.start, $0.end, $0.written] } == [
+                [0, 50, 50], [50, 150, 0], [150, 300, 150],
+            ])
+        let next = table.nextWindow(for: 7, now: now)
+        let (window, _) = try #require(next)
+        #expect(window.range.lowerBound == 50)
+        #expect(window.range.upperBound <= 150)
+    }
+}
