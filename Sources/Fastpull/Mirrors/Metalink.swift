@@ -1,0 +1,293 @@
+import Foundation
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// A Metalink document (RFC 5854, `.meta4`, media type ``mediaType``): the files it describes, each
+/// with its size, whole-file hashes, piece hashes and the URLs it can be fetched from, in order of
+/// preference.
+///
+/// ```swift
+/// let file = try Metalink(parsing: data).files[0]
+/// let report = try await Fastpull.download(from: file.urls[0], to: folder.appending(path: file.name),
+///                                          configuration: file.configuration())
+/// ```
+public struct Metalink: Sendable, Hashable {
+    /// `application/metalink4+xml`.
+    public static let mediaType = "application/metalink4+xml"
+
+    /// One file the document describes.
+    public struct File: Sendable, Hashable {
+        /// The file's name: a relative path of one or more components, never absolute and never
+        /// with `..`.
+        public var name: String
+        /// Its size in bytes, when the document gives it.
+        public var size: Int64?
+        /// Whole-file hashes the document gives, strongest first (sha512, sha256, sha1, md5); types
+        /// Fastpull does not compute are left out.
+        public var checksums: [Checksum]
+        /// Hashes of its pieces, the strongest set when there are several.
+        public var pieces: PieceHashes?
+        /// Its http and https URLs, most preferred first (lowest `priority`; those without one last,
+        /// in document order). Other schemes (ftp, torrents) are left out.
+        public var sources: [Source]
+
+        /// The URLs of ``sources``, most preferred first.
+        public var urls: [URL] { sources.map(\.url) }
+
+        /// `base` set up to fetch this file: the URLs after the first as mirrors, the strongest
+        /// whole-file hash as the checksum, the piece hashes and the size.
+        public func configuration(_ base: Configuration = .init()) -> Configuration {
+            var configuration = base
+            configuration.mirrors += urls.dropFirst()
+            if let strongest = checksums.first { configuration.checksums.append(strongest) }
+            configuration.pieceHashes = pieces ?? base.pieceHashes
+            configuration.expectedSize = size ?? base.expectedSize
+            return configuration
+        }
+    }
+
+    /// A URL of a file, with the document's preference for it.
+    public struct Source: Sendable, Hashable {
+        /// The URL.
+        public var url: URL
+        /// 1 (most preferred) to 999999, when given.
+        public var priority: Int?
+        /// The ISO 3166-1 country code of its location, when given.
+        public var location: String?
+    }
+
+    /// The files, in document order.
+    public var files: [File]
+
+    /// The namespace of Metalink 4.
+    static let namespace = "urn:ietf:params:xml:ns:metalink"
+
+    /// Parses a Metalink 4 document.
+    ///
+    /// - Throws: ``FastpullError/Code/usage`` when it is not well-formed XML, not Metalink 4 (the
+    ///   older Metalink 3 is named as such), or describes a file without a usable URL, with an unsafe
+    ///   name, or with malformed hashes.
+    public init(parsing data: Data) throws(FastpullError) {
+        let reader = MetalinkReader()
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = reader
+        let parsed = parser.parse()
+        if let problem = reader.problem { throw FastpullError(.usage, "the Metalink file \(problem)") }
+        // The parser can report success after an error it recovered from: a document it had to repair
+        // is not trusted either.
+        guard parsed, parser.parserError == nil else {
+            let code = (parser.parserError as NSError?).map { " (XML error \($0.code))" } ?? ""
+            throw FastpullError(
+                .usage, "the Metalink file is not well-formed XML at line \(parser.lineNumber)\(code)")
+        }
+        guard reader.sawRoot else {
+            throw FastpullError(
+                .usage, "the Metalink file has no <metalink> element of Metalink 4 (RFC 5854)")
+        }
+        var files: [File] = []
+        for draft in reader.files {
+            files.append(try Self.file(from: draft))
+        }
+        guard !files.isEmpty else { throw FastpullError(.usage, "the Metalink file describes no file") }
+        var names = Set<String>()
+        for file in files where !names.insert(file.name).inserted {
+            throw FastpullError(.usage, "the Metalink file describes '\(file.name)' twice")
+        }
+        self.files = files
+    }
+
+    /// Whether `contentType` (a `Content-Type` field) is Metalink 4's media type.
+    public static func isMediaType(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        return type?.lowercased() == mediaType
+    }
+
+    private static func file(from draft: MetalinkReader.FileDraft) throws(FastpullError) -> File {
+        let name = draft.name
+        guard Self.isSafe(name) else {
+            throw FastpullError(
+                .usage, "the Metalink file names a file '\(name)', which is not a safe relative path")
+        }
+        var size: Int64?
+        if let text = draft.size {
+            guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value >= 0 else {
+                throw FastpullError(.usage, "the Metalink file gives '\(name)' the size '\(text)'")
+            }
+            size = value
+        }
+        var checksums: [Checksum] = []
+        for (type, value) in draft.hashes {
+            guard let algorithm = Self.algorithm(type) else { continue }
+            let hex = value.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard Digest.isHex(hex, count: 2 * algorithm.digestLength) else {
+                throw FastpullError(.usage, "the Metalink file's \(type) hash of '\(name)' is '\(hex)'")
+            }
+            checksums.append(Checksum(algorithm, hex: hex.lowercased()))
+        }
+        checksums.sort { $0.digestAlgorithm.strength > $1.digestAlgorithm.strength }
+        var pieces: PieceHashes?
+        for set in draft.pieces {
+            guard let algorithm = Self.algorithm(set.type) else { continue }
+            guard let length = Int64(set.length), length > 0 else {
+                throw FastpullError(
+                    .usage, "the Metalink file gives '\(name)' the piece length '\(set.length)'")
+            }
+            var hashes: [Checksum] = []
+            for value in set.hashes {
+                let hex = value.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard Digest.isHex(hex, count: 2 * algorithm.digestLength) else {
+                    throw FastpullError(
+                        .usage, "the Metalink file's \(set.type) piece hash of '\(name)' is '\(hex)'")
+                }
+                hashes.append(Checksum(algorithm, hex: hex.lowercased()))
+            }
+            if let current = pieces?.hashes.first, current.digestAlgorithm.strength >= algorithm.strength {
+                continue
+            }
+            pieces = PieceHashes(length: length, hashes: hashes)
+        }
+        var sources: [(Source, Int)] = []
+        for (order, url) in draft.urls.enumerated() {
+            let text = url.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", parsed.host() != nil
+            else { continue }
+            let priority = url.priority.flatMap { Int($0) }.flatMap { (1...999_999).contains($0) ? $0 : nil }
+            sources.append((Source(url: parsed, priority: priority, location: url.location), order))
+        }
+        sources.sort { a, b in
+            let left = a.0.priority ?? 1_000_000
+            let right = b.0.priority ?? 1_000_000
+            return left != right ? left < right : a.1 < b.1
+        }
+        guard !sources.isEmpty else {
+            throw FastpullError(.usage, "the Metalink file gives '\(name)' no http or https URL")
+        }
+        return File(
+            name: name, size: size, checksums: checksums, pieces: pieces, sources: sources.map(\.0))
+    }
+
+    /// The algorithm of an IANA hash name (`sha-256`, `sha-1`, `md5`); nil for others.
+    static func algorithm(_ type: String) -> Digest.Algorithm? {
+        switch type.lowercased() {
+        case "sha-512": return .sha512
+        case "sha-256": return .sha256
+        case "sha-1": return .sha1
+        case "md5": return .md5
+        default: return nil
+        }
+    }
+
+    /// A relative path whose every component is a plain name (RFC 5854 §4.1.2.1: no absolute paths,
+    /// no `..`).
+    static func isSafe(_ name: String) -> Bool {
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\0"), !name.contains("\\") else {
+            return false
+        }
+        return name.split(separator: "/", omittingEmptySubsequences: false).allSatisfy {
+            !$0.isEmpty && $0 != "." && $0 != ".."
+        }
+    }
+}
+
+/// The SAX side of ``Metalink/init(parsing:)``: collects each `<file>`'s fields as text.
+private final class MetalinkReader: NSObject, XMLParserDelegate {
+    struct PieceDraft {
+        var type: String
+        var length: String
+        var hashes: [String] = []
+    }
+
+    struct URLDraft {
+        var text = ""
+        var priority: String?
+        var location: String?
+    }
+
+    struct FileDraft {
+        var name: String
+        var size: String?
+        var hashes: [(String, String)] = []
+        var pieces: [PieceDraft] = []
+        var urls: [URLDraft] = []
+    }
+
+    var files: [FileDraft] = []
+    var sawRoot = false
+    var problem: String?
+    private var file: FileDraft?
+    private var piece: PieceDraft?
+    private var text = ""
+    private var attributes: [String: String] = [:]
+
+    func parser(
+        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        text = ""
+        self.attributes = attributes
+        if element == "metalink" {
+            if namespaceURI == Metalink.namespace {
+                sawRoot = true
+            } else {
+                problem =
+                    namespaceURI == "http://www.metalinker.org/"
+                    ? "is Metalink 3; only Metalink 4 (RFC 5854, .meta4) is read"
+                    : "has a <metalink> element of another namespace (\(namespaceURI ?? "none")), not Metalink 4"
+                parser.abortParsing()
+            }
+            return
+        }
+        guard sawRoot, namespaceURI == Metalink.namespace else { return }
+        switch element {
+        case "file":
+            guard let name = attributes["name"] else {
+                problem = "has a <file> without a name"
+                parser.abortParsing()
+                return
+            }
+            file = FileDraft(name: name)
+        case "pieces" where file != nil:
+            piece = PieceDraft(type: attributes["type"] ?? "", length: attributes["length"] ?? "")
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text += string
+    }
+
+    func parser(
+        _ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?
+    ) {
+        guard sawRoot, namespaceURI == Metalink.namespace else { return }
+        switch element {
+        case "file":
+            if let file { files.append(file) }
+            file = nil
+        case "size":
+            file?.size = text
+        case "hash":
+            if piece != nil {
+                piece?.hashes.append(text)
+            } else {
+                file?.hashes.append((attributes["type"] ?? "", text))
+            }
+        case "pieces":
+            if let piece { file?.pieces.append(piece) }
+            piece = nil
+        case "url":
+            file?.urls.append(
+                URLDraft(text: text, priority: attributes["priority"], location: attributes["location"]))
+        default:
+            break
+        }
+        text = ""
+    }
+}
