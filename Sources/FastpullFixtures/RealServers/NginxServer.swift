@@ -56,7 +56,6 @@ public final class NginxServer: RealServer {
 
     /// Starts nginx for `documentRoot` and returns once both ports accept connections.
     public static func start(documentRoot: String, options: Options = Options()) async throws -> NginxServer {
-        let executable = try ServerLauncher.executable("/usr/sbin/nginx", package: "nginx")
         return try await ServerFolder.creating("nginx", permissions: 0o777) { folder in
             var authLines = ""
             if let credentials = options.basicAuth {
@@ -64,67 +63,90 @@ public final class NginxServer: RealServer {
                     try await credentials.htpasswdLine(in: folder), to: folder + "/htpasswd")
                 authLines = """
                     auth_basic "fastpull-interop";
-                            auth_basic_user_file \(folder)/htpasswd;
+                        auth_basic_user_file \(folder)/htpasswd;
                     """
             }
-            let errorLog = folder + "/error.log"
-            let accessLogPath = folder + "/access.log"
-            var launcher = ServerLauncher(name: "nginx", folder: folder, portCount: 2, logFiles: [errorLog]) {
-                ports in
-                let configuration = """
-                    # Written by FastpullFixtures.NginxServer.
-                    daemon off;
-                    master_process on;
-                    worker_processes 2;
-                    pid \(folder)/nginx.pid;
-                    error_log \(errorLog) notice;
-                    events {
-                        worker_connections 1024;
-                    }
-                    http {
-                        types { }
-                        default_type application/octet-stream;
-                        log_format interop "$connection\\t$request_method\\t$request_uri\\t$status\\t$http_range\\t$body_bytes_sent\\t$http_if_range\\t$http_authorization\\t$http_proxy_authorization";
-                        access_log \(accessLogPath) interop;
-                        sendfile on;
-                        tcp_nodelay on;
-                        keepalive_timeout 65;
-                        keepalive_requests 100000;
-                        client_body_temp_path \(folder)/client-body;
-                        proxy_temp_path \(folder)/proxy;
-                        fastcgi_temp_path \(folder)/fastcgi;
-                        uwsgi_temp_path \(folder)/uwsgi;
-                        scgi_temp_path \(folder)/scgi;
-                        server {
-                            listen 127.0.0.1:\(ports[0]);
-                            listen 127.0.0.1:\(ports[1]) ssl;
-                            server_name localhost 127.0.0.1;
-                            ssl_certificate \(options.certificate);
-                            ssl_certificate_key \(options.key);
-                            ssl_protocols TLSv1.2 TLSv1.3;
-                            root \(documentRoot);
-                            \(authLines)
-                        }
-                    }
-
-                    """
-                try ServerFolder.write(configuration, to: folder + "/nginx.conf")
-                return .init(
-                    executable: executable,
-                    arguments: ["-e", errorLog, "-p", folder + "/", "-c", folder + "/nginx.conf"])
+            let running = try await launch(
+                folder: folder, portCount: 2, namespace: options.namespace
+            ) { ports in
+                """
+                server {
+                    listen 127.0.0.1:\(ports[0]);
+                    listen 127.0.0.1:\(ports[1]) ssl;
+                    server_name localhost 127.0.0.1;
+                    ssl_certificate \(options.certificate);
+                    ssl_certificate_key \(options.key);
+                    ssl_protocols TLSv1.2 TLSv1.3;
+                    root \(documentRoot);
+                    \(authLines)
+                }
+                """
             }
-            launcher.namespace = options.namespace
-            let running = try await launcher.launch()
-            let log = AccessLog(
-                path: accessLogPath,
-                format: .tabSeparated(
-                    headers: ["if-range", "authorization", "proxy-authorization"], escaping: .backslashes))
-            return NginxServer(running: running, documentRoot: documentRoot, accessLog: log)
+            return NginxServer(
+                running: running, documentRoot: documentRoot, accessLog: accessLog(in: folder))
         }
     }
 
     /// Stops nginx (master and workers) and removes its folder.
     public func stop() async {
         await running.stop()
+    }
+
+    /// Writes an nginx configuration into `folder` whose `http` block holds `httpBlock` (given the free
+    /// ports picked for it) after the settings every nginx here shares: two workers, logs, temporary
+    /// folders and the access log format ``accessLog(in:)`` reads. Starts nginx in the foreground and
+    /// returns once every port accepts connections.
+    static func launch(
+        folder: String, portCount: Int, namespace: NetworkNamespace? = nil,
+        httpBlock: @escaping ([Int]) -> String
+    ) async throws -> RunningServer {
+        let executable = try ServerLauncher.executable("/usr/sbin/nginx", package: "nginx")
+        let errorLog = folder + "/error.log"
+        var launcher = ServerLauncher(
+            name: "nginx", folder: folder, portCount: portCount, logFiles: [errorLog]
+        ) { ports in
+            let configuration = """
+                # Written by FastpullFixtures.
+                daemon off;
+                master_process on;
+                worker_processes 2;
+                pid \(folder)/nginx.pid;
+                error_log \(errorLog) notice;
+                events {
+                    worker_connections 1024;
+                }
+                http {
+                    types { }
+                    default_type application/octet-stream;
+                    log_format interop "$connection\\t$request_method\\t$request_uri\\t$status\\t$http_range\\t$body_bytes_sent\\t$http_if_range\\t$http_authorization\\t$http_proxy_authorization\\t$upstream_cache_status";
+                    access_log \(folder)/access.log interop;
+                    sendfile on;
+                    tcp_nodelay on;
+                    keepalive_timeout 65;
+                    keepalive_requests 100000;
+                    client_body_temp_path \(folder)/client-body;
+                    proxy_temp_path \(folder)/proxy;
+                    fastcgi_temp_path \(folder)/fastcgi;
+                    uwsgi_temp_path \(folder)/uwsgi;
+                    scgi_temp_path \(folder)/scgi;
+                    \(httpBlock(ports).replacingOccurrences(of: "\n", with: "\n    "))
+                }
+
+                """
+            try ServerFolder.write(configuration, to: folder + "/nginx.conf")
+            return .init(
+                executable: executable,
+                arguments: ["-e", errorLog, "-p", folder + "/", "-c", folder + "/nginx.conf"])
+        }
+        launcher.namespace = namespace
+        return try await launcher.launch()
+    }
+
+    /// The access log that ``launch(folder:portCount:namespace:httpBlock:)`` configures in `folder`.
+    static func accessLog(in folder: String) -> AccessLog {
+        AccessLog(
+            path: folder + "/access.log",
+            format: .tabSeparated(
+                headers: ["if-range", "authorization", "proxy-authorization"], escaping: .backslashes))
     }
 }
