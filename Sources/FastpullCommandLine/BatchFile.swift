@@ -1,14 +1,17 @@
 import Fastpull
 import Foundation
 
-/// The input file of `fastpull -i FILE`: one download a line, `URL [OUTPUT] [ALGO=VALUE]...`.
+/// The input file of `fastpull -i FILE`: one download a line, `URL [MIRROR-URL]... [OUTPUT]
+/// [ALGO=VALUE]...`.
 ///
 /// ```
-/// # the release and its notes
-/// https://example.org/x.iso  x.iso  sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+/// # the release (from two servers) and its notes
+/// https://example.org/x.iso	https://mirror.example.net/x.iso  x.iso  sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
 /// https://example.org/NOTES.txt
 /// ```
 ///
+/// Every further http or https URL on a line is another source of the same file, as aria2 reads
+/// tab-separated URLs.
 /// Fields are separated by spaces or tabs; a field with spaces can be quoted with `"…"` (with `\"`
 /// and `\\` inside). Blank lines and lines whose first non-blank character is `#` are skipped.
 /// A field of the form `ALGO=VALUE` with a known algorithm (`sha256`, `sha512`, `sha1`, `md5`,
@@ -25,13 +28,16 @@ package enum BatchFile {
         package var output: String?
         /// The checksums the line gives.
         package var checksums: [Checksum]
+        /// The other URLs of the same file the line gives.
+        package var mirrors: [URL]
 
         /// Creates a line.
-        package init(number: Int, url: URL, output: String?, checksums: [Checksum]) {
+        package init(number: Int, url: URL, output: String?, checksums: [Checksum], mirrors: [URL] = []) {
             self.number = number
             self.url = url
             self.output = output
             self.checksums = checksums
+            self.mirrors = mirrors
         }
     }
 
@@ -60,8 +66,15 @@ package enum BatchFile {
             }
             var output: String?
             var checksums: [Checksum] = []
+            var mirrors: [URL] = []
             for field in fields.dropFirst() {
-                if isChecksum(field) {
+                if isURL(field) {
+                    do {
+                        mirrors.append(try CommandOptions.url(from: field))
+                    } catch {
+                        throw failure(String(error.message.dropFirst("error: ".count)))
+                    }
+                } else if isChecksum(field) {
                     do {
                         checksums.append(try Checksum(parsing: field))
                     } catch {
@@ -72,10 +85,12 @@ package enum BatchFile {
                     output = field
                 } else {
                     throw failure(
-                        "unexpected '\(field)' (expected URL [OUTPUT] [sha256=HEX]; quote paths with spaces)")
+                        "unexpected '\(field)' (expected URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; quote paths with spaces)"
+                    )
                 }
             }
-            result.append(Line(number: number, url: url, output: output, checksums: checksums))
+            result.append(
+                Line(number: number, url: url, output: output, checksums: checksums, mirrors: mirrors))
         }
         return result
     }
@@ -84,6 +99,12 @@ package enum BatchFile {
     /// alone would miss it).
     static func lines(of text: String) -> [Substring] {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+    }
+
+    /// Whether `field` is an http or https URL (another source), not a path.
+    static func isURL(_ field: String) -> Bool {
+        let lowered = field.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 
     /// Whether `field` reads as `ALGO=VALUE` with a known algorithm (else it is a path, even with `=`).

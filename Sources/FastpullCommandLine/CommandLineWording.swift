@@ -29,7 +29,7 @@ extension Report.ChecksumCheck.Source {
     public var commandLineName: String {
         switch self {
         case .user: return "--checksum"
-        case .checksumFile, .header: return description
+        case .checksumFile, .header, .document: return description
         }
     }
 }

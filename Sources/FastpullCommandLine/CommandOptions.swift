@@ -37,6 +37,10 @@ package struct CommandOptions: Sendable {
     package var proxy: String?
     /// `--noproxy`, split at commas.
     package var noProxy: [String]?
+    /// `--mirror`: other URLs of the one file.
+    package var mirrors: [URL] = []
+    /// `--metalink` values, paths or http(s) URLs, read before the downloads start.
+    package var metalinks: [String] = []
 
     /// Validates parsed arguments.
     ///
@@ -51,7 +55,21 @@ package struct CommandOptions: Sendable {
         if let inputFile, inputFile != "-", !FileManager.default.isReadableFile(atPath: inputFile) {
             throw UsageError(message: "error: --input-file: cannot read '\(inputFile)'")
         }
-        guard !urls.isEmpty || inputFile != nil else {
+        for source in parsed.all("metalink") {
+            let isURL = ["http", "https"].contains(URL(string: source)?.scheme?.lowercased() ?? "")
+            guard isURL || FileManager.default.isReadableFile(atPath: source) else {
+                throw UsageError(message: "error: --metalink: cannot read '\(source)'")
+            }
+            metalinks.append(source)
+        }
+        for text in parsed.all("mirror") {
+            do {
+                mirrors.append(try Self.url(from: text))
+            } catch {
+                throw UsageError(message: "error: --mirror: " + error.message.dropFirst("error: ".count))
+            }
+        }
+        guard !urls.isEmpty || inputFile != nil || !metalinks.isEmpty else {
             throw UsageError(
                 message: "error: missing URL (usage: fastpull [OPTIONS] URL...; see fastpull --help)")
         }
@@ -204,10 +222,17 @@ package struct CommandOptions: Sendable {
         // -c, --continue (wget's and curl's spelling): resume, and never start over.
         configuration.restartWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
         configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
+        configuration.mirrorsUnverified = parsed.has("mirrors-unverified")
         self.configuration = configuration
 
-        if inputFile == nil {
+        if inputFile == nil, metalinks.isEmpty {
             try checkSingleFileOptions(count: urls.count)
+        }
+        if !mirrors.isEmpty, urls.isEmpty {
+            throw UsageError(
+                message:
+                    "error: --mirror: gives another source of the URL on the command line, but there is none (list a file's sources on one line of the input file)"
+            )
         }
     }
 
@@ -232,14 +257,36 @@ package struct CommandOptions: Sendable {
         if configuration.traceFile != nil {
             throw UsageError(message: "error: --trace: records one download, but there are \(count) URLs")
         }
+        if !mirrors.isEmpty {
+            throw UsageError(
+                message:
+                    "error: --mirror: gives sources of one file, but there are \(count) downloads (put a file's URLs on one line of an input file)"
+            )
+        }
     }
 
     /// What one download of the run fetches, and how.
     package struct Job: Sendable {
         /// The batch item.
         package var item: BatchItem
-        /// Where it came from, for messages: `argument 2` or `list.txt:7`.
+        /// Where it came from, for messages: `argument 2`, `list.txt:7` or `x.meta4: docs/a.pdf`.
         package var origin: String
+        /// Whether the folder of its output may have to be made (a Metalink name with a folder in it).
+        package var makesFolder = false
+    }
+
+    /// One file of a `--metalink` document, with the document it came from.
+    package struct MetalinkFile: Sendable {
+        /// The path or URL of the document.
+        package var source: String
+        /// The file.
+        package var file: Metalink.File
+
+        /// Creates one.
+        package init(source: String, file: Metalink.File) {
+            self.source = source
+            self.file = file
+        }
     }
 
     /// Every download of the run: the URLs of the arguments, then the lines of the input file, each
@@ -253,15 +300,21 @@ package struct CommandOptions: Sendable {
     /// - Throws: ``UsageError`` for options that do not fit the number of downloads, or two downloads
     ///   with the same output path.
     package func jobs(
-        lines: [BatchFile.Line], netrc: Netrc?, environment: [String: String], workingDirectory: String
+        lines: [BatchFile.Line], metalinks: [MetalinkFile] = [], netrc: Netrc?, environment: [String: String],
+        workingDirectory: String
     ) throws(UsageError) -> [Job] {
-        try checkSingleFileOptions(count: urls.count + lines.count)
+        try checkSingleFileOptions(count: urls.count + lines.count + metalinks.count)
         let base = URL(fileURLWithPath: workingDirectory, isDirectory: true)
         let folder = directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? base
         var jobs: [Job] = []
-        func add(_ url: URL, output: String?, checksums: [Checksum], origin: String) {
+        func add(
+            _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
+            metalink: (file: Metalink.File, document: String)? = nil, makesFolder: Bool = false
+        ) {
             let (clean, embedded) = Self.splitCredentials(url)
-            var settings = configuration
+            var settings =
+                metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
+            settings.mirrors += mirrors
             settings.checksums += checksums
             settings.credentials = user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
             settings.proxy = proxySetting(for: clean, environment: environment)
@@ -271,14 +324,25 @@ package struct CommandOptions: Sendable {
             jobs.append(
                 Job(
                     item: BatchItem(url: clean, destination: destination, configuration: settings),
-                    origin: origin))
+                    origin: origin, makesFolder: makesFolder))
         }
         for (index, url) in urls.enumerated() {
-            add(url, output: output, checksums: [], origin: "argument \(index + 1)")
+            add(url, output: output, checksums: [], origin: "argument \(index + 1)", mirrors: mirrors)
         }
         let source = inputFile == "-" ? "stdin" : (inputFile ?? "")
         for line in lines {
-            add(line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)")
+            add(
+                line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
+                mirrors: line.mirrors)
+        }
+        for entry in metalinks {
+            guard let first = entry.file.urls.first else { continue }
+            // A Metalink file names its output; -o renames the only one.
+            add(
+                first, output: output ?? entry.file.name, checksums: [],
+                origin: "\(entry.source): \(entry.file.name)",
+                metalink: (entry.file, "Metalink file \(entry.source)"),
+                makesFolder: output == nil && entry.file.name.contains("/"))
         }
         var seen: [String: String] = [:]
         for job in jobs {

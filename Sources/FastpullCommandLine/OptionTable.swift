@@ -15,6 +15,7 @@ package struct OptionSpec: Sendable {
     package enum Group: String, Sendable, CaseIterable {
         case output = "OUTPUT"
         case transfer = "TRANSFER"
+        case sources = "SOURCES"
         case http = "HTTP"
         case integrity = "INTEGRITY"
         case batch = "BATCH"
@@ -166,10 +167,29 @@ package enum OptionTable {
             "keep-partial", .flag, group: .integrity,
             help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
 
+        // Sources
+        OptionSpec(
+            "mirror", .value(placeholder: "URL"), group: .sources, repeatable: true,
+            help:
+                "The same file on another server: bytes come from every source, each by its speed (one URL; needs a checksum or --mirrors-unverified). Repeatable."
+        ),
+        OptionSpec(
+            "mirrors-unverified", .flag, group: .sources,
+            help:
+                "Use the mirrors even with no checksum to verify the file (sources that differ give a mixed file)."
+        ),
+        OptionSpec(
+            "metalink", short: "M", .value(placeholder: "FILE|URL"), group: .sources, repeatable: true,
+            help:
+                "Fetch the files a Metalink 4 (.meta4) file describes, from all their sources, checked by its hashes and piece hashes."
+        ),
+
         // Batch
         OptionSpec(
             "input-file", short: "i", .value(placeholder: "FILE|-"), group: .batch,
-            help: "Also fetch every line of FILE ('-' for stdin): URL [OUTPUT] [sha256=HEX]; # comments."),
+            help:
+                "Also fetch every line of FILE ('-' for stdin): URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; # comments."
+        ),
         OptionSpec(
             "parallel-files", short: "j", .value(placeholder: "N"), group: .batch,
             help: "Fetch up to N files at once, 1-64 (default: 4)."),

@@ -53,9 +53,11 @@ struct FastpullCommand {
             exit(ExitStatus.usage)
         }
 
+        let metalinks: [CommandOptions.MetalinkFile]
         do {
             options.configuration.checksumFiles = try await ChecksumFileLoader.load(
                 options.checksumFiles, using: options.configuration)
+            metalinks = try await MetalinkLoader.load(options.metalinks, using: options.configuration)
         } catch {
             printError("error: \(error.commandLineMessage)")
             exit(error.code.rawValue)
@@ -63,7 +65,7 @@ struct FastpullCommand {
         let jobs: [CommandOptions.Job]
         do {
             jobs = try options.jobs(
-                lines: lines, netrc: netrc, environment: environment,
+                lines: lines, metalinks: metalinks, netrc: netrc, environment: environment,
                 workingDirectory: FileManager.default.currentDirectoryPath)
         } catch {
             printError(error.message)

@@ -27,6 +27,12 @@ struct Run {
                 return FastpullError.Code.localIO.rawValue
             }
         }
+        // A Metalink file may name its files in folders of their own.
+        for job in jobs where job.makesFolder {
+            guard case .file(let file) = job.item.destination else { continue }
+            try? FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
         if options.configuration.insecure && !options.quiet {
             console.note("warning: --insecure: TLS certificates are not verified")
         }

@@ -29,6 +29,21 @@ struct BatchFileTests {
         #expect(lines[2].checksums.map(\.algorithm) == ["sha256", "md5"])
     }
 
+    /// Further URLs on a line are other sources of the file, tab-separated as aria2 writes them (or
+    /// space-separated); a bad one names the line.
+    @Test func furtherURLsOnALineAreMirrors() throws {
+        let lines = try BatchFile.parse(
+            "https://a.test/x.iso\tHTTPS://b.test/x.iso\thttp://c.test/pub/x.iso  x.iso sha256=\(hex)\n",
+            source: "list.txt")
+        #expect(lines.count == 1)
+        #expect(lines[0].mirrors.map(\.absoluteString) == ["HTTPS://b.test/x.iso", "http://c.test/pub/x.iso"])
+        #expect(lines[0].output == "x.iso")
+        #expect(lines[0].checksums == [.sha256(hex)])
+        #expect(throws: UsageError.self) {
+            _ = try BatchFile.parse("https://a.test/x http://\n", source: "list.txt")
+        }
+    }
+
     @Test func aPathWithAnEqualsSignIsAPath() throws {
         let lines = try BatchFile.parse("http://h/x a=b.bin", source: "l")
         #expect(lines.first?.output == "a=b.bin")

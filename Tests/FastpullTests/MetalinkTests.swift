@@ -52,7 +52,10 @@ struct MetalinkTests {
         #expect(file.sources[1].location == "de" && file.sources[1].priority == 2)
         let configuration = file.configuration()
         #expect(configuration.mirrors == Array(file.urls.dropFirst()))
-        #expect(configuration.checksums == [.sha256(Self.sha256)])
+        #expect(configuration.checksums.isEmpty)
+        #expect(
+            configuration.describedChecksums
+                == .init(document: "the Metalink file", checksums: [.sha256(Self.sha256)]))
         #expect(configuration.expectedSize == 2_621_440)
         #expect(configuration.pieceHashes == file.pieces)
     }

@@ -6,7 +6,7 @@ import Foundation
 enum ExistingFile {
     /// The checksums `file` must match, from the configuration and its checksum files.
     static func expectations(for file: URL, url: URL, configuration: Configuration) -> [ChecksumExpectation] {
-        var expectations = configuration.checksums.map { ChecksumExpectation($0, source: .user) }
+        var expectations = configuration.knownChecksums
         var names: [String] = []
         for name in [file.lastPathComponent, url.lastPathComponent] where !name.isEmpty && name != "/" {
             if !names.contains(name) { names.append(name) }

@@ -97,6 +97,9 @@ public struct Configuration: Sendable {
     /// reaches it, and one that does not match is fetched again, from another source where there is
     /// one, rather than the whole file.
     public var pieceHashes: PieceHashes? = nil
+    /// Whole-file checksums from a document that describes the file (a Metalink file's `<hash>`):
+    /// checked like ``checksums``, and reported as that document's.
+    public var describedChecksums: DescribedChecksums? = nil
     /// The size the file must have (a Metalink file's `<size>`): a source of another size is not used,
     /// and a URL asked for of another size fails the download.
     public var expectedSize: Int64? = nil
@@ -134,6 +137,32 @@ public struct Configuration: Sendable {
         self.retryBaseDelay = retryBaseDelay
         self.resumeFromJournal = resumeFromJournal
         self.restartWhenRemoteChanges = restartWhenRemoteChanges
+    }
+
+    /// Checksums a document gives for the file, with the document's name.
+    public struct DescribedChecksums: Sendable, Hashable {
+        /// How the document is named in reports: `Metalink file x.meta4`.
+        public var document: String
+        /// The checksums.
+        public var checksums: [Checksum]
+
+        /// Checksums from `document`.
+        public init(document: String, checksums: [Checksum]) {
+            self.document = document
+            self.checksums = checksums
+        }
+    }
+
+    /// Every whole-file checksum known before a request, with where it came from: the given ones,
+    /// then a describing document's.
+    var knownChecksums: [ChecksumExpectation] {
+        var known = checksums.map { ChecksumExpectation($0, source: .user) }
+        if let described = describedChecksums {
+            known += described.checksums.map {
+                ChecksumExpectation($0, source: .document(described.document))
+            }
+        }
+        return known
     }
 
     /// The lowest speed to hold the download to, once the rate limit is taken into account.

@@ -40,7 +40,8 @@ extension Pipeline {
     ///   without a usable entry for this download.
     func expectations(for remote: RemoteFile) throws -> Expectations {
         var checked: [ChecksumExpectation] = []
-        for checksum in configuration.checksums {
+        for expectation in configuration.knownChecksums {
+            let checksum = expectation.checksum
             guard checksum.expectedBytes != nil else {
                 let digits = 2 * checksum.digestAlgorithm.digestLength
                 throw FastpullError(
@@ -48,7 +49,7 @@ extension Pipeline {
                     "the \(checksum.algorithm) checksum '\(checksum.hexValue)' is not \(digits) hexadecimal digits"
                 )
             }
-            checked.append(ChecksumExpectation(checksum, source: .user))
+            checked.append(expectation)
         }
         let names = checksumFileNames(remote: remote)
         for file in configuration.checksumFiles {
@@ -208,6 +209,7 @@ extension Report.ChecksumCheck.Source {
         case .user: self = .user
         case .checksumFile(let name): self = .checksumFile(name)
         case .header(let name): self = .header(name)
+        case .document(let name): self = .document(name)
         }
     }
 }

@@ -80,6 +80,8 @@ extension Report {
             case checksumFile(String)
             /// A response header of the server, by name (`Repr-Digest`, `x-goog-hash`, `X-Linked-Etag`).
             case header(String)
+            /// A document that describes the file (``Configuration/describedChecksums``), by name.
+            case document(String)
 
             /// `the given checksum`, `checksum file SHA256SUMS` or `Repr-Digest header`.
             public var description: String {
@@ -87,6 +89,7 @@ extension Report {
                 case .user: return "the given checksum"
                 case .checksumFile(let name): return "checksum file \(name)"
                 case .header(let name): return "\(name) header"
+                case .document(let name): return name
                 }
             }
         }

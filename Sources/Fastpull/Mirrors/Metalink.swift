@@ -37,11 +37,15 @@ public struct Metalink: Sendable, Hashable {
         public var urls: [URL] { sources.map(\.url) }
 
         /// `base` set up to fetch this file: the URLs after the first as mirrors, the strongest
-        /// whole-file hash as the checksum, the piece hashes and the size.
-        public func configuration(_ base: Configuration = .init()) -> Configuration {
+        /// whole-file hash as the checksum (reported as `document`'s), the piece hashes and the size.
+        public func configuration(_ base: Configuration = .init(), document: String = "the Metalink file")
+            -> Configuration
+        {
             var configuration = base
             configuration.mirrors += urls.dropFirst()
-            if let strongest = checksums.first { configuration.checksums.append(strongest) }
+            if let strongest = checksums.first {
+                configuration.describedChecksums = .init(document: document, checksums: [strongest])
+            }
             configuration.pieceHashes = pieces ?? base.pieceHashes
             configuration.expectedSize = size ?? base.expectedSize
             return configuration

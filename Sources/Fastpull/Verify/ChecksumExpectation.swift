@@ -9,6 +9,8 @@ struct ChecksumExpectation: Sendable, Hashable, CustomStringConvertible {
         case checksumFile(String)
         /// A response header, by name (`Repr-Digest`, `x-goog-hash`, …).
         case header(String)
+        /// A document that describes the file, by name (`Metalink file x.meta4`).
+        case document(String)
 
         /// `the given checksum`, `checksum file SHA256SUMS`, `Repr-Digest header`.
         var description: String {
@@ -16,6 +18,7 @@ struct ChecksumExpectation: Sendable, Hashable, CustomStringConvertible {
             case .user: return "the given checksum"
             case .checksumFile(let name): return "checksum file \(name)"
             case .header(let name): return "\(name) header"
+            case .document(let name): return name
             }
         }
     }

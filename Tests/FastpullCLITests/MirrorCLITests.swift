@@ -1,0 +1,132 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+/// `--mirror`, `--mirrors-unverified`, several URLs on an input-file line, and `--metalink`, through
+/// the built binary against fixture servers serving the same content.
+@Suite("fastpull sources: mirrors and Metalink")
+struct MirrorCLITests {
+    let workspace: ServedWorkspace
+    let mirror: FixtureServer
+    var folder: String { workspace.folder }
+    var server: FixtureServer { workspace.server }
+
+    static let size = 6 << 20
+    static let content = FixtureContent.bytes(count: size, seed: 4)
+    static let pieceLength = 1 << 20
+
+    init() throws {
+        workspace = try ServedWorkspace(label: "fastpull-mirrors")
+        mirror = try FixtureServer()
+    }
+
+    func run(_ arguments: [String]) async throws -> CLIRunner.Result {
+        try await CLIRunner.run(arguments, in: folder)
+    }
+
+    func url(_ server: FixtureServer, _ query: String = "") -> String {
+        server.url("/gen/\(Self.size)?seed=4&rate=3000000\(query)").absoluteString
+    }
+
+    func saved(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }
+
+    static func sha256(_ bytes: ArraySlice<UInt8>) throws -> String {
+        try IntegrityCLITests.digest("sha256", of: Array(bytes))
+    }
+
+    @Test func aMirrorWithAChecksumServesPartOfTheFile() async throws {
+        let digest = try Self.sha256(Self.content[...])
+        let result = try await run([
+            url(server), "--mirror", url(mirror), "--checksum", "sha256=\(digest)", "-n", "4", "-o", "m.bin",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved("m.bin") == Data(Self.content))
+        #expect(result.stderr.contains("; from 2 sources: 127.0.0.1:\(server.port) "), "\(result.stderr)")
+        #expect(server.stats.bodyBytesSent > 0 && mirror.stats.bodyBytesSent > 0)
+    }
+
+    @Test func withoutAChecksumTheMirrorIsLeftAloneAndTheUserTold() async throws {
+        let result = try await run([url(server), "--mirror", url(mirror), "-o", "u.bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved("u.bin") == Data(Self.content))
+        #expect(
+            result.stderr.contains("warning: nothing can verify a file made of several sources"),
+            "\(result.stderr)")
+        #expect(mirror.stats.requests == 0)
+        let mixed = try await run([
+            url(server), "--mirror", url(mirror), "-o", "v.bin", "--mirrors-unverified",
+        ])
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        #expect(mirror.stats.bodyBytesSent > 0)
+    }
+
+    @Test(arguments: [
+        (
+            ["http://a.test/x", "http://b.test/y", "--mirror", "http://c.test/x"],
+            "--mirror: gives sources of one file"
+        ),
+        (["http://a.test/x", "--mirror", "ftp://c.test/x"], "--mirror: unsupported scheme 'ftp'"),
+        (["--metalink", "/nonexistent/x.meta4"], "--metalink: cannot read '/nonexistent/x.meta4'"),
+    ])
+    func badSourcesAreUsageErrors(_ arguments: [String], _ message: String) async throws {
+        let result = try await run(arguments)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    @Test func anInputLineWithSeveralURLsFetchesFromEach() async throws {
+        let digest = try Self.sha256(Self.content[...])
+        let list = folder + "/list.txt"
+        try "\(url(server))\t\(url(mirror))\tlisted.bin\tsha256=\(digest)\n".write(
+            toFile: list, atomically: true, encoding: .utf8)
+        let result = try await run(["-i", list, "-n", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved("listed.bin") == Data(Self.content))
+        #expect(server.stats.bodyBytesSent > 0 && mirror.stats.bodyBytesSent > 0)
+    }
+
+    /// A Metalink file's sources, one of them corrupt: the file verifies from its piece hashes, the
+    /// corrupt source is named, only its bad piece is fetched again, and the file gets the Metalink's
+    /// name (in its folder).
+    @Test func aMetalinkDownloadSurvivesACorruptSource() async throws {
+        let pieces = try stride(from: 0, to: Self.size, by: Self.pieceLength).map {
+            "<hash>\(try IntegrityCLITests.digest("sha1", of: Array(Self.content[$0..<min($0 + Self.pieceLength, Self.size)])))</hash>"
+        }
+        let corrupt = url(server, "&corrupt=1000").replacingOccurrences(of: "&", with: "&amp;")
+        let good = url(mirror).replacingOccurrences(of: "&", with: "&amp;")
+        let document = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="weights/model.bin">
+                <size>\(Self.size)</size>
+                <hash type="sha-256">\(try Self.sha256(Self.content[...]))</hash>
+                <pieces length="\(Self.pieceLength)" type="sha-1">\(pieces.joined())</pieces>
+                <url priority="1">\(corrupt)</url>
+                <url priority="2">\(good)</url>
+              </file>
+            </metalink>
+            """
+        try document.write(toFile: workspace.served + "/model.meta4", atomically: true, encoding: .utf8)
+        let metalinkURL = server.url("/files/model.meta4").absoluteString
+        let result = try await run(["--metalink", metalinkURL, "-n", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved("weights/model.bin") == Data(Self.content))
+        let corruptURL = url(server, "&corrupt=1000")
+        #expect(
+            result.stderr.contains("warning: no longer using \(corruptURL): it sent bytes 0-"),
+            "\(result.stderr)")
+        #expect(
+            result.stderr.contains("do not match their piece hash; fetching them again"), "\(result.stderr)")
+        #expect(result.stderr.contains("sha256 from Metalink file \(metalinkURL)"), "\(result.stderr)")
+        let sent = server.stats.bodyBytesSent + mirror.stats.bodyBytesSent - Int64(document.utf8.count)
+        #expect(sent <= Int64(Self.size + 2 * Self.pieceLength + (4 << 18)), "sent \(sent)")
+    }
+
+    @Test func aDocumentThatIsNotMetalinkIsAUsageError() async throws {
+        try "<html>not here</html>".write(toFile: folder + "/bad.meta4", atomically: true, encoding: .utf8)
+        let result = try await run(["--metalink", "bad.meta4"])
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains("--metalink: bad.meta4: it has no <metalink> element"), "\(result.stderr)")
+    }
+}
