@@ -35,6 +35,9 @@ struct Behaviour: Sendable, Equatable {
     var status: Int?
     /// `statuses=K`: only the first K requests of this key get `status` (nil: all of them).
     var statuses: Int?
+    /// `status-ranged=1`: only requests with a `Range` field get `status` (a HEAD or a whole GET is
+    /// answered as usual), as a server that limits connections refuses the later, parallel ones.
+    var statusOnlyForRanges = false
     /// `retry-after=S`: a `Retry-After` value sent with `status`.
     var retryAfter: String?
     /// `head=CODE`: the status for HEAD requests (GET is unaffected).
@@ -101,6 +104,7 @@ struct Behaviour: Sendable, Equatable {
         case "bad-range": badRange = try flag(name, value)
         case "status": status = try integer(name, value, in: 200...599)
         case "statuses": statuses = try integer(name, value, in: 0...Int.max)
+        case "status-ranged": statusOnlyForRanges = try flag(name, value)
         case "retry-after":
             guard !value.isEmpty,
                 !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })

@@ -20,7 +20,7 @@ import Foundation
 /// Query parameters (combine freely; counters are per server and per request target, path plus query):
 /// `rate=BPS`, `slow-every=K&slow-rate=BPS`, `ttfb=MS`, `drop-after=N[&drops=K]`,
 /// `stall-after=N[&stalls=K]`, `no-ranges=1`, `chunked=1`, `bad-range=1`,
-/// `status=CODE[&statuses=K][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
+/// `status=CODE[&statuses=K][&status-ranged=1][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.

@@ -110,7 +110,9 @@ struct Router {
     ) -> Response {
         let key = request.target
         let isHead = request.method == "HEAD"
-        if let status = behaviour.status, core.take(.status, key: key, limit: behaviour.statuses) {
+        if let status = behaviour.status, !behaviour.statusOnlyForRanges || request.header("Range") != nil,
+            core.take(.status, key: key, limit: behaviour.statuses)
+        {
             let headers = behaviour.retryAfter.map { [(name: "Retry-After", value: $0)] } ?? []
             return .text(
                 status, "\(status) \(Response.reason(status)) (injected by status=)\n", headers: headers)

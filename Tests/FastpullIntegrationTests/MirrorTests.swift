@@ -98,6 +98,17 @@ struct MirrorTests {
         #expect(report.sources.last?.dropped != nil)
     }
 
+    /// A mirror that refuses connections beyond its limit (503, as one that limits connections per
+    /// client does) is not dropped: it keeps the connections it took, and the others go elsewhere.
+    /// Counted as failures, four refusals in a row would have dropped it.
+    @Test func aMirrorThatRefusesMoreConnectionsKeepsServing() async throws {
+        let limited = servers[1].url("/gen/\(Self.size)?rate=4000000&status=503&statuses=4&status-ranged=1")
+        let (report, events) = try await run(Self.configuration(mirrors: [limited]), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        #expect(Self.dropped(events).isEmpty, "\(Self.dropped(events))")
+        #expect(report.sources.last?.bytes ?? 0 > 0, "\(report.sources)")
+    }
+
     /// Nothing to verify a mixed file: only the URL asked for serves, and the user is told why.
     @Test func withoutAChecksumOnlyTheFirstSourceServes() async throws {
         let (report, events) = try await run(

@@ -102,6 +102,13 @@ struct SegmentFetcher: Sendable {
                             failures = 0
                             continue
                         }
+                        // A mirror full for this client: the connection goes to one with room.
+                        if !slot.isEvicted, Self.isRefusal(error),
+                            sources.refused(bound.index, worker: worker)
+                        {
+                            trace?.record("refused", connection: worker, ["source": bound.index])
+                            continue
+                        }
                         if !slot.isEvicted,
                             let reason = Self.reasonToDrop(
                                 error, from: source.finalURL, failures: sources.failed(bound.index) - 1,

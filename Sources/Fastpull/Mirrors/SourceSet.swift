@@ -24,6 +24,11 @@ final class SourceSet: Sendable {
         var badPieces = 0
         /// Requests that failed since the last one it answered in full.
         var failuresInARow = 0
+        /// The most connections it takes from this client, once it refused one more (429 or 503, as
+        /// a mirror that limits connections per client answers).
+        var capacity: Int?
+
+        var hasRoom: Bool { isLive && workers.count < (capacity ?? .max) }
         /// The connections bound to it now.
         var workers: Set<Int> = []
 
@@ -84,6 +89,22 @@ final class SourceSet: Sendable {
         }
     }
 
+    /// Source `index` refused `worker`'s request (429 or 503): when another live source has room, it
+    /// takes no more connections than it has without this one, the worker leaves it, and the call
+    /// returns true; the worker's next window goes elsewhere. False when no other source has room (the
+    /// refusal is the download's, which then runs fewer connections).
+    func refused(_ index: Int, worker: Int) -> Bool {
+        state.withLock { sources in
+            guard sources.indices.contains(where: { $0 != index && sources[$0].hasRoom }) else {
+                return false
+            }
+            sources[index].workers.remove(worker)
+            let others = sources[index].workers.count
+            sources[index].capacity = max(1, min(sources[index].capacity ?? .max, others))
+            return true
+        }
+    }
+
     /// Unbinds a connection that ends.
     func leave(_ worker: Int) {
         state.withLock { sources in
@@ -99,6 +120,12 @@ final class SourceSet: Sendable {
         let live = sources.indices.filter { sources[$0].isLive }
         // The last source is never dropped, so one is always live.
         guard !live.isEmpty else { return 0 }
+        // Sources that refused more connections get no more while another has room.
+        let roomy = live.filter { sources[$0].hasRoom }
+        return pick(among: roomy.isEmpty ? live : roomy, sources)
+    }
+
+    private static func pick(among live: [Int], _ sources: [Source]) -> Int {
         if let untried = live.first(where: { sources[$0].rate == nil && sources[$0].workers.isEmpty }) {
             return untried
         }
