@@ -223,6 +223,7 @@ package struct CommandOptions: Sendable {
         configuration.restartWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
         configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.mirrorsUnverified = parsed.has("mirrors-unverified")
+        configuration.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
         self.configuration = configuration
 
         if inputFile == nil, metalinks.isEmpty {

@@ -179,6 +179,9 @@ package enum OptionTable {
                 "Use the mirrors even with no checksum to verify the file (sources that differ give a mixed file)."
         ),
         OptionSpec(
+            "no-linked-mirrors", .flag, group: .sources,
+            help: "Ignore the mirrors a server names in Link: rel=duplicate fields (RFC 6249)."),
+        OptionSpec(
             "metalink", short: "M", .value(placeholder: "FILE|URL"), group: .sources, repeatable: true,
             help:
                 "Fetch the files a Metalink 4 (.meta4) file describes, from all their sources, checked by its hashes and piece hashes."

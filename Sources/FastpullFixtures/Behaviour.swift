@@ -33,6 +33,11 @@ struct Behaviour: Sendable, Equatable {
     var badRange = false
     /// `status=CODE`.
     var status: Int?
+    /// `link=ENC`: a `Link` field on every answer for the resource (RFC 6249 mirrors:
+    /// `<http://…>; rel=duplicate`).
+    var link: String?
+    /// `content-type=ENC`: the answer's `Content-Type` instead of `application/octet-stream`.
+    var contentType: String?
     /// `statuses=K`: only the first K requests of this key get `status` (nil: all of them).
     var statuses: Int?
     /// `status-ranged=1`: only requests with a `Range` field get `status` (a HEAD or a whole GET is
@@ -122,6 +127,11 @@ struct Behaviour: Sendable, Equatable {
             ignoresIfRange = value == "ignore"
         case "alternate": alternates = try flag(name, value)
         case "multipart": multipart = try flag(name, value)
+        case "link", "content-type":
+            guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw invalid(name, value)
+            }
+            if name == "link" { link = value } else { contentType = value }
         case "url":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

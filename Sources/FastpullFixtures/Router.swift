@@ -133,9 +133,12 @@ struct Router {
         var headers: [(name: String, value: String)] = [
             (
                 "Content-Type",
-                multipart ? "multipart/byteranges; boundary=\(boundary)" : "application/octet-stream"
+                multipart
+                    ? "multipart/byteranges; boundary=\(boundary)"
+                    : behaviour.contentType ?? "application/octet-stream"
             )
         ]
+        if let link = behaviour.link { headers.append(("Link", link)) }
         if !behaviour.noRanges { headers.append(("Accept-Ranges", "bytes")) }
         headers += [("ETag", etag), ("Last-Modified", lastModified)]
 

@@ -54,6 +54,7 @@ struct IntegrityTests {
     // MARK: - Corruption anywhere is caught
 
     static let corruptSize = 8 << 20
+    static let probeURL = URL(string: "http://h.test/x")!
 
     @Test(
         "A flipped byte in the first, a middle or the last segment fails with the sha256 named",
@@ -439,7 +440,7 @@ struct ProbeDigestLogTests {
         var log = Probe.DigestLog()
         log.record(
             Self.head(302, [("X-Linked-Etag", "\"\(Self.sha256)\""), ("Repr-Digest", "sha-256=:AAAA:")]),
-            method: "HEAD")
+            method: "HEAD", url: IntegrityTests.probeURL)
         #expect(log.trusted == [ChecksumExpectation(.sha256(Self.sha256), source: .header("X-Linked-Etag"))])
         #expect(log.ignored.isEmpty)
     }
@@ -454,7 +455,7 @@ struct ProbeDigestLogTests {
                     ("Content-Range", "bytes 0-0/100"), ("Repr-Digest", "sha-256=:\(sha):"),
                     ("Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="), ("ETag", "\"5f3a-64\""),
                 ]),
-            method: "GET")
+            method: "GET", url: IntegrityTests.probeURL)
         #expect(log.trusted == [ChecksumExpectation(.sha256(Self.sha256), source: .header("Repr-Digest"))])
         #expect(log.ignored.isEmpty)
     }
@@ -467,8 +468,8 @@ struct ProbeDigestLogTests {
                 ("ETag", "\"\(Self.sha256)\""), ("Content-Encoding", "identity"),
                 ("x-amz-checksum-crc32c", "AAAAAA==-2"),
             ])
-        log.record(head, method: "HEAD")
-        log.record(head, method: "GET")
+        log.record(head, method: "HEAD", url: IntegrityTests.probeURL)
+        log.record(head, method: "GET", url: IntegrityTests.probeURL)
         #expect(log.trusted == [ChecksumExpectation(.sha256(Self.sha256), source: .header("ETag"))])
         #expect(log.ignored.map(\.header) == ["x-amz-checksum-crc32c"])
         let remote = log.applied(
@@ -483,7 +484,7 @@ struct ProbeDigestLogTests {
         var log = Probe.DigestLog()
         log.record(
             Self.head(200, [("Content-Encoding", "gzip"), ("Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg==")]),
-            method: "HEAD")
+            method: "HEAD", url: IntegrityTests.probeURL)
         #expect(log.trusted.isEmpty)
         #expect(log.ignored.map(\.header) == ["Content-MD5"])
     }

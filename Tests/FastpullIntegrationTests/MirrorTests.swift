@@ -109,6 +109,23 @@ struct MirrorTests {
         #expect(report.sources.last?.bytes ?? 0 > 0, "\(report.sources)")
     }
 
+    /// A server that names its mirrors (RFC 6249 `Link: rel=duplicate`) gets them used when the file
+    /// can be verified; not without a checksum, and not with ``Configuration/usesLinkedMirrors`` off.
+    @Test(arguments: [(true, true), (false, true), (true, false)])
+    func mirrorsTheServerNamesAreUsedWhenVerifiable(_ checksum: Bool, _ linked: Bool) async throws {
+        let mirror = url(1)
+        let link = "<\(mirror.absoluteString)>; rel=duplicate; pri=1, <ftp://x.test/a>; rel=duplicate"
+        let encoded = link.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        var configuration = Self.configuration(mirrors: [], checksums: checksum ? [.sha256(Self.sha256)] : [])
+        configuration.usesLinkedMirrors = linked
+        let (report, events) = try await run(configuration, from: url(0, "rate=4000000&link=\(encoded)"))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        let used = checksum && linked
+        #expect(report.sources.map(\.url) == (used ? [url(0, "rate=4000000&link=\(encoded)"), mirror] : []))
+        #expect((servers[1].stats.bodyBytesSent > 0) == used)
+        #expect(!events.contains { if case .warning = $0 { true } else { false } })
+    }
+
     /// Nothing to verify a mixed file: only the URL asked for serves, and the user is told why.
     @Test func withoutAChecksumOnlyTheFirstSourceServes() async throws {
         let (report, events) = try await run(

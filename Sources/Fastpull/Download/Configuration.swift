@@ -90,6 +90,10 @@ public struct Configuration: Sendable {
     /// verified against (a checksum given or from a checksum file, a server digest, piece hashes),
     /// unless ``mirrorsUnverified``; otherwise only the URL asked for is used, with a warning.
     public var mirrors: [URL] = []
+    /// Also takes the mirrors a server names (RFC 6249 `Link: <…>; rel=duplicate`, as mirror
+    /// redirectors send them) as sources, when the file can be verified (default true;
+    /// `--no-linked-mirrors` turns it off).
+    public var usesLinkedMirrors = true
     /// Mixes the sources even when nothing can verify the file (`--mirrors-unverified`): sources that
     /// differ would then give a file made of both.
     public var mirrorsUnverified = false

@@ -5,29 +5,45 @@ extension Pipeline {
     /// its probe found the same file (``whileAddingMirrors(to:size:pool:policy:executors:_:)``). Nil
     /// without mirrors, and when nothing could verify a file made of several sources' bytes (unless
     /// ``Configuration/mirrorsUnverified``): then only the URL asked for serves, with a warning.
-    func sourceSet(for remote: RemoteFile, expectations: Expectations) -> SourceSet? {
-        guard !configuration.mirrors.isEmpty else { return nil }
+    ///
+    /// The mirrors are those given, then those the server named (RFC 6249 `Link: rel=duplicate`,
+    /// with ``Configuration/usesLinkedMirrors``); the latter are used only when the file can be
+    /// verified, without a word otherwise, since nobody asked for them.
+    func sourceSet(for remote: RemoteFile, expectations: Expectations) -> (
+        sources: SourceSet, mirrors: [URL]
+    )? {
         let verifiable = !expectations.checked.isEmpty || configuration.pieceHashes != nil
+        var mirrors: [URL] = []
+        for url in configuration.mirrors where !mirrors.contains(url) && url != download.url {
+            mirrors.append(url)
+        }
+        if configuration.usesLinkedMirrors, verifiable || configuration.mirrorsUnverified {
+            for url in remote.duplicates
+            where !mirrors.contains(url) && url != download.url && url != remote.finalURL {
+                mirrors.append(url)
+            }
+        }
+        guard !mirrors.isEmpty else { return nil }
         guard verifiable || configuration.mirrorsUnverified else {
             download.emit(
                 .warning(
-                    "nothing can verify a file made of several sources' bytes (no checksum, no piece hashes), and sources that differ would give a mixed file: using only \(download.url.redactedForDisplay); give a checksum to use the \(configuration.mirrors.count) other sources"
+                    "nothing can verify a file made of several sources' bytes (no checksum, no piece hashes), and sources that differ would give a mixed file: using only \(download.url.redactedForDisplay); give a checksum to use the \(mirrors.count) other sources"
                 ))
             return nil
         }
-        return SourceSet([remote])
+        return (SourceSet([remote]), mirrors)
     }
 
     /// Runs `body` (the fetch) while the mirrors are probed, each on a thread of its own; a mirror
     /// joins the sources once its probe shows the same size with byte ranges, and is named with the
     /// reason when it does not. The probes are cancelled when `body` ends.
     func whileAddingMirrors<T: Sendable>(
-        to sources: SourceSet?, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
+        _ mirrors: [URL], to sources: SourceSet?, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
         executors: ExecutorSet, _ body: () async throws -> T
     ) async throws -> T {
         guard let sources else { return try await body() }
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            for (index, mirror) in configuration.mirrors.enumerated() {
+            for (index, mirror) in mirrors.enumerated() {
                 // Far from the connections' executors (numbered from 2 up).
                 let executor = executors[1_000_000 + index]
                 group.addTask {
@@ -113,7 +129,7 @@ extension Pipeline {
     /// mirror never used last); empty for one source.
     func sourceUses(_ sources: SourceSet?) -> [Report.SourceUse] {
         guard let sources else { return [] }
-        let order = [download.url] + configuration.mirrors
+        let order = [download.url] + configuration.mirrors + (sources.snapshot.map(\.remote.url))
         return sources.snapshot.map {
             Report.SourceUse(url: $0.remote.url, bytes: $0.bytes, dropped: $0.dropped)
         }

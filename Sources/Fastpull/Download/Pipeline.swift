@@ -163,7 +163,8 @@ struct Pipeline {
                 "\(remote.finalURL.redactedForDisplay) serves \(size) bytes, but the file is \(expected) bytes"
             )
         }
-        let sources = sourceSet(for: remote, expectations: expectations)
+        let sourcing = sourceSet(for: remote, expectations: expectations)
+        let sources = sourcing?.sources
 
         let start = try resumeOrCreate(remote: remote, size: size)
         let plan = Plan(
@@ -191,7 +192,8 @@ struct Pipeline {
             hasher.pieces = try pieceCheck(size: size, scheduler: scheduler, sources: sources, map: map)
             let fetchHasher = hasher
             (sha256, peakConnections) = try await whileAddingMirrors(
-                to: sources, size: size, pool: pool, policy: policy, executors: executors
+                sourcing?.mirrors ?? [], to: sources, size: size, pool: pool, policy: policy,
+                executors: executors
             ) {
                 try await fetchSegments(
                     plan: plan, remote: remote, destination: start.file, scheduler: scheduler,

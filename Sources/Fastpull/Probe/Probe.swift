@@ -47,7 +47,7 @@ struct Probe {
                 .zero,
                 ContinuousClock.now - sent - (connection.requestCount == 1 ? connection.setupTime : .zero))
 
-            digests.record(head, method: method)
+            digests.record(head, method: method, url: current)
             if Redirect.isRedirect(head.status) {
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -149,6 +149,13 @@ struct Probe {
         var ignored: [RemoteFile.IgnoredDigest] = []
         /// The latest response's `Content-Disposition` (the final one's, once the probe ends).
         var contentDisposition: String? = nil
+        /// The latest response's `Content-Type`.
+        var contentType: String? = nil
+        /// Other URLs of the file (RFC 6249 `Link: <…>; rel=duplicate`) from every response along the
+        /// probe, redirects included (a mirror redirector lists them there), without repeats.
+        var duplicates: [URL] = []
+        /// A Metalink document of the file (`Link: <…>; rel=describedby; type=application/metalink4+xml`).
+        var metalink: URL? = nil
 
         /// Adds what `head`, the answer to a `method` request, says about the whole file.
         ///
@@ -156,8 +163,14 @@ struct Probe {
         /// `Content-Digest` and `Content-MD5` of a 206 (they cover the range just sent), and `ETag`s
         /// that are not a SHA-256 (an ETag is a validator first; nginx's `"mtime-size"` looks like a
         /// multipart one).
-        mutating func record(_ head: ResponseHead, method: String) {
+        mutating func record(_ head: ResponseHead, method: String, url: URL) {
             contentDisposition = head.headers["Content-Disposition"]
+            contentType = head.headers["Content-Type"]
+            let links = LinkHeader(values: head.headers.values(for: "Link"))
+            for duplicate in links.duplicates(base: url) where !duplicates.contains(duplicate) {
+                duplicates.append(duplicate)
+            }
+            metalink = links.metalink(base: url) ?? metalink
             let full = method == "HEAD" || head.status != 206
             let found = ServerDigests.expectations(from: head, isFullRepresentation: full)
             for expectation in found.trusted where !trusted.contains(expectation) {
@@ -184,6 +197,9 @@ struct Probe {
                     lastModified: lastModified, date: head.headers["Date"])
             }
             remote.contentDisposition = contentDisposition
+            remote.contentType = contentType
+            remote.duplicates = duplicates
+            remote.metalink = metalink
             remote.serverDigests = trusted
             remote.ignoredServerDigests = ignored
             return remote

@@ -22,6 +22,12 @@ struct RemoteFile: Sendable, Equatable {
     var ignoredServerDigests: [IgnoredDigest] = []
     /// The final response's `Content-Disposition`, if any: the command line names the file after it.
     var contentDisposition: String? = nil
+    /// The final response's `Content-Type`, if any.
+    var contentType: String? = nil
+    /// Other URLs of the same file the server named (RFC 6249 `rel=duplicate`), most preferred first.
+    var duplicates: [URL] = []
+    /// A Metalink document of the file the server named (RFC 6249 `rel=describedby`).
+    var metalink: URL? = nil
 
     /// A server digest field that was not trusted, and why.
     struct IgnoredDigest: Sendable, Equatable, CustomStringConvertible {
