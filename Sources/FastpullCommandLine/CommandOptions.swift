@@ -224,6 +224,7 @@ package struct CommandOptions: Sendable {
         configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.mirrorsUnverified = parsed.has("mirrors-unverified")
         configuration.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
+        configuration.followsMetalink = !parsed.has("no-follow-metalink")
         self.configuration = configuration
 
         if inputFile == nil, metalinks.isEmpty {

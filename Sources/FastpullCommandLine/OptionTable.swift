@@ -182,6 +182,9 @@ package enum OptionTable {
             "no-linked-mirrors", .flag, group: .sources,
             help: "Ignore the mirrors a server names in Link: rel=duplicate fields (RFC 6249)."),
         OptionSpec(
+            "no-follow-metalink", .flag, group: .sources,
+            help: "Save a URL that is a Metalink document as it is, instead of the file it describes."),
+        OptionSpec(
             "metalink", short: "M", .value(placeholder: "FILE|URL"), group: .sources, repeatable: true,
             help:
                 "Fetch the files a Metalink 4 (.meta4) file describes, from all their sources, checked by its hashes and piece hashes."

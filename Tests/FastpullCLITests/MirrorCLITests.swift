@@ -122,6 +122,43 @@ struct MirrorCLITests {
         #expect(sent <= Int64(Self.size + 2 * Self.pieceLength + (4 << 18)), "sent \(sent)")
     }
 
+    /// A URL that is a Metalink document — served with its media type, or named `.meta4` — downloads
+    /// the file it describes (from its sources, by its hashes); `--no-follow-metalink` saves the
+    /// document itself.
+    @Test func aURLThatIsAMetalinkDocumentIsFollowed() async throws {
+        let digest = try Self.sha256(Self.content[...])
+        let document = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="described.bin">
+                <size>\(Self.size)</size>
+                <hash type="sha-256">\(digest)</hash>
+                <url priority="1">\(url(server).replacingOccurrences(of: "&", with: "&amp;"))</url>
+                <url priority="2">\(url(mirror).replacingOccurrences(of: "&", with: "&amp;"))</url>
+              </file>
+            </metalink>
+            """
+        try document.write(toFile: workspace.served + "/doc", atomically: true, encoding: .utf8)
+        try document.write(toFile: workspace.served + "/x.meta4", atomically: true, encoding: .utf8)
+        let typed = server.url("/files/doc?content-type=application%2Fmetalink4%2Bxml").absoluteString
+        let result = try await run([typed, "-n", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved("described.bin") == Data(Self.content))
+        #expect(result.stderr.contains("is a Metalink document: downloading the file it describes"))
+        #expect(result.stderr.contains("sha256 from Metalink file \(typed)"), "\(result.stderr)")
+        #expect(mirror.stats.bodyBytesSent > 0)
+        #expect(saved("doc") == nil)
+
+        try FileManager.default.removeItem(atPath: folder + "/described.bin")
+        let named = try await run([server.url("/files/x.meta4").absoluteString])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(saved("described.bin") == Data(Self.content))
+
+        let kept = try await run([server.url("/files/x.meta4").absoluteString, "--no-follow-metalink"])
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(saved("x.meta4") == Data(document.utf8))
+    }
+
     @Test func aDocumentThatIsNotMetalinkIsAUsageError() async throws {
         try "<html>not here</html>".write(toFile: folder + "/bad.meta4", atomically: true, encoding: .utf8)
         let result = try await run(["--metalink", "bad.meta4"])

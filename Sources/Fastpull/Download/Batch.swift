@@ -248,18 +248,33 @@ public final class Batch: Sendable {
         // Refusing existing files also refuses one that appears during the download.
         if options.existingFiles == .refuse { settings.replacesExistingFile = false }
 
-        let file: URL
+        var file: URL
         var probed: Download.Probed?
+        // The URL the bytes come from: the item's, or the first of the file a Metalink document at it
+        // describes.
+        var source = item.url
         switch item.destination {
         case .file(let path):
             file = path
             naming.take(index)
             namingTurnTaken = true
         case .folder(let folder):
-            let named: URL
+            var named: URL
             do {
                 (named, probed) = try await Self.name(
                     item.url, in: folder, configuration: settings, connections: connections)
+                if let found = probed,
+                    let followed = try await Self.followedMetalink(
+                        item.url, probed: found, folder: folder, configuration: settings)
+                {
+                    (source, named, settings) = followed
+                    probed = nil
+                    emit(
+                        index,
+                        .warning(
+                            "\(item.url.redactedForDisplay) is a Metalink document: downloading the file it describes, \(named.lastPathComponent)"
+                        ))
+                }
             } catch {
                 return failed(error)
             }
@@ -275,7 +290,7 @@ public final class Batch: Sendable {
         {
             let started = ContinuousClock.now
             if let report = await ExistingFile.verify(
-                file, url: item.url, configuration: settings, started: started)
+                file, url: source, configuration: settings, started: started)
             {
                 emit(index, .verified(Event.Verification(digests: report.digests, checks: report.checks)))
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
@@ -284,13 +299,13 @@ public final class Batch: Sendable {
             // A file this URL's download saved before: kept when the server still offers that version,
             // fetched again in its place when not. Not when a checksum is expected of it: the file just
             // failed that, and only the checksum decides.
-            let checksummed = !ExistingFile.expectations(for: file, url: item.url, configuration: settings)
+            let checksummed = !ExistingFile.expectations(for: file, url: source, configuration: settings)
                 .isEmpty
             let rerun =
                 checksummed
                 ? nil
                 : await ExistingFile.rerun(
-                    file, url: item.url, configuration: settings, connections: connections, started: started)
+                    file, url: source, configuration: settings, connections: connections, started: started)
             switch rerun {
             case .unchanged(let report)?:
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
@@ -304,7 +319,7 @@ public final class Batch: Sendable {
             }
             if options.existingFiles == .refuse, !settings.replacesExistingFile {
                 let reason =
-                    ExistingFile.expectations(for: file, url: item.url, configuration: settings).isEmpty
+                    ExistingFile.expectations(for: file, url: source, configuration: settings).isEmpty
                     ? "" : " and does not match its checksum"
                 return failed(
                     FastpullError(
@@ -315,7 +330,7 @@ public final class Batch: Sendable {
         }
 
         let download = Download(
-            from: item.url, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
+            from: source, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
             sharedConnections: connections, probed: probed)
         downloads.withLock { $0[index] = download }
         do {

@@ -94,6 +94,10 @@ public struct Configuration: Sendable {
     /// redirectors send them) as sources, when the file can be verified (default true;
     /// `--no-linked-mirrors` turns it off).
     public var usesLinkedMirrors = true
+    /// In a batch, an item saved into a folder whose URL turns out to be a Metalink document (served
+    /// as `application/metalink4+xml`, or named `.meta4`) downloads the file the document describes
+    /// instead of the document (default true; `--no-follow-metalink` saves the document itself).
+    public var followsMetalink = true
     /// Mixes the sources even when nothing can verify the file (`--mirrors-unverified`): sources that
     /// differ would then give a file made of both.
     public var mirrorsUnverified = false
