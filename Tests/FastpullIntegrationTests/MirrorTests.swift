@@ -27,7 +27,7 @@ struct MirrorTests {
     }
 
     /// Six connections, quick retries, a rate that keeps the download going for a moment (each
-    /// connection 4 MB/s).
+    /// connection 2 MB/s).
     static func configuration(mirrors: [URL], checksums: [Checksum] = [.sha256(sha256)]) -> Configuration {
         var configuration = Configuration(checksums: checksums)
         configuration.connections = 6
@@ -37,7 +37,7 @@ struct MirrorTests {
         return configuration
     }
 
-    func url(_ server: Int, _ query: String = "rate=4000000") -> URL {
+    func url(_ server: Int, _ query: String = "rate=2000000") -> URL {
         servers[server].url("/gen/\(Self.size)?\(query)")
     }
 
@@ -91,7 +91,7 @@ struct MirrorTests {
     /// A mirror that fails after it has served (every connection reset) is dropped mid-download; the
     /// other source finishes its bytes.
     @Test func aMirrorThatBreaksMidwayIsDropped() async throws {
-        let breaking = servers[1].url("/gen/\(Self.size)?rate=4000000&drop-after=300000&drops=100000")
+        let breaking = servers[1].url("/gen/\(Self.size)?rate=2000000&drop-after=300000&drops=100000")
         let (report, events) = try await run(Self.configuration(mirrors: [breaking]), from: url(0))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         #expect(Self.dropped(events).map(\.0) == [breaking])
@@ -102,7 +102,7 @@ struct MirrorTests {
     /// client does) is not dropped: it keeps the connections it took, and the others go elsewhere.
     /// Counted as failures, four refusals in a row would have dropped it.
     @Test func aMirrorThatRefusesMoreConnectionsKeepsServing() async throws {
-        let limited = servers[1].url("/gen/\(Self.size)?rate=4000000&status=503&statuses=4&status-ranged=1")
+        let limited = servers[1].url("/gen/\(Self.size)?rate=2000000&status=503&statuses=4&status-ranged=1")
         let (report, events) = try await run(Self.configuration(mirrors: [limited]), from: url(0))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         #expect(Self.dropped(events).isEmpty, "\(Self.dropped(events))")
@@ -118,12 +118,25 @@ struct MirrorTests {
         let encoded = link.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         var configuration = Self.configuration(mirrors: [], checksums: checksum ? [.sha256(Self.sha256)] : [])
         configuration.usesLinkedMirrors = linked
-        let (report, events) = try await run(configuration, from: url(0, "rate=4000000&link=\(encoded)"))
+        let (report, events) = try await run(configuration, from: url(0, "rate=2000000&link=\(encoded)"))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         let used = checksum && linked
-        #expect(report.sources.map(\.url) == (used ? [url(0, "rate=4000000&link=\(encoded)"), mirror] : []))
+        #expect(report.sources.map(\.url) == (used ? [url(0, "rate=2000000&link=\(encoded)"), mirror] : []))
         #expect((servers[1].stats.bodyBytesSent > 0) == used)
         #expect(!events.contains { if case .warning = $0 { true } else { false } })
+    }
+
+    /// A mirror of the same size but other bytes, with only a whole-file checksum: the mixed file
+    /// fails its check, nothing says which source was wrong, so the file is fetched again from the URL
+    /// asked for alone, and verifies.
+    @Test func aMixedFileThatFailsItsChecksumIsFetchedAgainFromTheFirstSource() async throws {
+        let other = servers[1].url("/gen/\(Self.size)?rate=2000000&seed=2")
+        let (report, events) = try await run(Self.configuration(mirrors: [other]), from: url(0))
+        #expect(try Data(contentsOf: output) == Data(Self.content))
+        let warnings = events.compactMap { if case .warning(let text) = $0 { text } else { nil } }
+        #expect(warnings.contains { $0.contains("failed its check") && $0.contains("alone") }, "\(warnings)")
+        #expect(report.sources.isEmpty)
+        #expect(servers[1].stats.bodyBytesSent > 0)
     }
 
     /// Nothing to verify a mixed file: only the URL asked for serves, and the user is told why.
@@ -166,7 +179,7 @@ struct MirrorTests {
     /// mirror has been probed), where the flipped byte is.
     @Test(arguments: [Digest.Algorithm.sha256, .sha1])
     func aCorruptSourceCostsOnlyItsBadPiece(_ algorithm: Digest.Algorithm) async throws {
-        let corrupt = servers[0].url("/gen/\(Self.size)?rate=4000000&corrupt=12345")
+        let corrupt = servers[0].url("/gen/\(Self.size)?rate=2000000&corrupt=12345")
         var configuration = Self.configuration(mirrors: [url(1)], checksums: [])
         configuration.pieceHashes = Self.pieces(algorithm)
         let (report, events) = try await run(configuration, from: corrupt)

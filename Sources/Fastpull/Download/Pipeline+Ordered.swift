@@ -42,6 +42,14 @@ extension Pipeline {
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
+        // Bytes handed to the output cannot be taken back, so nothing of another source's may reach it
+        // before the whole file verifies.
+        if !configuration.mirrors.isEmpty {
+            download.emit(
+                .warning(
+                    "\(target.name) takes the bytes in order as they come: only \(download.url.redactedForDisplay) serves, not the \(configuration.mirrors.count) other sources"
+                ))
+        }
 
         let descriptor: Int32
         do {

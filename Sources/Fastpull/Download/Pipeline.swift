@@ -22,6 +22,13 @@ struct Pipeline {
         var reason: String
     }
 
+    /// Raised inside an attempt when a file made of several sources' bytes failed its checksum, with
+    /// no piece hashes to tell which: the next attempt fetches it from the URL asked for alone.
+    struct MixedSourcesFailed: Error {
+        var failure: FastpullError
+        var sources: Int
+    }
+
     /// The claimed and locked `.part` file (nil until ``run()`` claims it, and for a plan-only run).
     private(set) var part: OutputFile?
 
@@ -99,9 +106,20 @@ struct Pipeline {
         return try await withTaskExecutorPreference(executors.control) {
             if !configuration.resumeFromJournal { try discardProgress() }
             var restarts = 0
+            var oneSource = false
             while true {
                 do {
-                    return try await attempt(pool: pool, executors: executors, trace: trace, started: started)
+                    return try await attempt(
+                        pool: pool, executors: executors, trace: trace, started: started, oneSource: oneSource
+                    )
+                } catch let mixed as MixedSourcesFailed where !oneSource {
+                    oneSource = true
+                    download.emit(
+                        .warning(
+                            "the file made of \(mixed.sources) sources' bytes failed its check (\(mixed.failure.message)); fetching it again from \(download.url.redactedForDisplay) alone"
+                        ))
+                    try discardProgress()
+                    counters.bytesWritten.store(0, ordering: .relaxed)
                 } catch let request as RestartRequest where restarts < Self.maximumRestarts {
                     restarts += 1
                     download.emit(.restarting(reason: request.reason))
@@ -139,7 +157,8 @@ struct Pipeline {
     }
 
     private func attempt(
-        pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant
+        pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant,
+        oneSource: Bool
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
         let (outcome, roundTrip) = try await probeAndAnnounce(
@@ -163,7 +182,7 @@ struct Pipeline {
                 "\(remote.finalURL.redactedForDisplay) serves \(size) bytes, but the file is \(expected) bytes"
             )
         }
-        let sourcing = sourceSet(for: remote, expectations: expectations)
+        let sourcing = oneSource ? nil : sourceSet(for: remote, expectations: expectations)
         let sources = sourcing?.sources
 
         let start = try resumeOrCreate(remote: remote, size: size)
@@ -227,8 +246,13 @@ struct Pipeline {
                 digests: digests.values ?? [.sha256: sha256], lastByteAt: lastByteAt, size: size,
                 expectedSize: size, expectations: expectations, file: start.file)
         } catch {
+            let failure = Failure(error, url: remote.finalURL).error
+            let contributing = sources?.snapshot.count { $0.bytes > 0 } ?? 0
+            if contributing > 1, failure.code == .integrity {
+                throw MixedSourcesFailed(failure: failure, sources: contributing)
+            }
             discardAfterFailedVerification()
-            throw Failure(error, url: remote.finalURL).error
+            throw failure
         }
         do {
             start.file.record(
