@@ -561,7 +561,10 @@ final class BenchmarkSession {
 
     private func describe(_ name: String, _ label: String, _ sample: Sample) -> String {
         var line =
-            "  " + name.padding(toLength: 14, withPad: " ", startingAt: 0) + " "
+            "  "
+            + name.padding(
+                toLength: max(14, variants.map(\.name.count).max() ?? 0), withPad: " ", startingAt: 0)
+            + " "
             + label.padding(toLength: 8, withPad: " ", startingAt: 0)
             + "  \(fixed(sample.wallSeconds, 2)) s  cpu \(fixed(sample.cpuSeconds, 2)) s"
             + "  rss \(fixed(Double(sample.peakRSSKiB) / 1024, 0)) MiB"
