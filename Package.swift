@@ -29,7 +29,8 @@ let package = Package(
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(
             name: "fastpull-bench",
-            dependencies: ["FastpullFixtures"],
+            // COpenSSL for the SHA-256 and piece SHA-1 digests the mirror scenarios give the tools.
+            dependencies: ["FastpullFixtures", "COpenSSL"],
             path: "Benchmarks/fastpull-bench"
         ),
         .plugin(

@@ -107,17 +107,18 @@ struct BenchOptions: Sendable {
 
     /// The scenario and tool tables, for `--list`.
     static var listing: String {
+        let width = (ScenarioTable.all.map(\.name.count) + ToolTable.all.map(\.name.count)).max()! + 2
         var lines = ["SCENARIOS"]
         for scenario in ScenarioTable.all {
             lines.append(
-                "  \(scenario.name.padding(toLength: 15, withPad: " ", startingAt: 0))\(scenario.summary)")
+                "  \(scenario.name.padding(toLength: width, withPad: " ", startingAt: 0))\(scenario.summary)")
         }
         lines.append("")
         lines.append("TOOL VARIANTS")
         for tool in ToolTable.all {
             let mark = tool.selectedByDefault ? "" : " (only with --tool)"
             lines.append(
-                "  \(tool.name.padding(toLength: 15, withPad: " ", startingAt: 0))\(tool.setting.rawValue): "
+                "  \(tool.name.padding(toLength: width, withPad: " ", startingAt: 0))\(tool.setting.rawValue): "
                     + "\(tool.note)\(mark)")
         }
         return lines.joined(separator: "\n")

@@ -3,11 +3,17 @@ struct ServerStats: Sendable, Codable, Equatable {
     var bodyBytes: Int64 = 0
     var requests = 0
     var connections = 0
+    /// With several mirrors: the body bytes each one sent, by its label.
+    var bodyBytesBySource: [String: Int64] = [:]
+    /// Requests answered 503 (a mirror's connection limit).
+    var refused = 0
 
     static func + (left: ServerStats, right: ServerStats) -> ServerStats {
         ServerStats(
             bodyBytes: left.bodyBytes + right.bodyBytes, requests: left.requests + right.requests,
-            connections: left.connections + right.connections)
+            connections: left.connections + right.connections,
+            bodyBytesBySource: left.bodyBytesBySource.merging(right.bodyBytesBySource, uniquingKeysWith: +),
+            refused: left.refused + right.refused)
     }
 }
 

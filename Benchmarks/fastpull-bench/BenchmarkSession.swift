@@ -21,6 +21,8 @@ final class BenchmarkSession {
     private var timelineNoted = false
     /// The shaped link of the scenario running now, whose namespace every tool runs in.
     private var link: ShapedLink?
+    /// The digests of the sources the mirror scenarios have needed, by path.
+    private var digests: [String: MirrorFiles.Digests] = [:]
 
     init(options: BenchOptions, workspace: Workspace, fastpull: String) {
         self.options = options
@@ -157,6 +159,51 @@ final class BenchmarkSession {
         return (nginx, link)
     }
 
+    /// nginx with one server block per mirror (127.0.0.1, .2, .3…) in a new network namespace, each
+    /// mirror's connections shaped to its rate; a mirror with a corrupt offset serves copies of
+    /// `relativePaths` with that byte flipped, from a folder of its own (removed by the caller).
+    private func startShapedMirrors(
+        _ scenario: Scenario, _ mirrors: [MirrorSpec], relativePaths: [String]
+    ) throws -> (NginxServer, ShapedLink, badCopies: [String]) {
+        guard let executable = findExecutable("nginx") ?? findExecutable("/usr/sbin/nginx") else {
+            throw BenchError("nginx is not installed (run Benchmarks/setup.sh)")
+        }
+        var sites: [NginxServer.Site] = []
+        var badCopies: [String] = []
+        for (index, mirror) in mirrors.enumerated() {
+            var root = workspace.documentRoot
+            if let offset = mirror.corruptOffset {
+                root = workspace.root + "/www-\(scenario.name)-\(mirror.name)"
+                badCopies.append(root)
+                try FileManager.default.createDirectory(
+                    atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                for path in relativePaths {
+                    try MirrorFiles.writeCorruptCopy(
+                        of: workspace.documentRoot + "/" + path, to: root + "/" + path, flipping: offset)
+                }
+            }
+            sites.append(
+                NginxServer.Site(
+                    label: mirror.label, address: "127.0.0.\(index + 1)", documentRoot: root,
+                    connectionLimit: mirror.connectionLimit))
+        }
+        let link = try ShapedLink()
+        let nginx = NginxServer(
+            executable: executable, directory: workspace.nginx + "-" + scenario.name,
+            documentRoot: workspace.documentRoot, locations: [.init(name: "plain", rate: .unlimited)],
+            certificate: workspace.serverCertificate, key: workspace.serverKey,
+            commandPrefix: link.namespace.commandPrefix, sites: sites)
+        do {
+            try nginx.start()
+            try link.shapeEachConnection(zip(nginx.sites, mirrors).map { (port: $0.port, rate: $1.rate) })
+        } catch {
+            nginx.stop()
+            link.remove()
+            throw error
+        }
+        return (nginx, link, badCopies)
+    }
+
     // MARK: - Scenarios
 
     /// The files of one scenario: URLs, outputs, and the sources to compare them with.
@@ -191,6 +238,8 @@ final class BenchmarkSession {
         var fixture: FixtureBackend?
         var shaped: NginxServer?
         var objectStore: ObjectStoreBackend?
+        var mirrors: (nginx: NginxServer, specs: [MirrorSpec])?
+        var badCopies: [String] = []
         let prefix: String
         switch scenario.server {
         case .nginx(let location, _):
@@ -231,6 +280,19 @@ final class BenchmarkSession {
                 return skipped(result, because: "the S3 server did not start: \(error)")
             }
             prefix = ""
+        case .shapedMirrors(let specs):
+            do {
+                let (nginx, link, copies) = try startShapedMirrors(
+                    scenario, specs, relativePaths: relativePaths)
+                self.link = link
+                shaped = nginx
+                server = nginx
+                mirrors = (nginx, specs)
+                badCopies = copies
+            } catch {
+                return skipped(result, because: "the shaped mirrors or their nginx did not start: \(error)")
+            }
+            prefix = "plain/"
         }
         defer {
             fixture?.stop()
@@ -238,6 +300,7 @@ final class BenchmarkSession {
             objectStore?.stop()
             link?.remove()
             link = nil
+            for folder in badCopies { try? FileManager.default.removeItem(atPath: folder) }
         }
         if let nginx, server === nginx {
             // "nginx, sendfile, …" → "nginx 1.22.1, sendfile, …"
@@ -247,14 +310,21 @@ final class BenchmarkSession {
 
         var files = Files()
         for path in relativePaths {
-            files.urls.append(server.url(for: prefix + path, tls: scenario.tls))
+            files.urls.append(
+                mirrors.map { $0.nginx.url(for: prefix + path, site: 0) }
+                    ?? server.url(for: prefix + path, tls: scenario.tls))
             files.outputs.append(
                 outputFolder + "/" + (path.split(separator: "/").last.map(String.init) ?? path))
             files.sources.append(workspace.documentRoot + "/" + path)
         }
-        let context: RunContext
+        var context: RunContext
         do {
             context = try writeLists(scenario, files: files, outputFolder: outputFolder)
+            if let mirrors {
+                try describeSources(
+                    scenario, nginx: mirrors.nginx, specs: mirrors.specs, path: prefix + relativePaths[0],
+                    source: files.sources[0], context: &context)
+            }
         } catch {
             result.notes.append("Skipped: cannot write the URL lists: \(error)")
             return result
@@ -269,8 +339,11 @@ final class BenchmarkSession {
                 }
             }
         }
-        if case .singleFile = scenario.workload {
+        switch scenario.workload {
+        case .singleFile, .severalSources, .metalink:
             result.timelineChart = drawTimeline(scenario, server: server, context: context)
+        case .manyFiles, .resume:
+            break
         }
         try? emptyDirectory(outputFolder)
         return result
@@ -284,11 +357,30 @@ final class BenchmarkSession {
         return result
     }
 
+    /// Fills in what the mirror scenarios give a tool besides the first URL: the other mirrors' URLs of
+    /// `path`, the SHA-256 of `source`, and a Metalink file that lists every mirror with its priority,
+    /// the size and the piece hashes.
+    private func describeSources(
+        _ scenario: Scenario, nginx: NginxServer, specs: [MirrorSpec], path: String, source: String,
+        context: inout RunContext
+    ) throws {
+        let urls = specs.indices.map { nginx.url(for: path, site: $0) }
+        context.mirrors = Array(urls.dropFirst())
+        let fileDigests = try digests[source] ?? MirrorFiles.digests(of: source)
+        digests[source] = fileDigests
+        context.sha256 = fileDigests.sha256
+        context.metalink = workspace.lists + "/" + scenario.name + "/" + context.outputName + ".meta4"
+        let document = MirrorFiles.metalink(
+            name: context.outputName, size: scenario.fileSize(quick: options.quick), digests: fileDigests,
+            sources: zip(urls, specs).map { (url: $0, priority: $1.priority) })
+        try document.write(toFile: context.metalink, atomically: true, encoding: .utf8)
+    }
+
     /// Creates the scenario's source files; returns their paths relative to the document root.
     private func prepareSources(_ scenario: Scenario) throws -> [String] {
         let size = scenario.fileSize(quick: options.quick)
         switch scenario.workload {
-        case .singleFile, .resume:
+        case .singleFile, .resume, .severalSources, .metalink:
             let name = SourceFiles.singleName(size: size)
             try SourceFiles.ensure(path: workspace.documentRoot + "/" + name, size: size, seed: UInt64(size))
             return [name]
@@ -360,7 +452,7 @@ final class BenchmarkSession {
     ) -> [ToolResult] {
         var contenders: [Contender] = []
         var results: [String: ToolResult] = [:]
-        for variant in variants {
+        for variant in variants where !variant.onlyWithSeveralSources || scenario.workload.hasSeveralSources {
             guard let executable = programs.executable(for: variant.program) else {
                 results[variant.name] = skippedResult(
                     variant, reason: "\(variant.programName) is not installed (run Benchmarks/setup.sh)")
@@ -375,8 +467,15 @@ final class BenchmarkSession {
                 continue
             }
             switch scenario.workload {
-            case .singleFile:
-                contender.invocations = [variant.singleInvocation(executable: executable, context: context)]
+            case .singleFile, .severalSources, .metalink:
+                switch oneFileInvocation(variant, executable: executable, scenario, context: context) {
+                case .success(let invocation):
+                    contender.invocations = [invocation]
+                case .failure(let notApplicable):
+                    results[variant.name] = skippedResult(
+                        variant, reason: notApplicable.reason, status: .notApplicable)
+                    continue
+                }
             case .manyFiles:
                 if case .unsupported(let why) = variant.batch {
                     results[variant.name] = skippedResult(variant, reason: why, status: .notApplicable)
@@ -447,14 +546,39 @@ final class BenchmarkSession {
         return variants.compactMap { results[$0.name] }
     }
 
+    /// The invocation of `variant` for one file in `scenario`: from its URL, from every mirror with the
+    /// file's checksum, or from the Metalink file; or why it cannot.
+    private func oneFileInvocation(
+        _ variant: ToolVariant, executable: String, _ scenario: Scenario, context: RunContext
+    ) -> Result<Invocation, NotApplicable> {
+        switch scenario.workload {
+        case .severalSources: variant.sourcesInvocation(executable: executable, context: context)
+        case .metalink: variant.metalinkInvocation(executable: executable, context: context)
+        case .singleFile, .manyFiles, .resume:
+            .success(variant.singleInvocation(executable: executable, context: context))
+        }
+    }
+
     private func describe(_ name: String, _ label: String, _ sample: Sample) -> String {
         var line =
-            "  " + name.padding(toLength: 14, withPad: " ", startingAt: 0) + " "
+            "  "
+            + name.padding(
+                toLength: max(14, variants.map(\.name.count).max() ?? 0), withPad: " ", startingAt: 0)
+            + " "
             + label.padding(toLength: 8, withPad: " ", startingAt: 0)
             + "  \(fixed(sample.wallSeconds, 2)) s  cpu \(fixed(sample.cpuSeconds, 2)) s"
             + "  rss \(fixed(Double(sample.peakRSSKiB) / 1024, 0)) MiB"
             + "  server \(fixed(Double(sample.server.bodyBytes) / 1_048_576, 1)) MiB"
             + "  " + (sample.succeeded ? "ok" : "FAIL: \(sample.problem ?? sample.status)")
+        if !sample.server.bodyBytesBySource.isEmpty {
+            line +=
+                "  ("
+                + sample.server.bodyBytesBySource.sorted { $0.key < $1.key }.map {
+                    "\($0.key): \(fixed(Double($0.value) / 1_048_576, 1)) MiB"
+                }.joined(separator: ", ")
+                + (sample.server.refused > 0 ? "; \(sample.server.refused) × 503" : "")
+                + ")"
+        }
         if let resume = sample.resume {
             line +=
                 "  (interrupted at \(fixed(Double(resume.bytesBeforeInterrupt) / 1_048_576, 1)) MiB, "
@@ -565,7 +689,10 @@ final class BenchmarkSession {
         else { return nil }
         var traced = context
         traced.trace = workspace.traces + "/\(scenario.name).trace"
-        var invocation = variant.singleInvocation(executable: executable, context: traced)
+        guard
+            case .success(var invocation) = oneFileInvocation(
+                variant, executable: executable, scenario, context: traced)
+        else { return nil }
         invocation.arguments = trace.arguments.map(traced.expand) + invocation.arguments
         if let link { invocation = link.inside(invocation) }
         let outputFolder = workspace.outputFolder(for: scenario.destination)

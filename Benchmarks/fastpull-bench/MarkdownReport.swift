@@ -138,6 +138,21 @@ enum MarkdownReport {
             }
         }
         lines.append("")
+        let bySource = scenario.tools.compactMap { tool in
+            tool.summary.flatMap { $0.serverMiBBySource.isEmpty ? nil : (tool.variant, $0) }
+        }
+        if !bySource.isEmpty {
+            lines.append("What each mirror sent (median MiB; the file is \(mebibytes(scenario.fileSize))):")
+            lines.append("")
+            for (variant, summary) in bySource {
+                let parts = summary.serverMiBBySource.sorted { $0.key < $1.key }.map {
+                    "\(cellEscaped($0.key)) \(fixed($0.value, 1))"
+                }
+                let refused = summary.refused > 0 ? "; \(summary.refused) requests refused (503)" : ""
+                lines.append("- \(variant): \(parts.joined(separator: ", "))\(refused)")
+            }
+            lines.append("")
+        }
         if scenario.tools.contains(where: { $0.summary?.rerunSeconds != nil }) {
             lines.append(
                 "*total* is both parts (until SIGINT, then the rerun); *re-fetched* is everything the server sent "

@@ -67,6 +67,10 @@ struct ToolSummary: Sendable, Codable {
     /// The largest peak RSS over the runs.
     var peakRSSMiB: Double
     var serverMiB: Double
+    /// With several mirrors: the median MiB each one sent, by its label.
+    var serverMiBBySource: [String: Double] = [:]
+    /// The median number of requests a mirror refused (503), with several mirrors.
+    var refused = 0
     var connections: Int
     var failures: Int
     var ratioToIdeal: Double?
@@ -85,6 +89,11 @@ struct ToolSummary: Sendable, Codable {
         cpuSeconds = good.map(\.cpuSeconds).median ?? 0
         peakRSSMiB = Double(good.map(\.peakRSSKiB).max() ?? 0) / 1024
         serverMiB = (good.map { Double($0.server.bodyBytes) }.median ?? 0) / 1_048_576
+        for label in Set(good.flatMap(\.server.bodyBytesBySource.keys)) {
+            let bytes = good.map { Double($0.server.bodyBytesBySource[label] ?? 0) }
+            serverMiBBySource[label] = (bytes.median ?? 0) / 1_048_576
+        }
+        refused = Int((good.map { Double($0.server.refused) }.median ?? 0).rounded())
         connections = Int((good.map { Double($0.server.connections) }.median ?? 0).rounded())
         failures = samples.count - good.count
         ratioToIdeal = idealSeconds.map { wall.median / $0 }

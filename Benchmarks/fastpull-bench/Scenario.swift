@@ -21,6 +21,10 @@ enum ServerChoice: Sendable {
     case shapedNginx(Shaping)
     /// moto's S3 server; files by presigned URL.
     case objectStore
+    /// Several nginx server blocks in a network namespace of the scenario's own, one per mirror, each on
+    /// an address of its own (127.0.0.1, 127.0.0.2…), the kernel shaping each one's connections to its
+    /// rate (needs root); files under `/plain/`. The first mirror's URL is the one a tool is given first.
+    case shapedMirrors([MirrorSpec])
 
     /// A short description for the report.
     var summary: String {
@@ -43,13 +47,42 @@ enum ServerChoice: Sendable {
             return "nginx, sendfile, \(shaping.summary) (tc in a network namespace)"
         case .objectStore:
             return "moto S3 server, presigned GET URLs (about 0.1 s per request)"
+        case .shapedMirrors(let mirrors):
+            let limits = Set(mirrors.map(\.connectionLimit))
+            let limit =
+                limits.count == 1
+                ? ", each answering 503 beyond \(limits.first!) connections from one client (limit_conn)" : ""
+            return "nginx, sendfile, \(mirrors.count) mirrors kernel-shaped per connection: "
+                + mirrors.map(\.label).joined(separator: ", ") + limit + " (tc in a network namespace)"
         }
     }
 
-    private func megabytes(_ bytesPerSecond: Int) -> String {
-        let value = Double(bytesPerSecond) / 1e6
-        return value == value.rounded() ? "\(Int(value)) MB/s" : "\(value) MB/s"
-    }
+    private func megabytes(_ bytesPerSecond: Int) -> String { megabytesPerSecond(bytesPerSecond) }
+}
+
+/// `20 MB/s` (MB = 10^6 bytes).
+func megabytesPerSecond(_ bytesPerSecond: Int) -> String {
+    let value = Double(bytesPerSecond) / 1e6
+    return value == value.rounded() ? "\(Int(value)) MB/s" : "\(value) MB/s"
+}
+
+/// One mirror of a several-source scenario: an nginx server block of its own in the scenario's network
+/// namespace.
+struct MirrorSpec: Sendable {
+    /// A letter for the report ("A").
+    var name: String
+    /// The kernel shapes every connection from it to this many bytes per second.
+    var rate: Int
+    /// It answers 503 beyond this many concurrent requests from one client (nginx `limit_conn`).
+    var connectionLimit: Int
+    /// Its `priority` in the Metalink file (1 is the most preferred).
+    var priority: Int
+    /// It serves a copy whose byte at this offset is inverted (same size, same modification time, so the
+    /// same ETag and Last-Modified as the others: a mirror whose copy went bad, not another version).
+    var corruptOffset: Int64? = nil
+
+    /// `A 20 MB/s`, and `(bad piece)` for the one that flips a byte.
+    var label: String { "\(name) \(megabytesPerSecond(rate))" + (corruptOffset == nil ? "" : " (bad piece)") }
 }
 
 /// What is downloaded in one run.
@@ -61,6 +94,20 @@ enum Workload: Sendable {
     /// One file, interrupted with SIGINT once the server has sent `killFraction` of it, then the same
     /// command again (with the tool's resume option).
     case resume(killFraction: Double)
+    /// One file from every mirror of the server, named on the tool's command line with the file's
+    /// SHA-256 (each tool's way to give several sources of one file).
+    case severalSources
+    /// One file from a Metalink 4 file the harness writes: the mirrors with their priorities, the size,
+    /// the SHA-256 and the SHA-1 of each 1 MiB piece.
+    case metalink
+
+    /// True for the workloads that give a tool several sources of one file.
+    var hasSeveralSources: Bool {
+        switch self {
+        case .severalSources, .metalink: true
+        case .singleFile, .manyFiles, .resume: false
+        }
+    }
 }
 
 /// Where the output files go.
@@ -155,6 +202,33 @@ enum ScenarioTable {
     static let shapedFast = 20_000_000
     static let shapedSlow = 1_000_000
     static let shapedCap = 50_000_000
+    static let mirrorFast = 20_000_000
+    static let mirrorSlow = 5_000_000
+    static let mirrorSlowest = 1_000_000
+    static let mirrorConnections = 4
+    /// Where the bad mirror of `mirrors-metalink` flipped a byte: early in the first piece, which every
+    /// tool fetches first from the source listed first.
+    static let mirrorCorruptOffset: Int64 = 100_000
+
+    /// The mirrors of the `mirrors` scenarios: 20, 5 and 1 MB/s per connection, 4 connections each.
+    /// With `corrupt`, C (the slowest) is listed first in the Metalink file and serves one flipped byte in
+    /// the first piece.
+    static func mirrors(corrupt: Bool) -> [MirrorSpec] {
+        [
+            MirrorSpec(
+                name: "A", rate: mirrorFast, connectionLimit: mirrorConnections, priority: corrupt ? 2 : 1),
+            MirrorSpec(
+                name: "B", rate: mirrorSlow, connectionLimit: mirrorConnections, priority: corrupt ? 3 : 2),
+            MirrorSpec(
+                name: "C", rate: mirrorSlowest, connectionLimit: mirrorConnections, priority: corrupt ? 1 : 3,
+                corruptOffset: corrupt ? mirrorCorruptOffset : nil),
+        ]
+    }
+
+    /// What the mirrors can give one client at most: each limit × each rate.
+    static let mirrorsIdeal = IdealModel(
+        bytesPerSecond: Double(mirrorConnections * (mirrorFast + mirrorSlow + mirrorSlowest)),
+        note: "each mirror's 4 connections (its limit_conn) at its rate: 4 × (20 + 5 + 1) MB/s")
 
     static let all: [Scenario] = [
         Scenario(
@@ -287,6 +361,27 @@ enum ScenarioTable {
                 bytesPerSecond: Double(64 * shapedPerConnection),
                 note: "64 connections × 5 MB/s, as if never interrupted"),
             timeoutSeconds: 120, interruptAfterSeconds: 0.6),
+        Scenario(
+            name: "mirrors",
+            summary: "256 MiB from three mirrors (nginx on 127.0.0.1, .2 and .3 in a network namespace), the "
+                + "kernel shaping each connection of A to 20 MB/s, of B to 5 MB/s, of C to 1 MB/s; each mirror "
+                + "answers 503 beyond 4 connections from one client. The tools get all three URLs and the "
+                + "SHA-256: spreading one file over sources of unequal speed.",
+            workload: .severalSources,
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedMirrors(mirrors(corrupt: false)), ideal: mirrorsIdeal, timeoutSeconds: 120),
+        Scenario(
+            name: "mirrors-metalink",
+            summary: "The same three mirrors from a Metalink file (priorities, size, SHA-256, SHA-1 of each "
+                + "1 MiB piece); C, the 1 MB/s one, is listed first and serves byte 100000 flipped. Who "
+                + "fetches only the bad piece again, from whom, and what it costs.",
+            workload: .metalink,
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedMirrors(mirrors(corrupt: true)),
+            ideal: IdealModel(
+                bytesPerSecond: mirrorsIdeal.bytesPerSecond,
+                note: "4 × (20 + 5 + 1) MB/s, as if no piece were bad"),
+            timeoutSeconds: 120),
         Scenario(
             name: "object-store",
             summary: "64 MiB from an S3 API (moto) by presigned URL; each GET costs about 0.1 s before its "

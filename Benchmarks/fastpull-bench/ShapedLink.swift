@@ -59,6 +59,14 @@ final class ShapedLink {
         }
     }
 
+    /// Shapes every connection from each server port to that server's rate (bytes per second): the
+    /// mirror scenarios, one rate per mirror.
+    func shapeEachConnection(_ rates: [(port: Int, rate: Int)]) throws {
+        let namespace = namespace
+        let caps = rates.map { NetworkNamespace.ConnectionCap(port: $0.port, rate: Shaping.tcRate($0.rate)) }
+        try blocking { try await namespace.capEachConnection(caps) }
+    }
+
     /// `invocation`, run inside the namespace.
     func inside(_ invocation: Invocation) -> Invocation {
         var wrapped = invocation

@@ -41,12 +41,33 @@ enum ResumeMode: Sendable {
     case unsupported(String)
 }
 
+/// How a tool takes several sources of one file, with the file's SHA-256 to verify it.
+enum SourcesMode: Sendable {
+    /// `arguments` (with `{url}`, the first source, and `{sha256}`), then `perMirror` once for each
+    /// further source (`{mirror}`).
+    case arguments([String], perMirror: [String])
+    /// The single-file arguments with the first source only: a one-source reference.
+    case firstOnly
+    /// The tool cannot; the reason goes into the report.
+    case unsupported(String)
+}
+
+/// How a tool downloads what a Metalink file describes.
+enum MetalinkMode: Sendable {
+    /// These arguments (`{metalink}` is the file, `{output-dir}` where its files go).
+    case arguments([String])
+    /// The tool cannot; the reason goes into the report.
+    case unsupported(String)
+}
+
 /// One row of the tool table: a program and the arguments it gets in each kind of run.
 ///
 /// Arguments are templates; the runner replaces these placeholders:
 /// `{url}`, `{output}` (file path), `{output-dir}`, `{output-name}`, `{ca}` (CA file for HTTPS),
 /// `{urls}` (file with one URL per line), `{pairs}` (lines `URL output-path`),
-/// `{curl-config}` (a curl `-K` file of `url = "…"` lines), `{trace}` (trace file path).
+/// `{curl-config}` (a curl `-K` file of `url = "…"` lines), `{trace}` (trace file path), and in the
+/// mirror scenarios `{sha256}` (the file's digest, hex), `{mirror}` (one further source) and `{metalink}`
+/// (the Metalink file).
 struct ToolVariant: Sendable {
     /// The name used with `--tool` and in the report.
     var name: String
@@ -65,6 +86,13 @@ struct ToolVariant: Sendable {
     var trace: (arguments: [String], requiresOption: String)? = nil
     /// Run when no `--tool` is given.
     var selectedByDefault = true
+    /// How it takes several sources of one file (the `mirrors` scenario).
+    var sources = SourcesMode.unsupported("no way to name several sources of one file")
+    /// How it reads a Metalink file (`mirrors-metalink`).
+    var metalink = MetalinkMode.unsupported("no Metalink support")
+    /// Only in the scenarios with several sources (no row elsewhere): a variant that means something
+    /// only there.
+    var onlyWithSeveralSources = false
 
     /// The executable name shown in the report.
     var programName: String {
@@ -82,6 +110,48 @@ struct ToolVariant: Sendable {
 private let urlSessionTLS =
     "FoundationNetworking trusts only the system CA bundle; the test CA cannot be added without changing the machine"
 
+private let curlSources = "one URL is one file to curl: it has no mirrors"
+private let curlMetalink = "curl removed its Metalink support in 7.78.0"
+private let wget2Sources = "several URLs are several files to wget2: it has no mirrors on its command line"
+/// Tried by hand with wget2 1.99.1 on this scenario's servers.
+private let wget2Metalink =
+    "wget2 1.99.1 follows a Metalink a server sends; given the file (--force-metalink -i FILE) it "
+    + "ignored -P, fetched from the first URL only and fetched the bad piece again and again (54 MiB of a "
+    + "32 MiB file in 60 s, nothing saved)"
+
+extension SourcesMode {
+    /// fastpull with `extra` options: the first URL, `--mirror` for each further one, `--checksum`.
+    static func fastpull(_ extra: [String]) -> SourcesMode {
+        .arguments(
+            ["-q"] + extra + ["-o", "{output}", "--checksum", "sha256={sha256}", "{url}"],
+            perMirror: ["--mirror", "{mirror}"])
+    }
+
+    /// aria2c with `extra` options: every URL on the command line (several URIs are sources of one
+    /// file to it) and `--checksum`, which it checks once the file is complete.
+    static func aria2c(_ extra: [String]) -> SourcesMode {
+        .arguments(
+            ["-q"] + extra + [
+                "--checksum=sha-256={sha256}", "-d", "{output-dir}", "-o", "{output-name}", "{url}",
+            ],
+            perMirror: ["{mirror}"])
+    }
+}
+
+extension MetalinkMode {
+    /// fastpull with `extra` options: `--metalink FILE`, saved into the output folder under the
+    /// Metalink's name.
+    static func fastpull(_ extra: [String]) -> MetalinkMode {
+        .arguments(["-q"] + extra + ["-d", "{output-dir}", "--metalink", "{metalink}"])
+    }
+
+    /// aria2c with `extra` options: `-M FILE`; it checks each piece as it arrives
+    /// (`--realtime-chunk-checksum`, on by default).
+    static func aria2c(_ extra: [String]) -> MetalinkMode {
+        .arguments(["-q"] + extra + ["-d", "{output-dir}", "-M", "{metalink}"])
+    }
+}
+
 /// Every tool variant the harness knows. Each external tool appears with its default settings and, where
 /// it has tuning options, with its known best ones.
 enum ToolTable {
@@ -91,7 +161,16 @@ enum ToolTable {
             note: "defaults (-n auto, up to 64 connections)",
             single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
             batch: .native(["-q", "-i", "{pairs}"], requiresOption: "--input-file"),
-            resume: .rerun([]), trace: (["--trace", "{trace}"], "--trace")),
+            resume: .rerun([]), trace: (["--trace", "{trace}"], "--trace"),
+            sources: .fastpull([]), metalink: .fastpull([])),
+        ToolVariant(
+            name: "fastpull-one-source", program: .fastpull, setting: .default,
+            note:
+                "defaults, the first mirror's URL only (A): the one-source reference of the mirror scenarios",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .unsupported("a reference for the mirror scenarios only"),
+            resume: .unsupported("a reference for the mirror scenarios only"), sources: .firstOnly,
+            metalink: .unsupported("a reference for the mirror scenarios only"), onlyWithSeveralSources: true),
         ToolVariant.fastpullFixed(4),
         ToolVariant.fastpullFixed(8),
         ToolVariant.fastpullFixed(32),
@@ -101,33 +180,48 @@ enum ToolTable {
             note: "-n 16",
             single: ["-q", "-n", "16", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
             batch: .native(["-q", "-n", "16", "-i", "{pairs}"], requiresOption: "--input-file"),
-            resume: .rerun([])),
+            resume: .rerun([]), sources: .fastpull(["-n", "16"]), metalink: .fastpull(["-n", "16"])),
         ToolVariant(
             name: "aria2c", program: .external("aria2c"), setting: .default,
-            note: "defaults (1 connection per file, -j 5 files at a time)",
+            note: "defaults (1 connection per file, -j 5 files at a time; with several URIs -s 5 and one "
+                + "connection per host, so one to each mirror)",
             single: ["-q", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
             tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "-d", "{output-dir}", "-i", "{urls}"]),
-            resume: .rerun(["-c"])),
+            resume: .rerun(["-c"]), sources: .aria2c([]), metalink: .aria2c([])),
         ToolVariant(
             name: "aria2c-x16", program: .external("aria2c"), setting: .best,
             note: "-x16 -s16 -k1M (its documented maximum split; -j16 in batches)",
             single: ["-q", "-x16", "-s16", "-k1M", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
             tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "-x16", "-s16", "-k1M", "-j16", "-d", "{output-dir}", "-i", "{urls}"]),
-            resume: .rerun(["-c"])),
+            resume: .rerun(["-c"]), sources: .aria2c(["-x16", "-s16", "-k1M"]),
+            metalink: .aria2c(["-x16", "-s16", "-k1M"])),
+        ToolVariant(
+            name: "aria2c-mirrors", program: .external("aria2c"), setting: .best,
+            note: "-x4 -s12 -k1M: 12 connections, which aria2c spreads over the URIs, at most 4 to one host "
+                + "(the mirrors' limit); only in the mirror scenarios",
+            single: ["-q", "-x4", "-s12", "-k1M", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
+            tls: .arguments(["--ca-certificate={ca}"]),
+            batch: .unsupported("a setting for the mirror scenarios only"),
+            resume: .unsupported("a setting for the mirror scenarios only"),
+            sources: .aria2c(["-x4", "-s12", "-k1M"]), metalink: .aria2c(["-x4", "-s12", "-k1M"]),
+            onlyWithSeveralSources: true),
         ToolVariant(
             name: "axel", program: .external("axel"), setting: .default,
-            note: "defaults (4 connections); no CA option, so --insecure for HTTPS; no batch mode",
+            note: "defaults (4 connections); no CA option, so --insecure for HTTPS; no batch mode; several "
+                + "URLs are mirrors of one file to it, but it has no checksum option",
             single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--insecure"]),
-            batch: .loop, resume: .rerun([])),
+            batch: .loop, resume: .rerun([]),
+            sources: .arguments(["-q", "-o", "{output}", "{url}"], perMirror: ["{mirror}"])),
         ToolVariant(
             name: "axel-n16", program: .external("axel"), setting: .best,
             note: "-n 16; --insecure for HTTPS; no batch mode",
             single: ["-q", "-n", "16", "-o", "{output}", "{url}"], tls: .arguments(["--insecure"]),
             batch: .unsupported(
                 "axel has no batch mode; the loop of single downloads is measured once, in the axel row"),
-            resume: .rerun([])),
+            resume: .rerun([]),
+            sources: .arguments(["-q", "-n", "16", "-o", "{output}", "{url}"], perMirror: ["{mirror}"])),
         ToolVariant(
             name: "curl", program: .external("curl"), setting: .default,
             note: "one connection; --parallel (up to 50 transfers) for batches; -C - to resume",
@@ -136,7 +230,8 @@ enum ToolTable {
                 "-s", "-S", "-f", "--parallel", "--remote-name-all", "--output-dir", "{output-dir}", "-K",
                 "{curl-config}",
             ]),
-            resume: .rerun(["-C", "-"])),
+            resume: .rerun(["-C", "-"]), sources: .unsupported(curlSources),
+            metalink: .unsupported(curlMetalink)),
         ToolVariant(
             name: "curl-p16", program: .external("curl"), setting: .best,
             note: "--parallel --parallel-max 16 for batches (only with --tool)",
@@ -145,13 +240,15 @@ enum ToolTable {
                 "-s", "-S", "-f", "--parallel", "--parallel-max", "16", "--remote-name-all", "--output-dir",
                 "{output-dir}", "-K", "{curl-config}",
             ]),
-            resume: .rerun(["-C", "-"]), selectedByDefault: false),
+            resume: .rerun(["-C", "-"]), selectedByDefault: false, sources: .unsupported(curlSources),
+            metalink: .unsupported(curlMetalink)),
         ToolVariant(
             name: "wget2", program: .external("wget2"), setting: .default,
             note: "defaults (one connection per file, 5 threads for batches)",
             single: ["-q", "-O", "{output}", "{url}"], tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "-P", "{output-dir}", "-i", "{urls}"]),
-            resume: .rerun(["-c"])),
+            resume: .rerun(["-c"]), sources: .unsupported(wget2Sources), metalink: .unsupported(wget2Metalink)
+        ),
         ToolVariant(
             name: "wget2-chunked", program: .external("wget2"), setting: .best,
             note: "--chunk-size=1M --max-threads=16 (its documented way to split a file; wget2 1.99.1 still "
@@ -159,7 +256,8 @@ enum ToolTable {
             single: ["-q", "--chunk-size=1M", "--max-threads=16", "-O", "{output}", "{url}"],
             tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "--max-threads=16", "-P", "{output-dir}", "-i", "{urls}"]),
-            resume: .rerun(["-c"])),
+            resume: .rerun(["-c"]), sources: .unsupported(wget2Sources), metalink: .unsupported(wget2Metalink)
+        ),
         ToolVariant(
             name: "urlsession", program: .urlSession, setting: .best,
             note: "FoundationNetworking URLSession written in this harness: 16 range tasks on one "
@@ -207,6 +305,7 @@ extension ToolVariant {
             single: ["-q", "-n", "\(count)", "-o", "{output}", "{url}"],
             tls: .arguments(["--cacert", "{ca}"]),
             batch: .native(["-q", "-n", "\(count)", "-i", "{pairs}"], requiresOption: "--input-file"),
-            resume: .rerun([]), selectedByDefault: false)
+            resume: .rerun([]), selectedByDefault: false, sources: .fastpull(["-n", "\(count)"]),
+            metalink: .fastpull(["-n", "\(count)"]))
     }
 }

@@ -12,6 +12,12 @@ struct RunContext: Sendable {
     var curlConfig = ""
     var trace = ""
     var tls = false
+    /// The mirror scenarios: the sources after the first, the file's SHA-256 (hex), the Metalink file,
+    /// and the one source a `perMirror` template is expanded for.
+    var mirrors: [String] = []
+    var sha256 = ""
+    var metalink = ""
+    var mirror = ""
 
     /// `template` with every placeholder replaced.
     func expand(_ template: String) -> String {
@@ -27,6 +33,9 @@ struct RunContext: Sendable {
             .replacingOccurrences(of: "{pairs}", with: pairsFile)
             .replacingOccurrences(of: "{curl-config}", with: curlConfig)
             .replacingOccurrences(of: "{trace}", with: trace)
+            .replacingOccurrences(of: "{sha256}", with: sha256)
+            .replacingOccurrences(of: "{metalink}", with: metalink)
+            .replacingOccurrences(of: "{mirror}", with: mirror)
     }
 }
 
@@ -66,6 +75,39 @@ extension ToolVariant {
         return Invocation(executable: executable, arguments: templates.map(context.expand))
     }
 
+    /// The invocation for one file from several sources (`{url}` and every one of `context.mirrors`),
+    /// or why the variant cannot make one.
+    func sourcesInvocation(executable: String, context: RunContext) -> Result<Invocation, NotApplicable> {
+        switch sources {
+        case .arguments(let arguments, let perMirror):
+            var expanded = arguments.map(context.expand)
+            for mirror in context.mirrors {
+                var one = context
+                one.mirror = mirror
+                expanded += perMirror.map(one.expand)
+            }
+            return .success(Invocation(executable: executable, arguments: expanded))
+        case .firstOnly:
+            return .success(singleInvocation(executable: executable, context: context))
+        case .unsupported(let why):
+            return .failure(NotApplicable(reason: why))
+        }
+    }
+
+    /// The invocation that downloads what `context.metalink` describes (the one-source reference:
+    /// the first source alone), or why the variant cannot.
+    func metalinkInvocation(executable: String, context: RunContext) -> Result<Invocation, NotApplicable> {
+        if case .firstOnly = sources {
+            return .success(singleInvocation(executable: executable, context: context))
+        }
+        switch metalink {
+        case .arguments(let arguments):
+            return .success(Invocation(executable: executable, arguments: arguments.map(context.expand)))
+        case .unsupported(let why):
+            return .failure(NotApplicable(reason: why))
+        }
+    }
+
     /// The invocations for a batch of `files` (URL and output path each): the tool's batch mode, or a
     /// loop of single downloads.
     func batchPlan(
@@ -99,4 +141,9 @@ extension ToolVariant {
         return BatchPlan(
             invocations: invocations, note: "\(name): \(why), so \(files.count) single downloads in a row")
     }
+}
+
+/// Why a tool variant cannot do what a scenario asks; the reason goes into the report as n/a.
+struct NotApplicable: Error, Sendable {
+    var reason: String
 }

@@ -74,6 +74,28 @@ public final class NetworkNamespace: Sendable {
             ])
     }
 
+    /// One server's share of ``capEachConnection(_:buckets:)``: the port it answers from, the rate
+    /// of each of its connections (a `tc` rate such as `160mbit`), and the client-port buckets shaped
+    /// to `slowRate` instead.
+    public struct ConnectionCap: Sendable, Hashable {
+        /// The server's port (the source port of what it sends).
+        public var port: Int
+        /// Each connection's rate.
+        public var rate: String
+        /// Client-port buckets (low byte) shaped to ``slowRate`` instead.
+        public var slow: Set<Int>
+        /// The rate of the connections in ``slow``.
+        public var slowRate: String
+
+        /// A cap of `rate` on every connection from `port`, `slowRate` on those in the `slow` buckets.
+        public init(port: Int, rate: String, slow: Set<Int> = [], slowRate: String = "8mbit") {
+            self.port = port
+            self.rate = rate
+            self.slow = slow
+            self.slowRate = slowRate
+        }
+    }
+
     /// Gives every connection from a server on `port` a rate of its own: client ports are spread over
     /// `buckets` classes by their low byte (`u32` on the destination port), each shaped to `rate`
     /// (`htb`), except the buckets in `slow`, shaped to `slowRate`. With at most a few dozen connections,
@@ -81,35 +103,36 @@ public final class NetworkNamespace: Sendable {
     public func capEachConnection(
         fromPort port: Int, rate: String, buckets: Int = 256, slow: Set<Int> = [], slowRate: String = "8mbit"
     ) async throws {
-        let tc = Self.tc!
-        try await Self.run(
-            tc,
-            ["-n", name, "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "htb", "default", "ffff"])
-        try await Self.run(
-            tc,
-            [
-                "-n", name, "class", "add", "dev", "lo", "parent", "1:", "classid", "1:ffff", "htb", "rate",
-                "10gbit",
-            ])
-        for bucket in 0..<buckets {
-            let classID = String(bucket + 1, radix: 16)
-            let bucketRate = slow.contains(bucket) ? slowRate : rate
-            try await Self.run(
-                tc,
-                [
-                    "-n", name, "class", "add", "dev", "lo", "parent", "1:", "classid", "1:\(classID)", "htb",
-                    "rate", bucketRate, "ceil", bucketRate,
-                ])
-            try await Self.run(
-                tc,
-                [
-                    "-n", name, "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1",
-                    "u32",
-                    "match", "ip", "sport", String(port), "0xffff", "match", "ip", "dport", String(bucket),
-                    "0x00ff",
-                    "flowid", "1:\(classID)",
-                ])
+        try await capEachConnection(
+            [ConnectionCap(port: port, rate: rate, slow: slow, slowRate: slowRate)], buckets: buckets)
+    }
+
+    /// Gives every connection from each of `servers` a rate of its own, as
+    /// ``capEachConnection(fromPort:rate:buckets:slow:slowRate:)`` does for one: each server gets its
+    /// own `buckets` classes, so a client port has one class per server (matched on the server's
+    /// source port and the client port's low byte). Traffic to no listed port is not shaped. The
+    /// classes and filters go to `tc` in one batch.
+    public func capEachConnection(_ servers: [ConnectionCap], buckets: Int = 256) async throws {
+        precondition(
+            (1...256).contains(buckets) && servers.count * buckets < 0xffff,
+            "at most 0xfffe classes: \(servers.count) servers × \(buckets) buckets")
+        var commands = [
+            "qdisc replace dev lo root handle 1: htb default ffff",
+            "class add dev lo parent 1: classid 1:ffff htb rate 10gbit",
+        ]
+        for (index, server) in servers.enumerated() {
+            for bucket in 0..<buckets {
+                let classID = String(index * buckets + bucket + 1, radix: 16)
+                let bucketRate = server.slow.contains(bucket) ? server.slowRate : server.rate
+                commands.append(
+                    "class add dev lo parent 1: classid 1:\(classID) htb rate \(bucketRate) ceil \(bucketRate)"
+                )
+                commands.append(
+                    "filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport \(server.port) 0xffff "
+                        + "match ip dport \(bucket) 0x00ff flowid 1:\(classID)")
+            }
         }
+        try await Self.runBatch(Self.tc!, namespace: name, commands)
     }
 
     /// What runs a command inside the namespace: `ip netns exec NAME`.
@@ -143,6 +166,16 @@ public final class NetworkNamespace: Sendable {
     /// Deletes the namespace.
     public func remove() async {
         try? await Self.run(Self.ip ?? "ip", ["netns", "delete", name])
+    }
+
+    /// Runs `commands` (lines of `tc` without the program name) as one `tc -n NAME -batch FILE`: one
+    /// process instead of one per line, stopping at the first line that fails.
+    private static func runBatch(_ executable: String, namespace: String, _ commands: [String]) async throws {
+        let folder = try ServerFolder.create("netns-batch")
+        defer { ServerFolder.remove(folder) }
+        let file = folder + "/commands"
+        try (commands.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try await run(executable, ["-n", namespace, "-batch", file])
     }
 
     /// Runs one iproute2 command to its end; an error quotes what it printed.
