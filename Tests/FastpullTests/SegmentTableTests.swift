@@ -84,6 +84,25 @@ struct SegmentTableTests {
         #expect(next.0.range.count == Int(2 * mebibyte))
     }
 
+    /// Near the end a slow connection's window holds no more than the download as a whole still
+    /// needs at every connection's speed together (a slow mirror would otherwise keep the last
+    /// megabyte for a second after the others are done): 1 MiB left at 1 + 8 MiB/s is about a ninth of
+    /// a second, so the slow connection's next window is about a ninth of its speed, not 1 MiB.
+    @Test func nearTheEndASlowConnectionsWindowIsShort() throws {
+        var state = table([2 * mebibyte, 2 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 0, 2 * mebibyte, at: 0.25)  // 8 MiB/s, its piece done
+        for step in 1...4 { write(&state, 1, mebibyte / 4, at: 0.25 * Double(step)) }  // 1 MiB/s
+        let assigned = state.nextWindow(for: 1, now: at(1.0))
+        let (window, how) = try #require(assigned)
+        #expect(how == .continued)
+        #expect(window.range.lowerBound == 3 * mebibyte)
+        #expect(window.range.count < Int(mebibyte / 4), "\(window.range.count)")
+        #expect(window.range.count >= Int(state.settings.minimumHedge))
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
     @Test func frontierFollowsTheContiguousPrefix() {
         var state = table(
             [10, 10, 10], settings: .init(minimumSplit: 100, initialWindow: 1 << 20, maximumMergedPiece: 1))
@@ -210,10 +229,34 @@ struct SegmentTableTests {
         )
         _ = state.nextWindow(for: 0, now: at(0))
         _ = state.nextWindow(for: 1, now: at(0))
-        write(&state, 0, mebibyte, at: 0.5)  // 2 MiB/s
+        write(&state, 0, mebibyte, at: 0.4)  // 2.5 MiB/s
         write(&state, 1, mebibyte, at: 0.3)
         write(&state, 1, mebibyte, at: 0.5)  // 4 MiB/s, done
         #expect(state.nextWindow(for: 1, now: at(0.5)) == nil)
+    }
+
+    /// A connection with nothing else left takes the tail of one twice as slow (it would end
+    /// otherwise), leaving the owner a sixteenth of a second of its bytes: the download ends with its
+    /// faster connection. With other work waiting, it would not (the owner is not 2× slower than the
+    /// thief with a quarter second of grace).
+    @Test func theLastTailOfAConnectionTwiceAsSlowIsTaken() throws {
+        var state = table(
+            [2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte, initialWindow: mebibyte)
+        )
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 0, mebibyte, at: 0.5)  // 2 MiB/s
+        write(&state, 1, mebibyte, at: 0.3)
+        write(&state, 1, mebibyte, at: 0.5)  // 4 MiB/s, done
+        let next = state.nextWindow(for: 1, now: at(0.5))
+        guard case .hedged(let victim, let cut)? = next?.1 else {
+            Issue.record("expected a hedge, got \(String(describing: next))")
+            return
+        }
+        #expect(victim == 0)
+        #expect(cut == mebibyte + Int64((2.0 * Double(mebibyte) * 0.25 / 4).rounded(.up)))
+        #expect(state.piece(of: 0)?.end == cut)
+        checkTiling(state, size: 4 * mebibyte)
     }
 
     @Test func aStalledConnectionGivesItsRangeBack() throws {

@@ -62,9 +62,9 @@ struct SegmentFetcher: Sendable {
                     window = next
                     assignment = how
                 }
-                note(assignment, window: window)
                 scheduler.waitForHasher()
                 let bound = sources?.bind(worker)
+                note(assignment, window: window, source: bound?.index)
                 let source = bound?.remote ?? remote
                 if let bound { sourceMap?.record(window.range, source: bound.index) }
                 let started = ContinuousClock.now
@@ -102,14 +102,14 @@ struct SegmentFetcher: Sendable {
                             failures = 0
                             continue
                         }
-                        // A mirror full for this client: the connection goes to one with room.
-                        if !slot.isEvicted, Self.isRefusal(error),
-                            sources.refused(bound.index, worker: worker)
-                        {
+                        // A mirror full for this client: the connection goes to one with room, or, with
+                        // every source full, ends as a refusal of the download (fewer connections).
+                        let refusal = !slot.isEvicted && Self.isRefusal(error)
+                        if refusal, sources.refused(bound.index, worker: worker) {
                             trace?.record("refused", connection: worker, ["source": bound.index])
                             continue
                         }
-                        if !slot.isEvicted,
+                        if !slot.isEvicted, !refusal,
                             let reason = Self.reasonToDrop(
                                 error, from: source.finalURL, failures: sources.failed(bound.index) - 1,
                                 retries: retries),
@@ -186,11 +186,14 @@ struct SegmentFetcher: Sendable {
         }
     }
 
-    private func note(_ assignment: SegmentTable.Assignment, window: SegmentTable.Window) {
+    private func note(_ assignment: SegmentTable.Assignment, window: SegmentTable.Window, source: Int?) {
         let range = window.range
         trace?.record(
             "window", connection: worker,
-            ["start": range.lowerBound, "end": range.upperBound, "how": assignment.traceName])
+            [
+                "start": range.lowerBound, "end": range.upperBound, "how": assignment.traceName,
+                "source": source ?? 0,
+            ])
         switch assignment {
         case .stolen(let victim, let at), .hedged(let victim, let at):
             var hedged = false

@@ -89,18 +89,18 @@ final class SourceSet: Sendable {
         }
     }
 
-    /// Source `index` refused `worker`'s request (429 or 503): when another live source has room, it
-    /// takes no more connections than it has without this one, the worker leaves it, and the call
-    /// returns true; the worker's next window goes elsewhere. False when no other source has room (the
-    /// refusal is the download's, which then runs fewer connections).
+    /// Source `index` refused `worker`'s request (429 or 503): it takes no more connections than it
+    /// has without this one. When another live source has room, the worker leaves it for that one and
+    /// the call returns true. False when none has (the refusal is the download's, which then runs
+    /// fewer connections). A refusal never counts towards dropping a source.
     func refused(_ index: Int, worker: Int) -> Bool {
         state.withLock { sources in
+            let others = sources[index].workers.subtracting([worker]).count
+            sources[index].capacity = max(1, min(sources[index].capacity ?? .max, others))
             guard sources.indices.contains(where: { $0 != index && sources[$0].hasRoom }) else {
                 return false
             }
             sources[index].workers.remove(worker)
-            let others = sources[index].workers.count
-            sources[index].capacity = max(1, min(sources[index].capacity ?? .max, others))
             return true
         }
     }

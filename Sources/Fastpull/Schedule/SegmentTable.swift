@@ -267,6 +267,14 @@ struct SegmentTable: Sendable, Equatable {
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
+        // Nothing else is left for this connection, which would end now: the last tails of slower
+        // connections are worth taking on smaller gains (what it would cost is a connection that is
+        // idle anyway), so the download ends with its fastest connections, not its slowest.
+        if let (index, victim, at) = hedgeCandidate(for: worker, endgame: true) {
+            let new = split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+        }
         return nil
     }
 
@@ -462,7 +470,7 @@ struct SegmentTable: Sendable, Equatable {
     ///
     /// With `frontierOnly`, only the first incomplete piece is looked at: the one the hash waits for,
     /// worth taking over before any waiting work, since every byte after it waits for it too.
-    private func hedgeCandidate(for worker: Worker, frontierOnly: Bool = false) -> (
+    private func hedgeCandidate(for worker: Worker, frontierOnly: Bool = false, endgame: Bool = false) -> (
         index: Int, victim: Worker, at: Int64
     )? {
         let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? typicalRate()
@@ -477,15 +485,17 @@ struct SegmentTable: Sendable, Equatable {
             else { continue }
             // The piece the hash waits for: its owner keeps less, and the gain may be smaller, since
             // every byte after it waits too.
-            let grace = frontierOnly ? settings.hedgeGrace / 4 : settings.hedgeGrace
+            let relaxed = frontierOnly || endgame
+            let grace = relaxed ? settings.hedgeGrace / 4 : settings.hedgeGrace
             let keep = Int64((victimRate * grace).rounded(.up))
             let at = min(piece.claimed + keep, piece.end)
             let tail = piece.end - at
             guard tail >= settings.minimumHedge, withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
             let mySeconds = Double(tail) / myRate + grace
-            let minimumGain = frontierOnly ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
-            guard victimSeconds > settings.hedgeFactor * mySeconds, victimSeconds - mySeconds >= minimumGain
+            let minimumGain = relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
+            let factor = endgame ? min(settings.hedgeFactor, 1.5) : settings.hedgeFactor
+            guard victimSeconds > factor * mySeconds, victimSeconds - mySeconds >= minimumGain
             else { continue }
             let gain = victimSeconds - mySeconds
             if best == nil || gain > best!.gain { best = (index, owner, at, gain) }
@@ -554,9 +564,22 @@ struct SegmentTable: Sendable, Equatable {
         guard rate > 0 else { return settings.initialWindow }
         let cost = connections[worker].map(\.requestCost) ?? 0
         let share = min(max(settings.requestCostShare, 0.001), 1)
-        let seconds = max(settings.windowSeconds, cost * (1 - share) / share)
+        let costSeconds = cost * (1 - share) / share
+        let seconds = max(settings.windowSeconds, costSeconds)
         let wanted = Int64(min(rate * seconds, Double(settings.maximumWindow)))
-        return min(max(wanted, settings.initialWindow), settings.maximumWindow)
+        let window = min(max(wanted, settings.initialWindow), settings.maximumWindow)
+        // Near the end no window of a measured connection outlasts the download as a whole (the rest
+        // at every connection's speed together): one far slower than its peers, a slow mirror, would
+        // otherwise hold the last bytes long after the others are done, in a window too short to be
+        // worth hedging. Never below what the request's cost asks for.
+        guard own > 0 else { return window }
+        let aggregate = connections.values.reduce(0) { $0 + $1.steadyRate }
+        guard aggregate > 0 else { return window }
+        let left = pieces.reduce(Int64(0)) { $0 + $1.unclaimed }
+        let finish = Double(left) / aggregate
+        guard finish < seconds else { return window }
+        let endgame = Int64(own * max(finish, costSeconds, 0.05))
+        return endgame < window ? max(endgame, settings.minimumHedge) : window
     }
 
     /// Joins the untouched, unowned pieces right after `index` into it while its unclaimed part stays
