@@ -291,3 +291,52 @@ struct ReopenTests {
         #expect(window.range.upperBound <= 150)
     }
 }
+
+/// The source set's decisions, one at a time.
+@Suite("Source set")
+struct SourceSetTests {
+    static func remote(_ host: String) -> RemoteFile {
+        let url = URL(string: "http://\(host)/f")!
+        return RemoteFile(
+            url: url, finalURL: url, size: 10, acceptsRanges: true, etag: nil, lastModified: nil)
+    }
+
+    let sources = SourceSet([remote("a.test"), remote("b.test"), remote("c.test")])
+
+    @Test func untriedSourcesFirstThenTheFastestPerConnection() {
+        #expect(sources.bind(0).index == 0)
+        #expect(sources.bind(1).index == 1)
+        #expect(sources.bind(2).index == 2)
+        sources.served(0, bytes: 2_000_000, seconds: 1, complete: true)
+        sources.served(1, bytes: 500_000, seconds: 1, complete: true)
+        sources.served(2, bytes: 100_000, seconds: 1, complete: true)
+        #expect(sources.bind(3).index == 0)
+        // A connection far slower than its peers moves to a source twice as fast.
+        sources.reconsider(2)
+        #expect(sources.bind(2).index == 0)
+    }
+
+    @Test func aRefusalCapsTheSourceAndSendsTheConnectionElsewhere() {
+        for worker in 0..<3 { _ = sources.bind(worker) }
+        sources.served(0, bytes: 2_000_000, seconds: 1)
+        sources.served(1, bytes: 100_000, seconds: 1)
+        sources.served(2, bytes: 100_000, seconds: 1)
+        #expect(sources.bind(3).index == 0)
+        #expect(sources.refused(0, worker: 3))
+        #expect(sources.snapshot[0].capacity == 1)
+        #expect(sources.bind(3).index != 0)
+        #expect(sources.bind(4).index != 0)
+        #expect(sources.liveCount == 3)
+    }
+
+    @Test func aSharedBadPieceConvictsTheSourceThatWasNotClearedAndNeverTheLast() {
+        let dropped = sources.convict([0, 2], cleared: 0, piece: 0..<100)
+        #expect(dropped.map(\.index) == [2])
+        #expect(sources.snapshot[2].dropped?.contains("bytes 0-99") == true)
+        // One that sent a bad piece alone is dropped at once; the last live one never.
+        #expect(sources.blame([1], piece: 100..<200).map(\.index) == [1])
+        #expect(sources.blame([0], piece: 200..<300).isEmpty)
+        #expect(sources.snapshot[0].isLive)
+        #expect(sources.liveCount == 1)
+    }
+}

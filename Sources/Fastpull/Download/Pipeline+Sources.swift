@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Pipeline {
     /// The sources of a segmented download with mirrors: the URL asked for at once, each mirror once
@@ -101,8 +102,11 @@ extension Pipeline {
         let download = download
         let counters = counters
         let fallback = download.url
-        return PieceCheck(hashes: hashes) { index, range, count in
+        // The sources that shared a piece that failed, until it verifies.
+        let suspects = SuspectList()
+        var check = PieceCheck(hashes: hashes) { index, range, count in
             let blamed = map?.sources(in: range) ?? []
+            if blamed.count > 1 { suspects.add(blamed, piece: index) }
             let all = sources?.snapshot ?? []
             let urls = blamed.sorted().map { all.indices.contains($0) ? all[$0].remote.url : fallback }
             guard count < Self.pieceAttempts else {
@@ -120,6 +124,16 @@ extension Pipeline {
             counters.bytesWritten.subtract(range.upperBound - range.lowerBound, ordering: .relaxed)
             scheduler.reopen(range)
         }
+        check.recovered = { index, range in
+            guard let sources, let map, let shared = suspects.take(piece: index) else { return }
+            let now = map.sources(in: range)
+            guard now.count == 1, let good = now.first else { return }
+            let all = sources.snapshot
+            for (dropped, reason) in sources.convict(shared, cleared: good, piece: range) {
+                download.emit(.sourceDropped(url: all[dropped].remote.url, reason: reason))
+            }
+        }
+        return check
     }
 
     /// How often one piece may fail its hash before the download fails.
@@ -136,5 +150,19 @@ extension Pipeline {
         .sorted {
             (order.firstIndex(of: $0.url) ?? order.count) < (order.firstIndex(of: $1.url) ?? order.count)
         }
+    }
+}
+
+/// The sources that shared each failed piece, from its failure to its recovery (the hasher's thread
+/// writes and reads it; the lock only makes that safe to state).
+final class SuspectList: Sendable {
+    private let suspects = Mutex<[Int: Set<Int>]>([:])
+
+    func add(_ sources: Set<Int>, piece: Int) {
+        suspects.withLock { $0[piece, default: []].formUnion(sources) }
+    }
+
+    func take(piece: Int) -> Set<Int>? {
+        suspects.withLock { $0.removeValue(forKey: piece) }
     }
 }

@@ -56,6 +56,9 @@ struct PieceCheck: Sendable {
     /// failed now (1 the first time); when it returns, the piece's bytes are no longer written and the
     /// hasher waits for them again.
     var mismatch: @Sendable (Int, Range<Int64>, Int) throws -> Void
+    /// Called on the hasher's thread when a piece that failed before matches now, with its index and
+    /// bytes: who sent it this time tells who sent the bad bytes before.
+    var recovered: @Sendable (Int, Range<Int64>) -> Void = { _, _ in }
 
     var algorithm: Digest.Algorithm { hashes.hashes.first?.digestAlgorithm ?? .sha256 }
 

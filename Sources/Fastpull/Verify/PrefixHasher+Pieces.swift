@@ -35,6 +35,7 @@ extension PrefixHasher {
                 lastByteAt = nil
                 continue
             }
+            if failures > 0 { check.recovered(index, piece) }
             try read(piece) { set.update($0) }
             hashed = piece.upperBound
             scheduler.recordHashed(hashed)
