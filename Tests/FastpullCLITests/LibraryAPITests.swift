@@ -72,6 +72,20 @@ struct LibraryAPITests {
         #expect(try Data(contentsOf: file) == Data("mine".utf8))
     }
 
+    /// One file from two servers, in three lines: the report says what each served.
+    @Test func aDownloadFromSeveralSources() async throws {
+        let other = try FixtureServer()
+        let path = "/gen/4000000?seed=6&rate=2000000"
+        let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 4_000_000, seed: 6))
+        let report = try await Download(
+            from: [server.url(path), other.url(path)], to: folder.appendingPathComponent("two.bin"),
+            configuration: .init(connections: .fixed(4), checksums: [.sha256(hex)])
+        ).run()
+        #expect(report.sha256 == hex)
+        #expect(report.sources.map(\.url) == [server.url(path), other.url(path)])
+        #expect(report.sources.allSatisfy { $0.bytes > 0 })
+    }
+
     @Test func batchReturnsEveryOutcomeAndKeepsVerifiedFiles() async throws {
         let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 200_000, seed: 2))
         let items = [

@@ -70,6 +70,19 @@ public final class Download: Sendable {
         self.init(from: url, to: destination, configuration: configuration, observer: nil)
     }
 
+    /// Prepares a download of one file from several servers: the first URL is the one asked for, the
+    /// others join ``Configuration/mirrors``. They are mixed only when something verifies the file
+    /// (a checksum, piece hashes); ``Report/sources`` says what each served.
+    ///
+    /// - Precondition: `sources` is not empty.
+    public convenience init(from sources: [URL], to destination: URL, configuration: Configuration = .init())
+    {
+        precondition(!sources.isEmpty, "a download needs at least one URL")
+        var settings = configuration
+        settings.mirrors = Array(sources.dropFirst()) + configuration.mirrors
+        self.init(from: sources[0], to: destination, configuration: settings, observer: nil)
+    }
+
     /// Prepares a download whose every event is also handed to `observer` (a batch gathers its
     /// downloads' events this way).
     init(
