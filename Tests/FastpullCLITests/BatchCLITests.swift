@@ -9,12 +9,7 @@ struct BatchCLITests {
 
     init() throws {
         server = try FixtureServer()
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent(
-                "fastpull-batch-\(UUID().uuidString)"
-            )
-            .path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try ScratchFolders.make("fastpull-batch").path
     }
 
     func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }

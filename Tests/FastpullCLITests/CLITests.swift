@@ -9,10 +9,7 @@ struct CLITests {
 
     init() throws {
         server = try FixtureServer()
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-cli-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try ScratchFolders.make("fastpull-cli").path
     }
 
     func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }

@@ -17,10 +17,7 @@ struct InvariantCLITests {
 
     init() throws {
         server = try FixtureServer()
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-inv-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try ScratchFolders.make("fastpull-inv").path
     }
 
     func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }

@@ -12,11 +12,7 @@ struct KillResumeTests {
     /// server sent at most 1.05 × size + connections × 1 MiB in all.
     @Test func twentyKillsInARow() async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-kill-\(UUID().uuidString)"
-        )
-        .path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try ScratchFolders.make("fastpull-kill").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         // 4 connections at 500 kB/s: each kill loses at most the last live checkpoint's 50 ms and the

@@ -13,9 +13,7 @@ struct LibraryAPITests {
 
     init() throws {
         server = try FixtureServer()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-api-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try ScratchFolders.make("fastpull-api")
     }
 
     @Test func theThreeLineCallWithAChecksum() async throws {

@@ -9,11 +9,7 @@ struct ManAndCompletionTests {
     let folder: String
 
     init() throws {
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent(
-                "fastpull-man-\(UUID().uuidString)"
-            ).path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try ScratchFolders.make("fastpull-man").path
     }
 
     /// Long option names from `--help`, which lists every option of the table.

@@ -82,10 +82,7 @@ struct ProgressTmuxTests {
     @Test(arguments: [40, 200])
     func theLiveLineFitsTheWindow(columns: Int) async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-tmux-\(UUID().uuidString)"
-        ).path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try ScratchFolders.make("fastpull-tmux").path
         let socket = "fastpull-test-\(UUID().uuidString)"
         defer { _ = Self.tmux(socket, ["kill-server"]) }
         let url = server.url("/gen/\(12 << 20)?rate=500000").absoluteString

@@ -11,8 +11,7 @@ struct ServedWorkspace {
 
     /// Both folders in a new temporary folder named from `label`.
     init(label: String) throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(label)-\(UUID().uuidString)")
+        let base = try ScratchFolders.make(label)
         folder = base.appendingPathComponent("work").path
         served = base.appendingPathComponent("served").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
