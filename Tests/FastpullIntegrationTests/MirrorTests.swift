@@ -91,7 +91,7 @@ struct MirrorTests {
     /// A mirror that fails after it has served (every connection reset) is dropped mid-download; the
     /// other source finishes its bytes.
     @Test func aMirrorThatBreaksMidwayIsDropped() async throws {
-        let breaking = servers[1].url("/gen/\(Self.size)?rate=2000000&drop-after=300000&drops=100000")
+        let breaking = servers[1].url("/gen/\(Self.size)?rate=500000&drop-after=1000&drops=100000")
         let (report, events) = try await run(Self.configuration(mirrors: [breaking]), from: url(0))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         #expect(Self.dropped(events).map(\.0) == [breaking])
@@ -338,5 +338,33 @@ struct SourceSetTests {
         #expect(sources.blame([0], piece: 200..<300).isEmpty)
         #expect(sources.snapshot[0].isLive)
         #expect(sources.liveCount == 1)
+    }
+
+    /// While a mirror is being probed, a connection that would be a fifth on the only source waits
+    /// for the probe, and goes to the mirror it adds.
+    @Test func aConnectionBeyondAFewWaitsForTheMirrorsProbe() async throws {
+        let sources = SourceSet([Self.remote("a.test")])
+        sources.expectProbes(1)
+        for worker in 0..<4 { #expect(sources.bind(worker).index == 0) }
+        // The binding blocks its thread, as a connection's does: never one of the pool's.
+        let fifth = Task { await OwnThread.run { sources.bind(4, limit: .seconds(30)).index } }
+        let waiting = await OwnThread.run {
+            let deadline = Date().addingTimeInterval(20)
+            while sources.waiting.load(ordering: .relaxed) == 0, Date() < deadline { usleep(1000) }
+            return sources.waiting.load(ordering: .relaxed) == 1
+        }
+        #expect(waiting, "the fifth connection did not wait")
+        sources.add(Self.remote("b.test"))
+        sources.endProbe()
+        #expect(await fifth.value == 1)
+    }
+}
+
+/// Runs blocking work on a new thread and returns its result without holding a pool thread.
+enum OwnThread {
+    static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
     }
 }

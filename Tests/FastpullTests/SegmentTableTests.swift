@@ -301,6 +301,27 @@ struct SegmentTableTests {
         Issue.record("the slow connection was never replaced")
     }
 
+    /// With several sources, a connection is judged against its own source's connections: those of
+    /// a slow mirror are all slow, and replacing one would only reconnect it there. One far slower than
+    /// the others of its own source still is replaced.
+    @Test func aSlowMirrorsConnectionsAreJudgedAmongThemselves() {
+        var state = table(Array(repeating: 64 * mebibyte, count: 8))
+        for worker in 0..<8 {
+            _ = state.nextWindow(for: worker, now: at(0))
+            state.setGroup(worker, worker < 4 ? 0 : 1)
+        }
+        var replaced: Set<Int> = []
+        for step in 1...10 {
+            let time = Double(step) * 0.25
+            for worker in 0..<4 { write(&state, worker, 2 * mebibyte, at: time) }  // 8 MiB/s, source 0
+            for worker in 4..<7 { write(&state, worker, 100_000, at: time) }  // 0.4 MB/s, source 1
+            write(&state, 7, 5_000, at: time)  // 20 kB/s, source 1 too
+            replaced.formUnion(state.stalledConnections(now: at(time)))
+        }
+        // Against all eight (typical 8 MiB/s), 4, 5 and 6 would have been replaced as well.
+        #expect(replaced == [7])
+    }
+
     @Test func slownessNeedsPeersToCompareWith() {
         var state = table([64 * mebibyte, 64 * mebibyte])
         for worker in 0..<2 { _ = state.nextWindow(for: worker, now: at(0)) }

@@ -24,7 +24,7 @@ extension Pipeline {
         plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
         policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
-        trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil
+        trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil, mirrors: Int? = nil
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
@@ -50,11 +50,17 @@ extension Pipeline {
         case .automatic:
             // Each connection needs at least a minimum split of work.
             let work = Int(clamping: max(plan.size / max(configuration.minimumSegmentSize, 1), 1))
+            var settings = ConnectionController.Settings(
+                roundTrip: roundTrip, requestCost: requestCost,
+                cores: ProcessInfo.processInfo.activeProcessorCount)
+            // Several sources start with a few connections for each (those beyond the first source's
+            // wait for the mirrors' probes): the ramp then only has to find more.
+            if sources != nil, let mirrors {
+                settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
+            }
             controller = ConnectionController(
                 automaticUpTo: min(configuration.maximumConnections, fitting, perHost, work),
-                settings: .init(
-                    roundTrip: roundTrip, requestCost: requestCost,
-                    cores: ProcessInfo.processInfo.activeProcessorCount))
+                settings: settings)
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(

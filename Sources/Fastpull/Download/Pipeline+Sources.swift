@@ -43,12 +43,16 @@ extension Pipeline {
         executors: ExecutorSet, _ body: () async throws -> T
     ) async throws -> T {
         guard let sources else { return try await body() }
+        sources.expectProbes(mirrors.count)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, mirror) in mirrors.enumerated() {
                 // Far from the connections' executors (numbered from 2 up).
                 let executor = executors[1_000_000 + index]
                 group.addTask {
-                    defer { executors.retire(1_000_000 + index) }
+                    defer {
+                        sources.endProbe()
+                        executors.retire(1_000_000 + index)
+                    }
                     await addMirror(
                         mirror, to: sources, size: size, pool: pool, policy: policy, executor: executor)
                 }

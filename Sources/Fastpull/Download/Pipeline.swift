@@ -219,7 +219,7 @@ struct Pipeline {
                     checkpointer: checkpointer, hash: { try fetchHasher.run() }, pool: pool, policy: policy,
                     executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost,
                     trace: trace,
-                    sources: sources, map: map)
+                    sources: sources, map: map, mirrors: sourcing?.mirrors.count)
             }
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges

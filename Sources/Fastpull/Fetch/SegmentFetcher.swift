@@ -66,7 +66,10 @@ struct SegmentFetcher: Sendable {
                 let bound = sources?.bind(worker)
                 note(assignment, window: window, source: bound?.index)
                 let source = bound?.remote ?? remote
-                if let bound { sourceMap?.record(window.range, source: bound.index) }
+                if let bound {
+                    sourceMap?.record(window.range, source: bound.index)
+                    scheduler.setGroup(worker, bound.index)
+                }
                 let started = ContinuousClock.now
                 var written: Int64 = 0
                 var complete = false

@@ -36,6 +36,14 @@ final class SourceSet: Sendable {
     }
 
     private let state: Mutex<[Source]>
+    /// Mirror probes still under way, and the condition a connection waits on for one to end.
+    private let pending = Atomic<Int>(0)
+    private let probeEnded = NSCondition()
+    /// Connections waiting in ``bind(_:limit:)`` now (for tests).
+    let waiting = Atomic<Int>(0)
+    /// Connections a source gets before a new one waits for a mirror's probe rather than pile onto
+    /// it (many mirrors allow a client about this many).
+    static let connectionsBeforeWaiting = 4
 
     /// The sources in order: the URL asked for first.
     init(_ remotes: [RemoteFile]) {
@@ -59,9 +67,43 @@ final class SourceSet: Sendable {
     /// The sources as they are now.
     var snapshot: [Source] { state.withLock { $0 } }
 
+    /// `count` mirrors are being probed; each calls ``endProbe()`` when it is done, joined or not.
+    func expectProbes(_ count: Int) {
+        pending.add(count, ordering: .releasing)
+    }
+
+    /// A mirror's probe ended; a connection waiting for one goes on.
+    func endProbe() {
+        pending.subtract(1, ordering: .releasing)
+        probeEnded.lock()
+        probeEnded.broadcast()
+        probeEnded.unlock()
+    }
+
+    /// The source `worker` fetches its next window from (``bindNow(_:)``). While mirrors are still being
+    /// probed, a new connection that would be one too many for a source (a mirror often refuses more
+    /// than a few from one client) waits up to `limit` for a probe to end, on its own thread: the
+    /// sources the probes add are the ones it should go to.
+    func bind(_ worker: Int, limit: Duration = .seconds(1)) -> (index: Int, remote: RemoteFile) {
+        let deadline = Date().addingTimeInterval(limit.seconds)
+        while pending.load(ordering: .acquiring) > 0, Date() < deadline,
+            state.withLock({ sources in
+                !sources.contains { $0.workers.contains(worker) }
+                    && sources[Self.choose(sources)].workers.count >= Self.connectionsBeforeWaiting
+            })
+        {
+            probeEnded.lock()
+            waiting.add(1, ordering: .relaxed)
+            if pending.load(ordering: .acquiring) > 0 { _ = probeEnded.wait(until: deadline) }
+            waiting.subtract(1, ordering: .relaxed)
+            probeEnded.unlock()
+        }
+        return bindNow(worker)
+    }
+
     /// The source `worker` fetches its next window from: its own while that is live (unless a source
     /// nobody has tried yet appeared and its own has others), else the best live one (``choose(_:)``).
-    func bind(_ worker: Int) -> (index: Int, remote: RemoteFile) {
+    func bindNow(_ worker: Int) -> (index: Int, remote: RemoteFile) {
         state.withLock { sources in
             if let current = sources.firstIndex(where: { $0.workers.contains(worker) }) {
                 let untried = sources.contains { $0.isLive && $0.rate == nil && $0.workers.isEmpty }

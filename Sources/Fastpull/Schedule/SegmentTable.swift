@@ -116,6 +116,9 @@ struct SegmentTable: Sendable, Equatable {
         /// a time (moto does) keeps the others waiting: that is no slow link, and replacing them only
         /// queues their requests again behind the ones the server is still working on.
         var awaitingAnswer = false
+        /// The source it fetches from, when the file has several: it is judged slow against its own
+        /// source's connections (a slow mirror's are all slow, and replacing one only reconnects to it).
+        var group: Int?
     }
 
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
@@ -322,6 +325,11 @@ struct SegmentTable: Sendable, Equatable {
         return true
     }
 
+    /// The connection fetches from source `group` (of several) from now on.
+    mutating func setGroup(_ worker: Worker, _ group: Int) {
+        connections[worker]?.group = group
+    }
+
     /// A request of the connection got its first byte `delay` after it was sent.
     mutating func recordFirstByte(_ worker: Worker, after delay: Duration) {
         guard var connection = connections[worker] else { return }
@@ -344,9 +352,18 @@ struct SegmentTable: Sendable, Equatable {
     /// and wait for others; the caller closes their sockets, and they start over on new ones.
     mutating func stalledConnections(now: ContinuousClock.Instant) -> [Worker] {
         var stalled: [Worker] = []
-        let typical = typicalRate()
-        let measured = connections.values.count { $0.rate > 0 }
+        let overall = typicalRate()
+        let measuredOverall = connections.values.count { $0.rate > 0 }
         for (worker, connection) in connections.sorted(by: { $0.key < $1.key }) {
+            // Peers are the connections of the same source, when there are several.
+            var typical = overall
+            var measured = measuredOverall
+            if let group = connection.group {
+                let rates = connections.values.filter { $0.group == group && $0.rate > 0 }.map(\.rate)
+                    .sorted()
+                typical = rates.isEmpty ? 0 : rates[rates.count / 2]
+                measured = rates.count
+            }
             guard connection.piece != nil else {
                 connections[worker]?.slowSince = nil
                 continue
