@@ -266,6 +266,11 @@ struct SourceMapTests {
         #expect(map.sources(in: 140..<160) == [0, 1])
         #expect(map.sources(in: 300..<400) == [])
         #expect(map.all.map(\.range) == [0..<50, 50..<60, 60..<150, 150..<300])
+        #expect(
+            map.runs(in: 55..<160) == [
+                .init(range: 55..<60, source: 2), .init(range: 60..<150, source: 0),
+                .init(range: 150..<160, source: 1),
+            ])
     }
 }
 
@@ -329,10 +334,10 @@ struct SourceSetTests {
         #expect(sources.liveCount == 3)
     }
 
-    @Test func aSharedBadPieceConvictsTheSourceThatWasNotClearedAndNeverTheLast() {
-        let dropped = sources.convict([0, 2], cleared: 0, piece: 0..<100)
+    @Test func theSourceWhoseBytesDifferedIsConvictedAndNeverTheLast() {
+        let dropped = sources.convict([(2, 50..<100)])
         #expect(dropped.map(\.index) == [2])
-        #expect(sources.snapshot[2].dropped?.contains("bytes 0-99") == true)
+        #expect(sources.snapshot[2].dropped?.contains("bytes 50-99 that differ") == true)
         // One that sent a bad piece alone is dropped at once; the last live one never.
         #expect(sources.blame([1], piece: 100..<200).map(\.index) == [1])
         #expect(sources.blame([0], piece: 200..<300).isEmpty)

@@ -108,9 +108,10 @@ extension Pipeline {
         let fallback = download.url
         // The sources that shared a piece that failed, until it verifies.
         let suspects = SuspectList()
-        var check = PieceCheck(hashes: hashes) { index, range, count in
+        var check = PieceCheck(hashes: hashes) { index, range, count, bad in
             let blamed = map?.sources(in: range) ?? []
-            if blamed.count > 1 { suspects.add(blamed, piece: index) }
+            // Shared by several: which one sent the bad bytes shows once the piece verifies.
+            if blamed.count > 1, let map { suspects.add(piece: index, bad: bad, runs: map.runs(in: range)) }
             let all = sources?.snapshot ?? []
             let urls = blamed.sorted().map { all.indices.contains($0) ? all[$0].remote.url : fallback }
             guard count < Self.pieceAttempts else {
@@ -128,12 +129,23 @@ extension Pipeline {
             counters.bytesWritten.subtract(range.upperBound - range.lowerBound, ordering: .relaxed)
             scheduler.reopen(range)
         }
-        check.recovered = { index, range in
-            guard let sources, let map, let shared = suspects.take(piece: index) else { return }
-            let now = map.sources(in: range)
-            guard now.count == 1, let good = now.first else { return }
+        check.recovered = { index, range, good in
+            guard let sources, let suspect = suspects.take(piece: index), suspect.bad.count == good.count
+            else {
+                return
+            }
+            // The runs whose bytes differ from the good ones: their sources sent the bad bytes.
+            var guilty: [(index: Int, range: Range<Int64>)] = []
+            for run in suspect.runs {
+                let lower = Int(run.range.lowerBound - range.lowerBound)
+                let upper = Int(run.range.upperBound - range.lowerBound)
+                guard suspect.bad[lower..<upper] != good[lower..<upper] else { continue }
+                if !guilty.contains(where: { $0.index == run.source }) {
+                    guilty.append((run.source, run.range))
+                }
+            }
             let all = sources.snapshot
-            for (dropped, reason) in sources.convict(shared, cleared: good, piece: range) {
+            for (dropped, reason) in sources.convict(guilty) {
                 download.emit(.sourceDropped(url: all[dropped].remote.url, reason: reason))
             }
         }
@@ -157,16 +169,23 @@ extension Pipeline {
     }
 }
 
-/// The sources that shared each failed piece, from its failure to its recovery (the hasher's thread
-/// writes and reads it; the lock only makes that safe to state).
+/// The pieces that failed while several sources shared them, each with its bad bytes and who was
+/// asked for which of them, until it verifies (the hasher's thread writes and reads it; the lock only
+/// makes that safe to state). At most a few pieces are here at once.
 final class SuspectList: Sendable {
-    private let suspects = Mutex<[Int: Set<Int>]>([:])
-
-    func add(_ sources: Set<Int>, piece: Int) {
-        suspects.withLock { $0[piece, default: []].formUnion(sources) }
+    struct Suspect: Sendable {
+        var bad: [UInt8]
+        var runs: [SourceMap.Run]
     }
 
-    func take(piece: Int) -> Set<Int>? {
+    private let suspects = Mutex<[Int: Suspect]>([:])
+
+    /// Keeps the first failure of a piece (later ones replace nothing: the first tells most).
+    func add(piece: Int, bad: [UInt8], runs: [SourceMap.Run]) {
+        suspects.withLock { if $0[piece] == nil { $0[piece] = Suspect(bad: bad, runs: runs) } }
+    }
+
+    func take(piece: Int) -> Suspect? {
         suspects.withLock { $0.removeValue(forKey: piece) }
     }
 }

@@ -52,13 +52,13 @@ public struct PieceHashes: Sendable, Hashable {
 /// again (or throws to end the download).
 struct PieceCheck: Sendable {
     var hashes: PieceHashes
-    /// Called on the hasher's thread with the piece's index, its bytes and how many times it has
-    /// failed now (1 the first time); when it returns, the piece's bytes are no longer written and the
-    /// hasher waits for them again.
-    var mismatch: @Sendable (Int, Range<Int64>, Int) throws -> Void
-    /// Called on the hasher's thread when a piece that failed before matches now, with its index and
-    /// bytes: who sent it this time tells who sent the bad bytes before.
-    var recovered: @Sendable (Int, Range<Int64>) -> Void = { _, _ in }
+    /// Called on the hasher's thread with the piece's index, its range, how many times it has failed
+    /// now (1 the first time) and the bytes that failed; when it returns, the piece's bytes are no
+    /// longer written and the hasher waits for them again.
+    var mismatch: @Sendable (Int, Range<Int64>, Int, [UInt8]) throws -> Void
+    /// Called on the hasher's thread when a piece that failed before matches now, with its index,
+    /// range and the bytes that matched: where they differ from the bad ones tells who sent those.
+    var recovered: @Sendable (Int, Range<Int64>, [UInt8]) -> Void = { _, _, _ in }
 
     var algorithm: Digest.Algorithm { hashes.hashes.first?.digestAlgorithm ?? .sha256 }
 

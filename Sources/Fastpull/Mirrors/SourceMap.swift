@@ -59,6 +59,17 @@ final class SourceMap: Sendable {
         }
     }
 
+    /// The runs that lie in `range`, cut to it, in order.
+    func runs(in range: Range<Int64>) -> [Run] {
+        runs.withLock { runs in
+            runs.compactMap { run in
+                let lower = max(run.range.lowerBound, range.lowerBound)
+                let upper = min(run.range.upperBound, range.upperBound)
+                return lower < upper ? Run(range: lower..<upper, source: run.source) : nil
+            }
+        }
+    }
+
     /// Every run, in order (for tests).
     var all: [Run] { runs.withLock { $0 } }
 }

@@ -235,19 +235,17 @@ final class SourceSet: Sendable {
         }
     }
 
-    /// A piece that had failed while `suspects` shared it came right this time from `good` alone: the
-    /// other suspects sent the bad bytes, and are dropped (while another source is left). Returns
-    /// the sources dropped now, with the reason.
-    func convict(_ suspects: Set<Int>, cleared good: Int, piece: Range<Int64>) -> [(
-        index: Int, reason: String
-    )] {
+    /// Sources whose bytes of a piece that failed differ from the same bytes once the piece
+    /// verified: they sent the bad ones, and are dropped (while another source is left). Returns the
+    /// sources dropped now, with the reason.
+    func convict(_ guilty: [(index: Int, range: Range<Int64>)]) -> [(index: Int, reason: String)] {
         state.withLock { sources in
             var dropped: [(Int, String)] = []
-            for index in suspects.subtracting([good]).sorted() where sources.indices.contains(index) {
+            for (index, range) in guilty where sources.indices.contains(index) {
                 let others = sources.indices.contains { $0 != index && sources[$0].isLive }
                 guard sources[index].isLive, others else { continue }
                 let reason =
-                    "its part of bytes \(piece.lowerBound)-\(piece.upperBound - 1) did not match their piece hash, which the same bytes from \(sources[good].remote.url.redactedForDisplay) alone did"
+                    "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that differ from the ones that match their piece hash"
                 sources[index].dropped = reason
                 dropped.append((index, reason))
             }

@@ -19,6 +19,13 @@ extension PrefixHasher {
                 offset += Int64(got)
             }
         }
+        /// The bytes of `range`, for a piece that failed or recovered (rare, and at most a piece).
+        func bytes(of range: Range<Int64>) throws -> [UInt8] {
+            var result: [UInt8] = []
+            result.reserveCapacity(Int(range.upperBound - range.lowerBound))
+            try read(range) { result.append(contentsOf: $0) }
+            return result
+        }
         var index = 0
         var failures = 0
         var hashed: Int64 = 0
@@ -31,11 +38,11 @@ extension PrefixHasher {
             try read(piece) { digest.update($0) }
             guard check.matches(digest.finalize(), piece: index) else {
                 failures += 1
-                try check.mismatch(index, piece, failures)
+                try check.mismatch(index, piece, failures, try bytes(of: piece))
                 lastByteAt = nil
                 continue
             }
-            if failures > 0 { check.recovered(index, piece) }
+            if failures > 0 { check.recovered(index, piece, try bytes(of: piece)) }
             try read(piece) { set.update($0) }
             hashed = piece.upperBound
             scheduler.recordHashed(hashed)
