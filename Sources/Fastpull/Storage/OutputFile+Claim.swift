@@ -99,8 +99,17 @@ extension OutputFile {
         }
     }
 
-    /// The process holding a `flock` on the inode, from `/proc/locks`; nil when it cannot be told.
+    /// The process holding a `flock` on the inode, from `/proc/locks`; nil when it cannot be told. The
+    /// kernel lists the locks a page at a time, so a line can be skipped while other locks come and
+    /// go: a listing without the holder is read again, a few times.
     static func lockHolder(device: dev_t, inode: ino_t) -> Int32? {
+        for _ in 0..<5 {
+            if let holder = lockHolderOnce(device: device, inode: inode) { return holder }
+        }
+        return nil
+    }
+
+    private static func lockHolderOnce(device: dev_t, inode: ino_t) -> Int32? {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         let major = (UInt64(device) >> 8) & 0xfff | (UInt64(device) >> 32) & ~0xfff
         let minor = UInt64(device) & 0xff | (UInt64(device) >> 12) & ~0xff
