@@ -873,15 +873,23 @@ final class RawResponder: Sendable {
                 }
                 Thread {
                     Self.serve(connection, reply: reply, shared: shared)
-                    shared.state.withLock { _ = $0.connections.remove(connection) }
-                    close(connection)
+                    // Closed under the lock, so stop() never shuts down a number another socket got.
+                    shared.state.withLock { state in
+                        state.connections.remove(connection)
+                        close(connection)
+                    }
                 }.start()
             }
-            close(fd)
         }.start()
     }
 
-    deinit { stop() }
+    /// The listener closes only here, after stop(): closed by the accept thread (say, after an
+    /// accept error under load), its number could go to another test's socket, which stop() would
+    /// then shut down (that test saw "connection refused" from its own server).
+    deinit {
+        stop()
+        close(listener)
+    }
 
     func url(_ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
@@ -889,13 +897,12 @@ final class RawResponder: Sendable {
 
     /// Stops accepting and wakes every connection thread, which then closes its socket.
     func stop() {
-        let connections = shared.state.withLock { state -> Set<Int32> in
-            guard !state.stopped else { return [] }
+        shared.state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
             Glibc.shutdown(listener, Int32(SHUT_RDWR))
-            return state.connections
+            for connection in state.connections { Glibc.shutdown(connection, Int32(SHUT_RDWR)) }
         }
-        for connection in connections { Glibc.shutdown(connection, Int32(SHUT_RDWR)) }
     }
 
     private static func serve(_ fd: Int32, reply: @Sendable (String) -> Reply, shared: Shared) {
