@@ -158,7 +158,7 @@ struct LibraryAPITests {
 
     @Test func downloadEventsTellTheWholeStoryAndEnd() async throws {
         let download = Download(
-            from: server.url("/gen/\(3 << 20)?rate=500000"), to: folder.appendingPathComponent("ev.bin"),
+            from: server.url("/gen/\(3 << 20)?rate=300000"), to: folder.appendingPathComponent("ev.bin"),
             configuration: Configuration(connections: 2))
         let events = download.events
         let collected = Task {

@@ -19,7 +19,8 @@ struct MirrorTests {
     }
 
     var output: URL { folder.url("out.bin") }
-    static var sha256: String { digest(.sha256, of: 0..<size) }
+    /// Computed once: the suite's tests run side by side with hundreds of others on two cores.
+    static let sha256 = digest(.sha256, of: 0..<size)
     static let content = FixtureContent.bytes(count: size, seed: 1)
 
     static func digest(_ algorithm: Digest.Algorithm, of range: Range<Int>) -> String {
@@ -165,7 +166,14 @@ struct MirrorTests {
 
     static let pieceLength = 1 << 20
 
+    static let sha256Pieces = makePieces(.sha256)
+    static let sha1Pieces = makePieces(.sha1)
+
     static func pieces(_ algorithm: Digest.Algorithm = .sha256) -> PieceHashes {
+        algorithm == .sha1 ? sha1Pieces : sha256Pieces
+    }
+
+    private static func makePieces(_ algorithm: Digest.Algorithm) -> PieceHashes {
         let hashes = stride(from: 0, to: size, by: pieceLength).map { start in
             let hex = digest(algorithm, of: start..<min(start + pieceLength, size))
             return algorithm == .sha1 ? Checksum.sha1(hex) : Checksum.sha256(hex)
