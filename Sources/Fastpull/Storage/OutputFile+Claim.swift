@@ -101,7 +101,9 @@ extension OutputFile {
 
     /// The process holding a `flock` on the inode, from `/proc/locks`; nil when it cannot be told. The
     /// kernel lists the locks a page at a time, so a line can be skipped while other locks come and
-    /// go: a listing without the holder is read again, a few times.
+    /// go: a listing without the holder is read again, a few times. The file is read to its end with
+    /// `read(2)` (it reports a size of 0, and a reader that trusts the size gets only its first page,
+    /// which on a busy machine does not hold the line).
     static func lockHolder(device: dev_t, inode: ino_t) -> Int32? {
         for _ in 0..<5 {
             if let holder = lockHolderOnce(device: device, inode: inode) { return holder }
@@ -110,7 +112,7 @@ extension OutputFile {
     }
 
     private static func lockHolderOnce(device: dev_t, inode: ino_t) -> Int32? {
-        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        guard let text = Self.readToEnd("/proc/locks") else { return nil }
         let major = (UInt64(device) >> 8) & 0xfff | (UInt64(device) >> 32) & ~0xfff
         let minor = UInt64(device) & 0xff | (UInt64(device) >> 12) & ~0xff
         for line in text.split(separator: "\n") {
@@ -125,5 +127,20 @@ extension OutputFile {
             return pid
         }
         return nil
+    }
+
+    /// The whole text of a file read with `read(2)` until its end (for `/proc` files, whose size says 0).
+    static func readToEnd(_ path: String) -> String? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
     }
 }
