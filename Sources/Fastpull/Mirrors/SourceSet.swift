@@ -206,13 +206,16 @@ final class SourceSet: Sendable {
     /// dropped (false too when it was already).
     @discardableResult
     func drop(_ index: Int, reason: String) -> Bool {
-        state.withLock { sources in
-            guard sources[index].isLive,
-                sources.indices.contains(where: { $0 != index && sources[$0].isLive })
-            else { return false }
-            sources[index].dropped = reason
-            return true
-        }
+        state.withLock { Self.drop(index, reason: reason, in: &$0) }
+    }
+
+    /// Marks `index` dropped for `reason` when it is live and another source is; whether it did.
+    private static func drop(_ index: Int, reason: String, in sources: inout [Source]) -> Bool {
+        guard sources.indices.contains(index), sources[index].isLive,
+            sources.indices.contains(where: { $0 != index && sources[$0].isLive })
+        else { return false }
+        sources[index].dropped = reason
+        return true
     }
 
     /// Counts a piece that did not verify against the sources that wrote it. A source that wrote the
@@ -224,12 +227,9 @@ final class SourceSet: Sendable {
             for index in indices.sorted() where sources.indices.contains(index) {
                 sources[index].badPieces += 1
                 guard indices.count == 1 || sources[index].badPieces >= 2 else { continue }
-                let others = sources.indices.contains { $0 != index && sources[$0].isLive }
-                guard sources[index].isLive, others else { continue }
                 let reason =
                     "it sent bytes \(piece.lowerBound)-\(piece.upperBound - 1) that do not match their piece hash"
-                sources[index].dropped = reason
-                dropped.append((index, reason))
+                if Self.drop(index, reason: reason, in: &sources) { dropped.append((index, reason)) }
             }
             return dropped
         }
@@ -241,13 +241,10 @@ final class SourceSet: Sendable {
     func convict(_ guilty: [(index: Int, range: Range<Int64>)]) -> [(index: Int, reason: String)] {
         state.withLock { sources in
             var dropped: [(Int, String)] = []
-            for (index, range) in guilty where sources.indices.contains(index) {
-                let others = sources.indices.contains { $0 != index && sources[$0].isLive }
-                guard sources[index].isLive, others else { continue }
+            for (index, range) in guilty {
                 let reason =
                     "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that differ from the ones that match their piece hash"
-                sources[index].dropped = reason
-                dropped.append((index, reason))
+                if Self.drop(index, reason: reason, in: &sources) { dropped.append((index, reason)) }
             }
             return dropped
         }
