@@ -259,6 +259,37 @@ struct SegmentTableTests {
         checkTiling(state, size: 4 * mebibyte)
     }
 
+    /// The fast connections finished and left while the slow one still had its window: a connection
+    /// that joins now is judged by the speed of those that left, not by the slow one's (the only one
+    /// still measured), so the download opens one and it takes the slow tail over.
+    @Test func aNewcomerIsJudgedByTheConnectionsThatLeft() throws {
+        var state = table([mebibyte, 2 * mebibyte, 2 * mebibyte])
+        for worker in 0...2 { _ = state.nextWindow(for: worker, now: at(0)) }
+        for step in 1...2 {
+            for worker in 1...2 { write(&state, worker, mebibyte, at: 0.25 * Double(step)) }  // 4 MiB/s
+        }
+        for worker in 1...2 {
+            // The slow one's first bytes have not come yet (its speed is unknown): nothing to take.
+            #expect(state.nextWindow(for: worker, now: at(0.5)) == nil)
+            state.leave(worker)
+        }
+        write(&state, 0, 50_000, at: 0.5)  // 100 kB/s
+        #expect(state.hasWorkForAnotherConnection)
+        let assigned = state.nextWindow(for: 3, now: at(0.6))
+        guard case .hedged(let victim, let cut)? = assigned?.1 else {
+            Issue.record("expected a hedge, got \(String(describing: assigned))")
+            return
+        }
+        #expect(victim == 0)
+        #expect(cut < mebibyte / 4)
+        #expect(state.piece(of: 0)?.end == cut)
+        checkTiling(state, size: 5 * mebibyte)
+        // With no connection ever measured but the slow one, a newcomer is no better: nothing to do.
+        var alone = table([mebibyte])
+        _ = alone.nextWindow(for: 0, now: at(0))
+        write(&alone, 0, 50_000, at: 0.5)
+        #expect(!alone.hasWorkForAnotherConnection)
+    }
     @Test func aStalledConnectionGivesItsRangeBack() throws {
         var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(10)))
         _ = state.nextWindow(for: 0, now: at(0))

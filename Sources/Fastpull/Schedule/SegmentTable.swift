@@ -143,6 +143,12 @@ struct SegmentTable: Sendable, Equatable {
     var horizon: Int64?
     private(set) var pieces: [Piece]
     private(set) var connections: [Worker: Connection] = [:]
+    /// The measured speeds of the latest connections that left (at most ``departedMemory``): a
+    /// connection that joins is judged by its peers' speed, and when the fast ones have finished and
+    /// left, the one still running is no peer to judge by (a newcomer would look as slow as the slow
+    /// connection whose tail it should take over).
+    private var departedRates: [Double] = []
+    private static let departedMemory = 8
     /// The first piece that is not complete.
     private var firstIncomplete = 0
 
@@ -344,6 +350,10 @@ struct SegmentTable: Sendable, Equatable {
     /// waits for another connection, from its first unwritten byte.
     mutating func leave(_ worker: Worker) {
         drop(worker)
+        if let rate = connections[worker]?.rate, rate > 0 {
+            departedRates.append(rate)
+            if departedRates.count > Self.departedMemory { departedRates.removeFirst() }
+        }
         connections[worker] = nil
     }
 
@@ -490,7 +500,7 @@ struct SegmentTable: Sendable, Equatable {
     private func hedgeCandidate(for worker: Worker, frontierOnly: Bool = false, endgame: Bool = false) -> (
         index: Int, victim: Worker, at: Int64
     )? {
-        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? typicalRate()
+        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
         guard myRate > 0 else { return nil }
         var best: (index: Int, victim: Worker, at: Int64, gain: Double)?
         let candidates =
@@ -556,6 +566,13 @@ struct SegmentTable: Sendable, Equatable {
     /// The median measured speed of the connections, 0 if none is measured.
     private func typicalRate() -> Double {
         let rates = connections.values.map(\.rate).filter { $0 > 0 }.sorted()
+        return rates.isEmpty ? 0 : rates[rates.count / 2]
+    }
+
+    /// What a connection not measured yet is expected to reach: the median speed of the measured
+    /// connections and of the latest ones that left.
+    private func newcomerRate() -> Double {
+        let rates = (connections.values.map(\.rate).filter { $0 > 0 } + departedRates).sorted()
         return rates.isEmpty ? 0 : rates[rates.count / 2]
     }
 
