@@ -107,6 +107,74 @@ struct ServerQuirksTests {
         }
     }
 
+    /// The probe's HEAD is refused (405) on a connection the server keeps open, and the probe's ranged
+    /// GET goes out on that same connection, which the server then drops. Before: every retry reused
+    /// the dead connection again (exit 3, no GET ever answered). Now the GET is sent once more on a new
+    /// connection, for free: the download succeeds with no retry allowed at all.
+    @Test(arguments: [RangeResponder.KeepAlive.closeOnSecondRequest, .resetOnSecondRequest])
+    func theProbesGETAfterARefusedHEADSurvivesADroppedConnection(keepAlive: RangeResponder.KeepAlive)
+        async throws
+    {
+        let body = FixtureContent.bytes(count: 1 << 20, seed: 8)
+        let responder = try RangeResponder(body: body, keepAlive: keepAlive) { request, range in
+            if request.hasPrefix("HEAD") { return .status("405 Method Not Allowed") }
+            return .partial(extraHeaders: "ETag: \"p\"\r\nAccept-Ranges: bytes\r\n")
+        }
+        defer { responder.stop() }
+        var configuration = Configuration.quickRetries(0, connections: 1)
+        configuration.minimumSegmentSize = 256 << 10
+        let report = try await FaultRun.download(responder.url("/probe"), to: output, configuration).get()
+        #expect(report.rangesSupported)
+        #expect(try Data(contentsOf: output) == Data(body))
+        #expect(report.retries == 0)
+        // The probe's GET was sent on the HEAD's connection and dropped there: the stale path was taken.
+        #expect(responder.droppedRequests >= 1)
+    }
+
+    /// A redirect loop on a server that drops each kept-alive connection at its second request: every
+    /// hop's request first meets a dead connection. Before: "connection reset" (exit 3). Now: the loop
+    /// is what is reported (exit 4, "redirects"), after the hops the redirect limit allows.
+    @Test func aRedirectLoopOverDroppedConnectionsIsReportedAsALoop() async throws {
+        let responder = try RangeResponder(body: [0], keepAlive: .resetOnSecondRequest) { _, _ in
+            .status("302 Found", extraHeaders: "Location: /loop\r\n")
+        }
+        defer { responder.stop() }
+        let url = responder.url("/loop")
+        let result = await FaultRun.download(url, to: output, .quickRetries(0))
+        _ = try FaultRun.expectError(
+            result, code: .httpStatus, mentioning: [url.absoluteString, "redirects"])
+        #expect(responder.droppedRequests >= 1)
+        #expect(Leftovers(output).isEmpty)
+    }
+
+    /// A batch of sixty small files from one server that drops every kept-alive connection at its
+    /// next request (haproxy with a 10 ms keep-alive timeout did): the files share the batch's kept
+    /// connections, so most requests first meet a dead one. Before: 19 counted retries, with back-off.
+    /// Now: every file, with no retry allowed at all.
+    @Test(arguments: [RangeResponder.KeepAlive.closeOnSecondRequest, .resetOnSecondRequest])
+    func aBatchOverDroppedKeptAliveConnectionsNeedsNoRetry(keepAlive: RangeResponder.KeepAlive) async throws {
+        let body = FixtureContent.bytes(count: 20_000, seed: 9)
+        let responder = try RangeResponder(body: body, keepAlive: keepAlive) { _, range in
+            let headers = "ETag: \"b\"\r\nAccept-Ranges: bytes\r\n"
+            return range == nil ? .whole(extraHeaders: headers) : .partial(extraHeaders: headers)
+        }
+        defer { responder.stop() }
+        let items = (0..<60).map {
+            BatchItem(url: responder.url("/file-\($0).bin"), destination: folder.url("\($0).bin"))
+        }
+        let outcomes = await Batch(
+            items, configuration: .quickRetries(0, connections: 2), options: BatchOptions(parallelFiles: 4)
+        ).run()
+        #expect(outcomes.count == 60)
+        for outcome in outcomes {
+            #expect(outcome.error == nil, "\(outcome.item.url): \(String(describing: outcome.error))")
+            #expect(outcome.report?.retries == 0)
+        }
+        #expect(try Data(contentsOf: folder.url("59.bin")) == Data(body))
+        // The batch's requests did meet dead kept-alive connections.
+        #expect(responder.droppedRequests >= 10, "dropped: \(responder.droppedRequests)")
+    }
+
     /// Eight connections, and a file of many small windows, so that most requests go out on a
     /// connection the server is about to drop, closed or reset: many stale reuses, and a connection that
     /// just found one stale often takes another stale one from the pool next (which the fetcher's own
@@ -264,6 +332,8 @@ final class RangeResponder: Sendable {
     enum Answer: Sendable {
         case whole(extraHeaders: String)
         case partial(extraHeaders: String)
+        /// A body-less answer with this status line's code and reason ("405 Method Not Allowed").
+        case status(String, extraHeaders: String = "")
     }
 
     /// How kept-alive connections end. The answers never say `Connection: close`.
@@ -363,6 +433,9 @@ final class RangeResponder: Sendable {
                     "HTTP/1.1 206 Partial Content\r\n\(extra)Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(body.count)\r\n"
                     + "Content-Length: \(range.count)\r\n\r\n"
                 payload = body[range]
+            case .status(let status, let extra):
+                head = "HTTP/1.1 \(status)\r\n\(extra)Content-Length: 0\r\n\r\n"
+                payload = []
             }
             if request.hasPrefix("HEAD") { payload = [] }
             guard Self.send(fd, Array(head.utf8) + payload) else { return }

@@ -30,7 +30,18 @@ struct OriginDownloadTests {
         try await origin.serve { host in
             try await InteropFolder.with("ranges-\(origin.rawValue)") { folder in
                 let data = await TestContent.random(size, seed: TestContent.seed("ranges", origin.rawValue))
-                let url = try await host.publish("big.bin", data)
+                var url = try await host.publish("big.bin", data)
+                // moto logs neither Range, bytes nor connections: a relay in front of it records the
+                // requests as they were sent, and counts the connections (moto closes each after one).
+                var relay: RecordingRelay?
+                if let s3 = host as? S3Host {
+                    let recording = try RecordingRelay(upstreamPort: s3.moto.port)
+                    var client = s3.moto.client
+                    client.port = recording.port
+                    url = client.presignedGetURL(bucket: s3.bucket, key: "big.bin")
+                    relay = recording
+                }
+                defer { relay?.stop() }
                 let output = folder + "/big.bin"
                 let result = try await FastpullProcess.run([url, "-o", output, "-n", "4", "-q"], in: folder)
                 #expect(result.status == 0, "\(origin): \(result)")
@@ -47,8 +58,19 @@ struct OriginDownloadTests {
                 #expect(
                     !gets.contains { $0.status == 200 },
                     "\(origin): a GET was answered with the whole file (200):\n\(summary)")
-                if origin != .s3 {
-                    // moto logs neither Range, bytes nor connections (and closes every connection).
+                if let relay {
+                    let heads = Self.requestHeads(relay.clientText)
+                    let ranged = heads.filter {
+                        $0.hasPrefix("GET ") && $0.lowercased().contains("\r\nrange: bytes=")
+                    }
+                    #expect(
+                        ranged.count == heads.count { $0.hasPrefix("GET ") } && ranged.count == gets.count,
+                        "\(origin): \(ranged.count) ranged GETs through the relay, \(gets.count) in moto's log:\n\(heads.joined(separator: "\n\n"))"
+                    )
+                    #expect(
+                        relay.connectionCount >= 4,
+                        "\(origin): \(relay.connectionCount) connections with -n 4")
+                } else {
                     #expect(
                         gets.allSatisfy { $0.range != nil }, "\(origin): a GET without Range:\n\(summary)")
                     let connections = Set(partial.compactMap(\.connection))
@@ -60,6 +82,13 @@ struct OriginDownloadTests {
                     #expect(sent >= Int64(size), "\(origin): the 206 responses sent \(sent) of \(size) bytes")
                 }
             }
+        }
+    }
+
+    /// The request heads in what clients sent (each up to its blank line), in order.
+    static func requestHeads(_ text: String) -> [String] {
+        text.components(separatedBy: "\r\n\r\n").filter {
+            $0.hasPrefix("GET ") || $0.hasPrefix("HEAD ")
         }
     }
 }

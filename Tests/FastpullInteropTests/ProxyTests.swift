@@ -24,6 +24,8 @@ struct ProxyTests {
                     proxy.proxyURL(withCredentials: false, port: relay.port),
                 ], in: folder)
             #expect(refused.status == 4, "\(kind): without proxy credentials: \(refused)")
+            let proxyMark = await proxy.accessLog.mark()
+            let originMark = await nginx.accessLog.mark()
             let output = folder + "/via-proxy.bin"
             let result = try await FastpullProcess.run(
                 [url, "-o", output, "-n", "4", "-q", "--proxy", proxy.proxyURL(port: relay.port)], in: folder)
@@ -51,6 +53,19 @@ struct ProxyTests {
             #expect(
                 wire.contains("GET \(url) HTTP/1.1"),
                 "\(kind): no absolute-form GET reached the proxy:\n\(wire)")
+            // Every request went through the proxy: the proxy (which caches nothing) logged as many of
+            // each method for the file as the origin did, and the relay saw every connection.
+            let allProxied = await proxy.accessLog.entries(since: proxyMark)
+            let allAtOrigin = await nginx.accessLog.entries(since: originMark)
+            for method in ["HEAD", "GET"] {
+                let viaProxy = allProxied.count { $0.method == method && $0.target == url }
+                let atOrigin = allAtOrigin.count { $0.method == method && $0.path == "/via-proxy.bin" }
+                #expect(
+                    viaProxy == atOrigin,
+                    "\(kind): \(atOrigin) \(method) requests at the origin, \(viaProxy) through the proxy:\n\(Self.lines(allAtOrigin))"
+                )
+            }
+            #expect(relay.connectionCount >= 2, "\(kind): \(relay.connectionCount) connections to the proxy")
         }
     }
 
@@ -97,6 +112,20 @@ struct ProxyTests {
                 wire.localizedCaseInsensitiveContains(
                     "Proxy-Authorization: \(ProxyKind.credentials.headerValue)"),
                 "\(kind): the CONNECT carried no Proxy-Authorization with the proxy's credentials")
+            // Every connection to the origin is a tunnel through the proxy: at least as many CONNECTs
+            // as connections the origin served (one opened directly would be one more), each a
+            // connection of its own to the relay.
+            let tunnels = await proxy.accessLog.entries().count {
+                $0.method == "CONNECT" && $0.target == authority
+            }
+            let originConnections = Set(await nginx.accessLog.entries().compactMap(\.connection)).count
+            #expect(
+                originConnections >= 1 && tunnels >= originConnections,
+                "\(kind): \(originConnections) connections at the origin, \(tunnels) tunnels:\n\(Self.lines(origin))"
+            )
+            #expect(
+                relay.connectionCount >= tunnels, "\(kind): \(relay.connectionCount) connections to the proxy"
+            )
             let originSecret = Self.originCredentials.headerValue.dropFirst("Basic ".count)
             #expect(
                 !wire.contains(originSecret) && !wire.contains(Self.originCredentials.user),

@@ -29,7 +29,11 @@ extension URL {
     /// Whether a query parameter of this name carries something that grants access.
     static func isSecretParameter(_ name: String) -> Bool {
         let lowered = (name.removingPercentEncoding ?? name).lowercased()
-        if ["sig", "key", "apikey", "api_key", "auth", "code"].contains(lowered) { return true }
+        // The account a signature belongs to goes with it (SigV2's `AWSAccessKeyId`, as SigV4's
+        // `X-Amz-Credential`).
+        if ["sig", "key", "apikey", "api_key", "auth", "code", "awsaccesskeyid"].contains(lowered) {
+            return true
+        }
         return ["signature", "token", "secret", "password", "passwd", "credential"].contains {
             lowered.contains($0)
         }
