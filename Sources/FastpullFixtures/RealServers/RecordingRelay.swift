@@ -15,6 +15,7 @@ import Synchronization
 public final class RecordingRelay: Sendable {
     private struct State {
         var sent = Data()
+        var received: Int64 = 0
         var connections = 0
         var descriptors: Set<Int32> = []
         /// Pump threads still running per relayed connection, by the client's descriptor.
@@ -67,6 +68,10 @@ public final class RecordingRelay: Sendable {
 
     /// ``clientBytes`` as text (TLS records come out as noise; request heads as they were sent).
     public var clientText: String { String(decoding: clientBytes, as: UTF8.self) }
+
+    /// How many bytes the upstream server sent clients through the relay (what it served, for a server
+    /// whose log has no byte counts).
+    public var upstreamByteCount: Int64 { state.withLock { $0.received } }
 
     /// How many client connections the relay accepted.
     public var connectionCount: Int { state.withLock { $0.connections } }
@@ -142,11 +147,13 @@ public final class RecordingRelay: Sendable {
             let count = buffer.withUnsafeMutableBytes { recv(from, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
-            if record {
-                state.withLock { state in
-                    let room = Self.recordLimit - state.sent.count
-                    if room > 0 { state.sent.append(contentsOf: buffer[0..<min(count, room)]) }
+            state.withLock { state in
+                guard record else {
+                    state.received += Int64(count)
+                    return
                 }
+                let room = Self.recordLimit - state.sent.count
+                if room > 0 { state.sent.append(contentsOf: buffer[0..<min(count, room)]) }
             }
             var sent = 0
             while sent < count {
