@@ -38,6 +38,8 @@ struct Behaviour: Sendable, Equatable {
     var link: String?
     /// `content-type=ENC`: the answer's `Content-Type` instead of `application/octet-stream`.
     var contentType: String?
+    /// `disposition=ENC`: a `Content-Disposition` field (`attachment; filename="a.bin"`).
+    var disposition: String?
     /// `statuses=K`: only the first K requests of this key get `status` (nil: all of them).
     var statuses: Int?
     /// `status-ranged=1`: only requests with a `Range` field get `status` (a HEAD or a whole GET is
@@ -127,11 +129,15 @@ struct Behaviour: Sendable, Equatable {
             ignoresIfRange = value == "ignore"
         case "alternate": alternates = try flag(name, value)
         case "multipart": multipart = try flag(name, value)
-        case "link", "content-type":
+        case "link", "content-type", "disposition":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)
             }
-            if name == "link" { link = value } else { contentType = value }
+            switch name {
+            case "link": link = value
+            case "content-type": contentType = value
+            default: disposition = value
+            }
         case "url":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

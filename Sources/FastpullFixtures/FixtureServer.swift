@@ -23,7 +23,7 @@ import Foundation
 /// `status=CODE[&statuses=K][&status-ranged=1][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`),
-/// `link=ENC` (a `Link` field), `content-type=ENC`.
+/// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.
 public final class FixtureServer: Sendable {
     /// Which certificate an HTTPS server presents (all are issued by `Fixtures/certs/ca.pem`).

@@ -139,6 +139,7 @@ struct Router {
             )
         ]
         if let link = behaviour.link { headers.append(("Link", link)) }
+        if let disposition = behaviour.disposition { headers.append(("Content-Disposition", disposition)) }
         if !behaviour.noRanges { headers.append(("Accept-Ranges", "bytes")) }
         headers += [("ETag", etag), ("Last-Modified", lastModified)]
 

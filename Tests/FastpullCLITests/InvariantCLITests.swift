@@ -72,18 +72,82 @@ struct InvariantCLITests {
         #expect(listing == ["1048576"])
     }
 
+    /// Two URLs with other paths whose servers name the file alike (`Content-Disposition`). Before:
+    /// they wrote one file. Now the later item fails before a byte is written, naming the item that
+    /// has the name; the first is saved.
+    @Test func batchItemsNamedAlikeByTheServerCollide() async throws {
+        let disposition = "disposition=attachment%3B%20filename%3D%22release.tar%22"
+        let first = server.url("/gen/\(1 << 20)?seed=1&\(disposition)").absoluteString
+        // Another path, so another name but for the server's.
+        let second = server.url("/gen/\((1 << 20) + 1)?seed=2&\(disposition)").absoluteString
+        let result = try await CLIRunner.run(
+            ["-j", "2", "-i", "-"], in: folder, input: Data("\(first)\n\(second)\n".utf8))
+        #expect(result.status == 7, "\(result.stderr)")
+        #expect(result.stderr.contains("also the output of item 1"), "\(result.stderr)")
+        #expect(result.stderr.contains("2 files: 1 saved, 1 failed"), "\(result.stderr)")
+        #expect(contents("release.tar") == Data(FixtureContent.bytes(count: 1 << 20, seed: 1)))
+        #expect(listing == ["release.tar"])
+    }
+
+    // MARK: - Outputs that are not files
+
+    /// `-o /dev/null`, as people time a link with curl, with and without `--force`. Before: with
+    /// --force, as root, /dev/null itself was replaced by a regular file. Now the bytes are discarded
+    /// (checked by their digest), the device stays, and nothing is created beside it.
+    @Test(arguments: [false, true])
+    func theNullDeviceDiscardsTheBytes(force: Bool) async throws {
+        let size = 3 << 20
+        let url = server.url("/gen/\(size)?seed=7").absoluteString
+        let result = try await CLIRunner.run(
+            ["--json", url, "-o", "/dev/null"] + (force ? ["--force"] : []), in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let digest = SHA256Digest.of(Data(FixtureContent.bytes(count: size, seed: 7))).map {
+            String(format: "%02x", $0)
+        }.joined()
+        #expect(result.stdout.contains("\"sha256\":\"\(digest)\""), "\(result.stdout)")
+        var info = stat()
+        #expect(lstat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+        let beside = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter {
+            $0.hasPrefix("null.")
+        }
+        #expect(beside.isEmpty, "\(beside)")
+        #expect(listing.isEmpty, "\(listing)")
+    }
+
+    /// A FIFO at the output: its reader gets the file's bytes in order, from several connections, and
+    /// the FIFO stays a FIFO, with nothing created beside it.
+    @Test func aFIFOIsWrittenInOrder() async throws {
+        let size = 6 << 20
+        let path = folder + "/stream"
+        #expect(mkfifo(path, 0o600) == 0)
+        let url = server.url("/gen/\(size)?seed=8").absoluteString
+        let reader = Task.detached {
+            await CLIRunner.offPool { FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() }
+        }
+        let result = try await CLIRunner.run(["-q", "-n", "4", url, "-o", "stream"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let read = await reader.value
+        #expect(read == Data(FixtureContent.bytes(count: size, seed: 8)), "read \(read?.count ?? -1) bytes")
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+        #expect(listing == ["stream"])
+    }
+
     // MARK: - Signals and pipes
 
-    /// SIGHUP (a closed terminal). Before: exit 129 with no message and no final save. Now it stops
-    /// like Ctrl-C: the journal is saved, exit 130, and the same command resumes.
-    @Test func sighupSavesAndExitsLikeAnInterrupt() async throws {
+    /// SIGHUP (a closed terminal) and SIGTERM (`kill`, a service manager, a CI job's timeout).
+    /// Before: exit 129 with no message and no final save. Now each stops like Ctrl-C: the journal is
+    /// saved, exit 130, and the same command resumes.
+    @Test(arguments: [SIGHUP, SIGTERM])
+    func aHangupOrTerminationSavesAndExitsLikeAnInterrupt(signal: Int32) async throws {
         let size = 8 << 20
         let url = server.url("/gen/\(size)?seed=4&rate=1000000").absoluteString
-        let arguments = ["-n", "2", url, "-o", "hup.bin"]
+        let name = "signal-\(signal).bin"
+        let arguments = ["-n", "2", url, "-o", name]
         let (process, out, err) = try CLIRunner.start(arguments, in: folder)
         let server = server
         #expect(await wait { server.stats.bodyBytesSent > 1 << 20 })
-        kill(process.processIdentifier, SIGHUP)
+        kill(process.processIdentifier, signal)
         let result = await CLIRunner.finish(process, out, err)
         #expect(result.status == 130, "\(result.stderr)")
         #expect(result.stderr.contains("run the same command to resume"), "\(result.stderr)")
@@ -91,11 +155,11 @@ struct InvariantCLITests {
         #expect(result.stderr.contains("fastpull: stopped with "), "\(result.stderr)")
         #expect(!result.stderr.contains("error:"), "\(result.stderr)")
         #expect(result.stderr.contains("MiB of 8.0 MiB saved in"), "\(result.stderr)")
-        #expect(listing.contains("hup.bin.part.fastpull"), "\(listing)")
+        #expect(listing.contains("\(name).part.fastpull"), "\(listing)")
         let resumed = try await CLIRunner.run(["--json"] + arguments, in: folder)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout.contains("\"event\":\"resumed\""), "\(resumed.stdout)")
-        #expect(contents("hup.bin") == Data(FixtureContent.bytes(count: size, seed: 4)))
+        #expect(contents(name) == Data(FixtureContent.bytes(count: size, seed: 4)))
     }
 
     /// Stderr into a pipe whose reader is gone (`2>&1 | head -c1`). Before: SIGPIPE killed the process
@@ -223,16 +287,58 @@ struct InvariantCLITests {
         #expect(contents("fd.bin") == Data(FixtureContent.bytes(count: size, seed: 9)))
     }
 
-    /// A server claiming 2^50 bytes, under a 1.2 GB address-space limit. Before: the plan alone took
-    /// 1.6 GB (and 2^62 aborted the process). Now: exit 7 naming the size and the free space.
-    @Test func anAbsurdSizeNeedsNoMemory() async throws {
-        let url = server.url("/gen/\(Int64(1) << 50)").absoluteString
-        let command = "ulimit -v 1200000 && exec '\(CLIRunner.fastpull.path)' -n 4 '\(url)' -o huge.bin"
+    /// File descriptors run out in the middle of a download: its open-file limit is lowered (with
+    /// `prlimit`) to the number of its first socket while six connections run, against a server that
+    /// closes every connection after each answer, so every window needs a new socket and the journal
+    /// a new temporary file. Before: the download aborted ("Too many open files"). Now the journal is
+    /// still saved, the connections that find no descriptor are shed with one warning, and it finishes
+    /// on fewer.
+    @Test func runningOutOfDescriptorsMidwayShedsConnections() async throws {
+        let size = 16 << 20
+        let url = server.url("/gen/\(size)?seed=12&close=1&rate=1000000").absoluteString
+        let (process, out, err) = try CLIRunner.start(["-n", "6", url, "-o", "shed.bin"], in: folder)
+        let server = server
+        #expect(await wait { server.stats.bodyBytesSent > 2 << 20 })
+        let pid = process.processIdentifier
+        let folder = "/proc/\(pid)/fd"
+        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?.hasPrefix(
+                "socket:")
+                == true
+        }.compactMap(Int.init)
+        let limit = try #require(sockets.min(), "no socket open in \(folder)")
+        let lowered = try await CLIRunner.shell(
+            "prlimit --pid \(pid) --nofile=\(limit):\(limit)", in: self.folder)
+        #expect(lowered.status == 0, "\(lowered.stderr)")
+        let result = await CLIRunner.finish(process, out, err)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("no file descriptor left"), "\(result.stderr)")
+        #expect(result.stderr.contains("going on with"), "\(result.stderr)")
+        #expect(contents("shed.bin") == Data(FixtureContent.bytes(count: size, seed: 12)))
+    }
+
+    /// A server claiming 2^50 or 2^62 bytes, under a 1.2 GB address-space limit. Before: the plan
+    /// alone took 1.6 GB for 2^50, and 2^62 aborted the process ("failed to allocate"). Now: exit 7
+    /// naming the size and the free space, with a peak RSS under 64 MB (measured by the parent: a
+    /// Python wrapper reports its child's `ru_maxrss`).
+    @Test(arguments: [50, 62])
+    func anAbsurdSizeNeedsNoMemory(power: Int) async throws {
+        let claimed = Int64(1) << power
+        let url = server.url("/gen/\(claimed)").absoluteString
+        let measure =
+            "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+            + "print('maxrss', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+            + "sys.exit(code)"
+        let command =
+            "ulimit -v 1200000 && exec python3 -c \"\(measure)\" '\(CLIRunner.fastpull.path)' -n 4 '\(url)' -o huge.bin"
         let result = try await CLIRunner.shell(command, in: folder)
         #expect(result.status == 7, "\(result.stderr)")
         #expect(
-            result.stderr.contains("\(Int64(1) << 50) bytes") && result.stderr.contains("free"),
-            "\(result.stderr)")
+            result.stderr.contains("\(claimed) bytes") && result.stderr.contains("free"), "\(result.stderr)")
+        let reported = result.stderr.split(separator: "\n").first { $0.hasPrefix("maxrss ") }
+        let kilobytes = try #require(
+            reported.flatMap { Int($0.dropFirst("maxrss ".count)) }, "\(result.stderr)")
+        #expect(kilobytes > 0 && kilobytes < 64 * 1024, "peak RSS \(kilobytes) KB")
         #expect(listing.isEmpty, "\(listing)")
     }
 

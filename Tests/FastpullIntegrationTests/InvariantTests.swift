@@ -1,6 +1,7 @@
 import FastpullFixtures
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @testable import Fastpull
@@ -47,6 +48,48 @@ struct InvariantTests {
         #expect(restarts.contains { $0.contains("ETag") }, "\(restarts)")
     }
 
+    /// A server without ETags that ignores `If-Range`: after the probe and the first range, its 206s
+    /// carry another Last-Modified (the file was replaced). Before: the 206s were written whatever
+    /// their date. Now a 206 whose Last-Modified differs from the pinned one is a remote change: the
+    /// download starts over (and saves the version it then pins), or under `--no-restart` exits 5,
+    /// leaving nothing.
+    @Test(arguments: [true, false])
+    func aRangeOfAnotherLastModifiedIsARemoteChange(restarts: Bool) async throws {
+        let size = 4 << 20
+        let body = FixtureContent.bytes(count: size, seed: 13)
+        let answers = Atomic<Int>(0)
+        let responder = try RangeResponder(body: body, keepAlive: .closeAfterEachAnswer) { _, range in
+            let count = answers.add(1, ordering: .relaxed).newValue
+            let modified = count <= 2 ? "Mon, 02 Mar 2026 10:00:00 GMT" : "Tue, 03 Mar 2026 11:00:00 GMT"
+            let headers =
+                "Last-Modified: \(modified)\r\nDate: Wed, 04 Mar 2026 12:00:00 GMT\r\nAccept-Ranges: bytes\r\n"
+            return range == nil ? .whole(extraHeaders: headers) : .partial(extraHeaders: headers)
+        }
+        defer { responder.stop() }
+        var configuration = Configuration.quickRetries(connections: 1)
+        configuration.minimumSegmentSize = 1 << 20
+        configuration.restartWhenRemoteChanges = restarts
+        let download = Download(from: responder.url("/dated"), to: output, configuration: configuration)
+        let log = EventLog(download)
+        let result: Result<Report, any Error>
+        do {
+            result = .success(try await download.run())
+        } catch {
+            result = .failure(error)
+        }
+        let events = await log.finish()
+        if restarts {
+            let report = try result.get()
+            #expect(report.sha256 == Expected.sha256(size: size, seed: 13))
+            let reasons = events.compactMap { if case .restarting(let reason) = $0 { reason } else { nil } }
+            #expect(reasons.contains { $0.contains("Last-Modified") }, "\(reasons)")
+        } else {
+            _ = try FaultRun.expectError(
+                result, code: .remoteChanged, mentioning: ["Last-Modified"])
+            #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
+        }
+    }
+
     /// A server whose every second answer is another version (two backends behind one name), and
     /// which ignores `If-Range`: before, the output alternated between versions, exit 0. Now it can
     /// never settle on one version: it starts over twice, then exits 5, and leaves nothing.
@@ -59,13 +102,25 @@ struct InvariantTests {
     }
 
     /// A 206 framed as `multipart/byteranges` for a single range, with a matching Content-Range. Before:
-    /// the boundaries and part headers were written into the file, exit 0. Now nothing of it is written.
-    @Test func aMultipartAnswerToOneRangeIsNeverWritten() async throws {
+    /// the boundaries and part headers were written into the file, exit 0. Now nothing of it is written,
+    /// and it is a remote change: the download starts over, or fails with exit 5 under `--no-restart`.
+    @Test(arguments: [true, false])
+    func aMultipartAnswerToOneRangeIsNeverWritten(restarts: Bool) async throws {
         let url = server.url("/gen/\(2 << 20)?multipart=1")
-        let result = await FaultRun.download(url, to: output, .quickRetries(1, connections: 2))
-        _ = try FaultRun.expectError(
-            result, code: .httpStatus, mentioning: [url.absoluteString, "multipart"])
+        var configuration = Configuration.quickRetries(1, connections: 2)
+        configuration.restartWhenRemoteChanges = restarts
+        let result = await FaultRun.download(url, to: output, configuration)
+        // A remote change: started over (the server answers so every time, so it "kept changing"),
+        // or with --no-restart at once; exit 5 either way, and nothing written.
+        let error = try FaultRun.expectError(
+            result, code: .remoteChanged,
+            mentioning: [
+                url.absoluteString, "multipart/byteranges", restarts ? "kept changing" : "changed during",
+            ])
+        #expect(error.remedy == (restarts ? nil : .startOver))
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
+        // Every GET was answered so; the probe's HEAD and one GET a start, at least.
+        #expect(server.stats.requests >= (restarts ? 6 : 2))
     }
 
     /// HEAD announces 2 MiB without ranges; the GET is an HTTP/1.0 body without a length that ends

@@ -9,9 +9,6 @@ enum TransferError: Error, Sendable {
     case wholeFile(requested: ClosedRange<Int64>)
     /// A 206 whose `Content-Range` (or length) does not match the request.
     case badContentRange(requested: ClosedRange<Int64>, got: String)
-    /// A 206 framed as `multipart/byteranges` where one range was asked: its body is not the range's
-    /// bytes.
-    case multipartRanges(requested: ClosedRange<Int64>)
     /// More body bytes than the range or declared size allows.
     case bodyTooLong(expected: Int64)
     /// The body ended before the expected size.
@@ -164,12 +161,6 @@ struct Failure: Sendable {
                     "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with Content-Range '\(got)'"
                 ),
                 retryable: true)
-        case .multipartRanges(let range):
-            self.init(
-                error: FastpullError(
-                    .httpStatus,
-                    "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with a multipart/byteranges body, which is not the bytes of one range; nothing of it was written"
-                ), retryable: false)
         case .bodyTooLong(let expected):
             self.init(
                 error: FastpullError(

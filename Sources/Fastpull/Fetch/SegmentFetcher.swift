@@ -356,8 +356,12 @@ struct SegmentFetcher: Sendable {
             throw TransferError.remoteChanged(reason)
         }
         if head.isMultipartByteranges {
+            // Not the bytes of the range asked for: a server (or something before it) that answers
+            // unlike the one probed. Nothing of it is written; the download starts over.
             connection.close()
-            throw TransferError.multipartRanges(requested: requested)
+            throw TransferError.remoteChanged(
+                "it answered bytes \(requested.lowerBound)-\(requested.upperBound) with a multipart/byteranges body, not the bytes of that range"
+            )
         }
         let text = head.headers["Content-Range"] ?? "none"
         guard let range = ContentRange.parse(text), range.first == requested.lowerBound,

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Saves the scheduler's progress into the journal in the right order: the data first, then the
@@ -6,6 +7,10 @@ import Synchronization
 /// A durable checkpoint (about every second) snapshots progress, `fdatasync`s the `.part` file and
 /// then replaces the durable journal; a live checkpoint (twenty times a second) replaces the live
 /// journal without syncing, so a killed process loses at most a twentieth of a second of work.
+///
+/// A process short of file descriptors (a low `ulimit -n`, or a caller holding many) must still save
+/// its progress: the checkpointer keeps one spare descriptor from the start, and gives it up for a
+/// save that found none (connections that find none are shed as they reconnect).
 final class Checkpointer: Sendable {
     private let store: JournalStore
     private let template: Journal
@@ -15,6 +20,8 @@ final class Checkpointer: Sendable {
     private let durableOffsets: Mutex<[Int64: Int64]>
     private let lastWritten = Mutex<[Segment]?>(nil)
     private let saved: Atomic<Int64>
+    /// A descriptor held for a save that finds none free (-1 while given up).
+    private let spare: Mutex<Int32>
 
     static let liveInterval: Duration = .milliseconds(50)
     static let durableInterval: Duration = .seconds(1)
@@ -27,7 +34,14 @@ final class Checkpointer: Sendable {
         durableOffsets = Mutex(
             Dictionary(uniqueKeysWithValues: template.segments.map { ($0.start, $0.durable) }))
         saved = Atomic(template.segments.reduce(0) { $0 + $1.durable })
+        spare = Mutex(Self.openSpare())
     }
+
+    deinit {
+        spare.withLock { if $0 >= 0 { close($0) } }
+    }
+
+    private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     /// The bytes the last durable journal records as synced: what a run after any stop would keep.
     var savedBytes: Int64 { saved.load(ordering: .relaxed) }
@@ -51,9 +65,38 @@ final class Checkpointer: Sendable {
                 durable: min(durable[segment.start] ?? 0, segment.written),
                 written: segment.written)
         }
-        try store.write(journal, durably: durably)
+        try write(journal, durably: durably)
         if durably { saved.store(journal.segments.reduce(0) { $0 + $1.durable }, ordering: .relaxed) }
         if !durably { lastWritten.withLock { $0 = snapshot } }
+    }
+
+    /// Writes the journal; out of descriptors, once more with the spare one given up for it.
+    private func write(_ journal: Journal, durably: Bool) throws(StorageError) {
+        let failure: StorageError
+        do {
+            try store.write(journal, durably: durably)
+            return
+        } catch {
+            failure = error
+        }
+        let descriptor = failure.isOutOfDescriptors ? takeSpare() : -1
+        guard descriptor >= 0 else { throw failure }
+        close(descriptor)
+        let result = Result { () throws(StorageError) in try store.write(journal, durably: durably) }
+        // Taken again at once, whatever the save did (a connection may have taken the number
+        // meanwhile: then there is no spare until one is free again).
+        let reopened = Self.openSpare()
+        spare.withLock { $0 = reopened }
+        try result.get()
+    }
+
+    /// The spare descriptor, which is then given up (-1 when there is none).
+    private func takeSpare() -> Int32 {
+        spare.withLock { spare in
+            let descriptor = spare
+            spare = -1
+            return descriptor
+        }
     }
 
     /// Checkpoints until cancelled. Blocks its thread during syncs: run it on its own executor.
@@ -68,8 +111,14 @@ final class Checkpointer: Sendable {
             }
             let durably = clock.now - lastDurable >= Self.durableInterval
             if durably {
-                try checkpoint(durably: true)
-                lastDurable = clock.now
+                do {
+                    try checkpoint(durably: true)
+                    lastDurable = clock.now
+                } catch {
+                    // Out of descriptors, it is tried again at the next tick, once connections have
+                    // given some back (the durable journal before still holds); else the run fails.
+                    guard error.isOutOfDescriptors else { throw error }
+                }
             } else {
                 // A live save is best effort (out of descriptors for a moment, say): the next one, and
                 // the durable ones, still count.

@@ -12,6 +12,9 @@ struct StorageError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// True when the disk (or quota) is full.
     var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+
+    /// True when the process (or the system) has no file descriptor left.
+    var isOutOfDescriptors: Bool { errno == EMFILE || errno == ENFILE }
 }
 
 /// Why a verified file could not take its name.
