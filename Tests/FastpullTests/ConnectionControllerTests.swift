@@ -65,14 +65,34 @@ struct ConnectionControllerTests {
         #expect(counts.contains(32) && !counts.contains(16), "\(counts)")
     }
 
-    /// A shared cap that 4 connections fill: one step up shows no gain, and it goes back.
+    /// A shared cap that 4 connections fill: one step up shows no gain (and the 4 lose what the
+    /// newcomers get: the limit is shared), half as many lose, and it holds at 4.
     @Test func aSharedCapHoldsAtTheCountThatFillsIt() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let counts = run(&controller, Link(perConnection: 30e6, cap: 100e6), seconds: 4)
-        // It goes back to 4 and holds there, probing half again as many now and then (and losing).
-        #expect(counts.max()! <= 8, "\(counts)")
-        #expect(counts.dropFirst(2).allSatisfy { $0 == 4 || $0 == 6 }, "\(counts)")
+        #expect(Array(counts.prefix(4)) == [4, 8, 2, 4], "\(counts)")
+        // Then it holds at 4, probing half again as many now and then (and losing).
+        #expect(counts.dropFirst(4).allSatisfy { $0 == 4 || $0 == 6 }, "\(counts)")
         #expect(controller.phase == .holding || controller.phase == .probing, "\(counts)")
+        #expect(controller.limitIsShared)
+    }
+
+    /// A cap that two connections fill as well as four (a 100 Mbit/s link): it keeps two. The others
+    /// would only hold the server's buffers (lost when the process dies or a steal cuts them).
+    @Test func aCapFewerFillAsWellKeepsFewer() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 3)
+        #expect(Array(counts.prefix(3)) == [4, 8, 2], "\(counts)")
+        #expect(counts.dropFirst(3).allSatisfy { $0 == 2 || $0 == 3 }, "\(counts)")
+        #expect(controller.limitIsShared)
+    }
+
+    /// Per-connection limits: every step pays, and the limit is not taken for a shared one.
+    @Test func aPerConnectionLimitIsNotShared() {
+        var controller = ConnectionController(automaticUpTo: 16, settings: settings)
+        _ = run(&controller, Link(perConnection: 5e6), seconds: 2)
+        #expect(controller.target == 16)
+        #expect(!controller.limitIsShared)
     }
 
     /// A CPU-bound client: a busy CPU is no gain, and while holding it trims.

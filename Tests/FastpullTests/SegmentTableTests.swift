@@ -84,6 +84,30 @@ struct SegmentTableTests {
         #expect(next.0.range.count == Int(2 * mebibyte))
     }
 
+    /// On a limit the connections share, windows are a tenth of a second of a connection's speed (at
+    /// least 256 KiB; the other connections hide each request's fixed cost), not a second of it: what
+    /// the server has queued for a connection is bounded by what its window has left.
+    @Test func onASharedLimitWindowsAreSmall() throws {
+        var state = table([64 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, 4 * mebibyte, at: 0.5)  // 8 MiB/s measured
+        state.settings.sharedLimit = true
+        let first = state.nextWindow(for: 0, now: at(0.5))
+        let shared = try #require(first)
+        #expect(shared.0.range.count == Int(8 * mebibyte / 10))
+        // A slow connection's window stays at the smallest, 256 KiB.
+        write(&state, 0, Int64(shared.0.range.count), at: 2.5)
+        let second = state.nextWindow(for: 0, now: at(2.5))
+        let slow = try #require(second)
+        #expect(slow.0.range.count == 256 << 10)
+        // Not shared: a second of its speed.
+        state.settings.sharedLimit = false
+        write(&state, 0, Int64(slow.0.range.count), at: 2.6)
+        let third = state.nextWindow(for: 0, now: at(2.6))
+        let alone = try #require(third)
+        #expect(alone.0.range.count >= Int(mebibyte))
+    }
+
     /// Near the end a slow connection's window holds no more than the download as a whole still
     /// needs at every connection's speed together (a slow mirror would otherwise keep the last
     /// megabyte for a second after the others are done): 1 MiB left at 1 + 8 MiB/s is about a ninth of

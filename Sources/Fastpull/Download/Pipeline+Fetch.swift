@@ -154,8 +154,7 @@ extension Pipeline {
                             throw error
                         }
                     }
-                    scheduler.tune(
-                        connections: loop.controller.target, throughput: loop.controller.throughput)
+                    scheduler.tune(to: loop.controller)
                     counters.targetConnections.store(loop.controller.target, ordering: .relaxed)
                 }
 

@@ -5,8 +5,9 @@ import Synchronization
 /// record of it.
 ///
 /// A durable checkpoint (about every second) snapshots progress, `fdatasync`s the `.part` file and
-/// then replaces the durable journal; a live checkpoint (twenty times a second) replaces the live
-/// journal without syncing, so a killed process loses at most a twentieth of a second of work.
+/// then replaces the durable journal; a live checkpoint (a hundred times a second) replaces the live
+/// journal without syncing, so a killed process loses at most a hundredth of a second of work (and
+/// what the server had sent that had not reached it yet).
 ///
 /// A process short of file descriptors (a low `ulimit -n`, or a caller holding many) must still save
 /// its progress: the checkpointer keeps one spare descriptor from the start, and gives it up for a
@@ -23,7 +24,7 @@ final class Checkpointer: Sendable {
     /// A descriptor held for a save that finds none free (-1 while given up).
     private let spare: Mutex<Int32>
 
-    static let liveInterval: Duration = .milliseconds(50)
+    static let liveInterval: Duration = .milliseconds(10)
     static let durableInterval: Duration = .seconds(1)
 
     init(store: JournalStore, template: Journal, scheduler: Scheduler, file: OutputFile) {

@@ -153,6 +153,10 @@ struct ConnectionController: Sendable, Equatable {
     private var paidSteps = 0
     /// Probes made since the last one down: every other probe tries fewer connections.
     private var probesUp = 0
+    /// Whether the limit is shared by the connections: a step up did not pay, and the connections
+    /// there before lost what the newcomers got (a capped link, a busy server; not the CPU). False
+    /// again once more connections pay.
+    private(set) var limitIsShared = false
 
     /// A fixed number of connections.
     init(fixed count: Int) {
@@ -313,6 +317,7 @@ struct ConnectionController: Sendable, Equatable {
         }
         let (paid, free) = paid(step)
         if paid {
+            limitIsShared = false
             adopt(step)
             guard target < maximum else {
                 phase = .holding
@@ -326,7 +331,17 @@ struct ConnectionController: Sendable, Equatable {
         }
         // The step up did not pay: back to the count before it, holding the better of the two
         // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
+        limitIsShared = !free && !step.busy
         self.reference = max(reference, step.total)
+        if limitIsShared, referenceCount > 1, referenceCount <= settings.initial {
+            // The few it started with already fill a shared limit: see whether half as many hold it
+            // too (twice, as any probe), else back to them. Connections the limit does not need
+            // only cost: the server's buffers and work, the bytes a crash or a cut throws away.
+            phase = .probingDown
+            paidSteps = 0
+            change(to: max(1, referenceCount / 2), .probeDown, now: now)
+            return
+        }
         change(to: referenceCount, step.busy ? .cpuBound : .noGain, now: now)
         if step.busy {
             phase = .trimming
@@ -384,9 +399,10 @@ struct ConnectionController: Sendable, Equatable {
         // Near the end (less than two seconds' worth left) throughput falls as work runs out: no probe.
         let ending = Double(remainingBytes) < reference * 2
         let falling = step.total < reference * settings.decline && !ending
-        if falling && heldSteps == 1 && target < maximum {
+        if falling && heldSteps == 1 && target < maximum && !limitIsShared {
             // Far below the level just measured: that was a moment (every connection's first burst),
-            // not the link. Ramp on from here.
+            // not the link. Ramp on from here. (Not on a limit found shared: more connections were
+            // just shown not to raise it, and a shared link's queue swings that much on its own.)
             adopt(step)
             phase = .ramping
             change(to: min(target * 2, maximum), .decline, now: now)
@@ -421,6 +437,7 @@ struct ConnectionController: Sendable, Equatable {
         }
         paidSteps += 1
         guard paidSteps >= 2 else { return }
+        limitIsShared = false
         adopt(step)
         phase = .ramping
         guard target < maximum else {

@@ -95,11 +95,10 @@ final class Scheduler: Sendable {
         table.withLock { $0.recordFirstByte(worker, after: delay) }
     }
 
-    /// Tunes the table to `count` connections and a throughput of `throughput` bytes per second (see
-    /// ``SegmentTable/tuned(_:connections:throughput:)``).
-    func tune(connections count: Int, throughput: Double) {
+    /// Tunes the table to what the connection controller found (see ``SegmentTable/tuned(_:to:)``).
+    func tune(to controller: ConnectionController) {
         table.withLock { table in
-            table.settings = SegmentTable.tuned(table.settings, connections: count, throughput: throughput)
+            table.settings = SegmentTable.tuned(table.settings, to: controller)
         }
     }
 

@@ -57,11 +57,30 @@ struct SegmentTable: Sendable, Equatable {
         /// The piece the hash waits for is split when the rest of the download would write more than
         /// this meanwhile.
         var frontierBacklog: Int64 = 64 << 20
+        /// The limit is shared by all connections (a capped link, a busy server: more connections did
+        /// not raise the throughput, and the ones there before lost what the newcomers got). A
+        /// request's fixed cost is then hidden by the other connections, which keep the limit busy
+        /// meanwhile, so windows are small: ``sharedWindowSeconds`` of a connection's speed, at least
+        /// ``sharedMinimumWindow``, with their fixed cost up to ``sharedRequestCostShare`` of their
+        /// time. What small windows buy: the bytes a server has queued for a connection (its socket
+        /// buffers, half a megabyte or more each) are bounded by what the window has left, and those
+        /// are what a crash, a cut or a replaced connection throws away.
+        var sharedLimit = false
+        var sharedWindowSeconds = 0.1
+        var sharedMinimumWindow: Int64 = 256 << 10
+        var sharedRequestCostShare = 0.5
     }
 
     /// Follows the download's connection count and throughput: every window's share of the waiting
     /// work is `1/connections`, and together the windows may reach ahead of the contiguous prefix (which
     /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
+    static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
+        var settings = tuned(settings, connections: controller.target, throughput: controller.throughput)
+        settings.sharedLimit = controller.limitIsShared
+        return settings
+    }
+
+    /// ``tuned(_:to:)`` for a count and a throughput alone.
     static func tuned(_ settings: Settings, connections: Int, throughput: Double) -> Settings {
         var settings = settings
         let count = max(connections, 1)
@@ -597,11 +616,14 @@ struct SegmentTable: Sendable, Equatable {
         let rate = own > 0 ? own : typicalRate()
         guard rate > 0 else { return settings.initialWindow }
         let cost = connections[worker].map(\.requestCost) ?? 0
-        let share = min(max(settings.requestCostShare, 0.001), 1)
+        let shared = settings.sharedLimit
+        let share = min(max(shared ? settings.sharedRequestCostShare : settings.requestCostShare, 0.001), 1)
         let costSeconds = cost * (1 - share) / share
-        let seconds = max(settings.windowSeconds, costSeconds)
+        let seconds = max(shared ? settings.sharedWindowSeconds : settings.windowSeconds, costSeconds)
         let wanted = Int64(min(rate * seconds, Double(settings.maximumWindow)))
-        let window = min(max(wanted, settings.initialWindow), settings.maximumWindow)
+        let smallest =
+            shared ? min(settings.sharedMinimumWindow, settings.initialWindow) : settings.initialWindow
+        let window = min(max(wanted, smallest), settings.maximumWindow)
         // Near the end no window of a measured connection outlasts the download as a whole (the rest
         // at every connection's speed together): one far slower than its peers, a slow mirror, would
         // otherwise hold the last bytes long after the others are done, in a window too short to be

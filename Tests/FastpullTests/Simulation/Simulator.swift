@@ -116,9 +116,7 @@ struct Simulator {
 
         func apply(_ actions: [FetchLoop.Action]) {
             defer {
-                table.settings = SegmentTable.tuned(
-                    table.settings, connections: loop.controller.target,
-                    throughput: loop.controller.throughput)
+                table.settings = SegmentTable.tuned(table.settings, to: loop.controller)
             }
             for action in actions {
                 switch action {
@@ -264,9 +262,7 @@ struct Simulator {
                 let stalled = table.stalledConnections(now: instant(now))
                 let before = loop.controller.target
                 apply(loop.tick(situation(stalled: stalled)))
-                table.settings = SegmentTable.tuned(
-                    table.settings, connections: loop.controller.target,
-                    throughput: loop.controller.throughput)
+                table.settings = SegmentTable.tuned(table.settings, to: loop.controller)
                 if traced, Int(now * 1000) % 100 == 0 {
                     print(
                         String(format: "  %.3f s", now), "frontier \(table.frontier >> 20) MiB",
