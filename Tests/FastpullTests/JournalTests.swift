@@ -202,11 +202,15 @@ struct JournalTests {
     func theHandWrittenEncodingIsTheEncoders(
         etag: String, url: String, modified: String, boot: String, checksums: [String]
     ) throws {
+        // Numbers of one digit to nineteen.
+        let step: Int64 = 3_074_457_345_618_258_602
         let segments = (0..<3).map {
-            Journal.Entry(start: Int64($0) * 10, end: Int64($0) * 10 + 10, durable: Int64($0), written: 5)
+            Journal.Entry(
+                start: Int64($0) * step, end: Int64($0 + 1) * step, durable: Int64($0),
+                written: 5 + Int64($0) * 99_991)
         }
         let journal = Journal(
-            url: url, finalURL: url + "/final", size: 30, etag: etag.isEmpty ? nil : etag,
+            url: url, finalURL: url + "/final", size: 3 * step, etag: etag.isEmpty ? nil : etag,
             lastModified: modified.isEmpty ? nil : modified, checksums: checksums,
             bootID: boot.isEmpty ? nil : boot, segments: segments)
         #expect(journal.handWrittenEncoding == Journal.encoderEncoding(journal))

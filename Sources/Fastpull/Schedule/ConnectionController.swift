@@ -153,9 +153,9 @@ struct ConnectionController: Sendable, Equatable {
     private var paidSteps = 0
     /// Probes made since the last one down: every other probe tries fewer connections.
     private var probesUp = 0
-    /// Whether the limit is shared by the connections: a step up did not pay, and the connections
-    /// there before lost what the newcomers got (a capped link, a busy server; not the CPU). False
-    /// again once more connections pay.
+    /// Whether the limit is shared by the connections and the few it started with fill it: a step up
+    /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
+    /// the CPU). False again once more connections pay.
     private(set) var limitIsShared = false
 
     /// A fixed number of connections.
@@ -331,9 +331,11 @@ struct ConnectionController: Sendable, Equatable {
         }
         // The step up did not pay: back to the count before it, holding the better of the two
         // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
-        limitIsShared = !free && !step.busy
+        // Shared, and filled by the few it started with (a capped link): where many connections fill
+        // a shared limit, each one's share is small and its requests' cost shows.
+        limitIsShared = !free && !step.busy && referenceCount <= settings.initial
         self.reference = max(reference, step.total)
-        if limitIsShared, referenceCount > 1, referenceCount <= settings.initial {
+        if limitIsShared, referenceCount > 1 {
             // The few it started with already fill a shared limit: see whether half as many hold it
             // too (twice, as any probe), else back to them. Connections the limit does not need
             // only cost: the server's buffers and work, the bytes a crash or a cut throws away.
