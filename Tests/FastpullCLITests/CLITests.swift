@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import Fastpull
+
 @Suite("fastpull command line")
 struct CLITests {
     let server: FixtureServer
@@ -14,6 +16,27 @@ struct CLITests {
 
     func contents(_ name: String) -> Data? { FileManager.default.contents(atPath: folder + "/" + name) }
     var listing: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
+
+    /// 500 kB/s per connection: every added connection adds throughput, so `auto` ramps past the
+    /// connections it starts with. In a process of its own: the controller judges the CPU by the
+    /// process's time, and the test process runs hundreds of other tests at once.
+    @Test func automaticConnectionCountRampsUpWhenConnectionsAreThrottled() async throws {
+        let size = 24 << 20
+        let url = server.url("/gen/\(size)?seed=5&rate=500000").absoluteString
+        let result = try await CLIRunner.run(
+            ["--json", "--max-connections", "16", "--min-segment", "128K", url, "-o", "ramp.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("ramp.bin") == Data(FixtureContent.bytes(count: size, seed: 5)))
+        let counts = result.stdout.split(separator: "\n").compactMap { line -> Int? in
+            guard line.contains("\"event\":\"connections\""),
+                let range = line.range(of: "\"connections\":")
+            else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        let initial = ConnectionController.Settings().initial
+        #expect(counts.contains { $0 > initial }, "\(counts)")
+        #expect(counts.allSatisfy { $0 <= 16 }, "\(counts)")
+    }
 
     @Test func downloadsAndPrintsASummary() async throws {
         let size = 3 << 20

@@ -141,12 +141,15 @@ struct InvariantCLITests {
     @Test(arguments: [SIGHUP, SIGTERM])
     func aHangupOrTerminationSavesAndExitsLikeAnInterrupt(signal: Int32) async throws {
         let size = 8 << 20
-        let url = server.url("/gen/\(size)?seed=4&rate=1000000").absoluteString
+        // 300 kB/s a connection: the first run, on two, lasts about 14 s, far longer than the wait for
+        // its first megabyte on a loaded machine; the resumed one, on eight, a few seconds.
+        let url = server.url("/gen/\(size)?seed=4&rate=300000").absoluteString
         let name = "signal-\(signal).bin"
-        let arguments = ["-n", "2", url, "-o", name]
-        let (process, out, err) = try CLIRunner.start(arguments, in: folder)
+        let arguments = [url, "-o", name]
+        let (process, out, err) = try CLIRunner.start(["-n", "2"] + arguments, in: folder)
         let server = server
         #expect(await wait { server.stats.bodyBytesSent > 1 << 20 })
+        #expect(process.isRunning, "the download ended before the signal")
         kill(process.processIdentifier, signal)
         let result = await CLIRunner.finish(process, out, err)
         #expect(result.status == 130, "\(result.stderr)")
@@ -156,7 +159,7 @@ struct InvariantCLITests {
         #expect(!result.stderr.contains("error:"), "\(result.stderr)")
         #expect(result.stderr.contains("MiB of 8.0 MiB saved in"), "\(result.stderr)")
         #expect(listing.contains("\(name).part.fastpull"), "\(listing)")
-        let resumed = try await CLIRunner.run(["--json"] + arguments, in: folder)
+        let resumed = try await CLIRunner.run(["--json", "-n", "8"] + arguments, in: folder)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout.contains("\"event\":\"resumed\""), "\(resumed.stdout)")
         #expect(contents(name) == Data(FixtureContent.bytes(count: size, seed: 4)))
@@ -295,18 +298,30 @@ struct InvariantCLITests {
     /// on fewer.
     @Test func runningOutOfDescriptorsMidwayShedsConnections() async throws {
         let size = 16 << 20
-        let url = server.url("/gen/\(size)?seed=12&close=1&rate=1000000").absoluteString
+        // 600 kB/s a connection: about 5 s on six, far longer than the wait for the first 2 MiB.
+        let url = server.url("/gen/\(size)?seed=12&close=1&rate=600000").absoluteString
         let (process, out, err) = try CLIRunner.start(["-n", "6", url, "-o", "shed.bin"], in: folder)
         let server = server
         #expect(await wait { server.stats.bodyBytesSent > 2 << 20 })
         let pid = process.processIdentifier
         let folder = "/proc/\(pid)/fd"
-        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?.hasPrefix(
-                "socket:")
-                == true
-        }.compactMap(Int.init)
-        let limit = try #require(sockets.min(), "no socket open in \(folder)")
+        // Its sockets (each window's connection is a new one: between two there may be none).
+        let sockets: @Sendable () -> [Int] = {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?
+                    .hasPrefix("socket:") == true
+            }.compactMap(Int.init)
+        }
+        let lowest = await CLIRunner.offPool { () -> Int? in
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if let lowest = sockets().min() { return lowest }
+                usleep(2000)
+            }
+            return nil
+        }
+        #expect(process.isRunning, "the download ended before its limit was lowered")
+        let limit = try #require(lowest, "no socket open in \(folder)")
         let lowered = try await CLIRunner.shell(
             "prlimit --pid \(pid) --nofile=\(limit):\(limit)", in: self.folder)
         #expect(lowered.status == 0, "\(lowered.stderr)")

@@ -91,25 +91,6 @@ struct SchedulerTests {
         #expect(records.contains { $0["event"] as? String == "stall" })
     }
 
-    @Test func automaticConnectionCountRampsUpWhenConnectionsAreThrottled() async throws {
-        // 500 kB/s per connection: every added connection adds throughput, so the ramp keeps going
-        // (slow enough that a machine busy with other tests is not what limits it).
-        let size = 24 << 20
-        var configuration = Configuration(retryBaseDelay: .milliseconds(5))
-        configuration.maximumConnections = 16
-        // Other tests download from 127.0.0.1 at the same time; the shared per-host limit must not be
-        // what stops this ramp.
-        configuration.maximumConnectionsPerHost = 128
-        // Small segments, so that there is work for every connection the ramp adds.
-        configuration.minimumSegmentSize = 128 << 10
-        let (report, events) = try await run("/gen/\(size)?rate=500000", configuration)
-        #expect(report.sha256 == Expected.sha256(size: size))
-        let initial = ConnectionController.Settings().initial
-        #expect(report.connections > initial)
-        #expect(report.connections <= 16)
-        #expect(events.contains { if case .connections(let count) = $0 { count > initial } else { false } })
-    }
-
     @Test func aFixedCountIsKept() async throws {
         let size = 8 << 20
         let (report, events) = try await run("/gen/\(size)?rate=4000000", .quickRetries(connections: 3))

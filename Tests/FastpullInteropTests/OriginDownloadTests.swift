@@ -35,11 +35,7 @@ struct OriginDownloadTests {
                 // requests as they were sent, and counts the connections (moto closes each after one).
                 var relay: RecordingRelay?
                 if let s3 = host as? S3Host {
-                    let recording = try RecordingRelay(upstreamPort: s3.moto.port)
-                    var client = s3.moto.client
-                    client.port = recording.port
-                    url = client.presignedGetURL(bucket: s3.bucket, key: "big.bin")
-                    relay = recording
+                    (url, relay) = try s3.throughRelay("big.bin")
                 }
                 defer { relay?.stop() }
                 let output = folder + "/big.bin"

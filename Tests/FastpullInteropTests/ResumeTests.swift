@@ -16,11 +16,7 @@ struct ResumeTests {
                 // moto logs no byte counts: both runs go through a relay that counts what it serves.
                 var relay: RecordingRelay?
                 if let s3 = host as? S3Host {
-                    let counting = try RecordingRelay(upstreamPort: s3.moto.port)
-                    var client = s3.moto.client
-                    client.port = counting.port
-                    url = client.presignedGetURL(bucket: s3.bucket, key: "resume.bin")
-                    relay = counting
+                    (url, relay) = try s3.throughRelay("resume.bin")
                 }
                 defer { relay?.stop() }
                 let output = folder + "/resume.bin"

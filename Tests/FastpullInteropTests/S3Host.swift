@@ -26,6 +26,16 @@ struct S3Host: OriginHost {
         return moto.client.presignedGetURL(bucket: bucket, key: name)
     }
 
+    /// `name` through a new relay in front of moto, which records the requests as they were sent and
+    /// counts the connections and the bytes moto served (its log has none of these): the presigned URL
+    /// for the relay's port, and the relay, to stop when done.
+    func throughRelay(_ name: String) throws -> (url: String, relay: RecordingRelay) {
+        let relay = try RecordingRelay(upstreamPort: moto.port)
+        var client = moto.client
+        client.port = relay.port
+        return (client.presignedGetURL(bucket: bucket, key: name), relay)
+    }
+
     func replace(_ name: String, with data: Data) async throws {
         try await moto.client.putObject(bucket: bucket, key: name, data: data)
     }
