@@ -73,7 +73,9 @@ struct LibraryAPITests {
     /// One file from two servers, in three lines: the report says what each served.
     @Test func aDownloadFromSeveralSources() async throws {
         let other = try FixtureServer()
-        let path = "/gen/4000000?seed=6&rate=2000000"
+        // 500 kB/s a connection: about 2 s, so that the second server, probed while the download
+        // runs, gets its share on a loaded machine too.
+        let path = "/gen/4000000?seed=6&rate=500000"
         let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 4_000_000, seed: 6))
         let report = try await Download(
             from: [server.url(path), other.url(path)], to: folder.appendingPathComponent("two.bin"),

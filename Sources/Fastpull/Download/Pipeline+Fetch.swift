@@ -30,6 +30,7 @@ extension Pipeline {
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
         let download = download
         // Connections beyond the descriptors left (ulimit -n) would only fail: fewer start.
+        DescriptorBudget.reserveSpares()
         let fitting = DescriptorBudget.connections() ?? Int.max
         if fitting < configuration.connectionLimit {
             download.emit(
@@ -172,6 +173,7 @@ extension Pipeline {
                             break
                         case .tick:
                             stagger = 0
+                            DescriptorBudget.keepOneFree()
                             // The connections of a source just dropped stop their requests and take
                             // their next windows from another source.
                             for worker in sources?.workersOnDroppedSources() ?? [] {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// How many more connections this process can open before it runs out of file descriptors
 /// (`ulimit -n`): each needs a socket and, on plain HTTP, the two ends of a splice pipe, and the
@@ -28,5 +29,45 @@ enum DescriptorBudget {
     static func connections() -> Int? {
         guard let limit, let open else { return nil }
         return max(1, (limit - open - reserve) / perConnection)
+    }
+
+    /// Whether a new socket would leave a descriptor free: at least two are (checked by opening
+    /// `/dev/null` twice, each closed at once). The process must never take its last one: Dispatch,
+    /// under Swift's own tasks, opens files in `/proc` to watch its threads and stops the process
+    /// (SIGILL) when it cannot, so a connection that would take the last descriptor is refused as out
+    /// of descriptors, and shed like one.
+    static var leavesOneFree: Bool {
+        let first = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard first >= 0 else { return false }
+        defer { close(first) }
+        let second = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard second >= 0 else { return false }
+        close(second)
+        return true
+    }
+
+    /// Descriptors held back for the moment the process has none left (see ``leavesOneFree``).
+    private static let spares = Mutex<[Int32]>([])
+    private static let spareCount = 2
+
+    /// Holds up to two spare descriptors (a download calls it as it starts).
+    static func reserveSpares() {
+        spares.withLock { spares in
+            while spares.count < spareCount, leavesOneFree {
+                let spare = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+                guard spare >= 0 else { break }
+                spares.append(spare)
+            }
+        }
+    }
+
+    /// Gives a spare back when the process has no descriptor to spare (its open-file limit was lowered,
+    /// or something else in the process took them): called at every tick of a download, so that
+    /// Dispatch finds one while connections are shed.
+    static func keepOneFree() {
+        guard !leavesOneFree else { return }
+        spares.withLock { spares in
+            if let spare = spares.popLast() { close(spare) }
+        }
     }
 }

@@ -13,8 +13,11 @@ struct SystemCallError: Error, Sendable, Equatable {
 /// retries on `EINTR` where retrying is correct and throws ``SystemCallError`` instead of returning -1.
 enum SystemCall {
     /// `socket(2)`; the descriptor is close-on-exec.
+    /// `socket(2)`; fails with `EMFILE` where the socket would take the process's last descriptor
+    /// (``DescriptorBudget/leavesOneFree``).
     static func socket(family: Int32, type: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("socket") { Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        guard DescriptorBudget.leavesOneFree else { throw SystemCallError(call: "socket", errno: EMFILE) }
+        return try retrying("socket") { Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), 0) }
     }
 
     /// `connect(2)`. Not retried: after `EINTR` the connection continues in the background, so callers
