@@ -50,7 +50,8 @@ enum DescriptorBudget {
     private static let spares = Mutex<[Int32]>([])
     private static let spareCount = 2
 
-    /// Holds up to two spare descriptors (a download calls it as it starts).
+    /// Holds up to two spare descriptors, while that leaves one free (a download calls it as it
+    /// starts, the journal after a save that needed one).
     static func reserveSpares() {
         spares.withLock { spares in
             while spares.count < spareCount, leavesOneFree {
@@ -66,8 +67,16 @@ enum DescriptorBudget {
     /// Dispatch finds one while connections are shed.
     static func keepOneFree() {
         guard !leavesOneFree else { return }
+        _ = giveUpSpare()
+    }
+
+    /// Closes a spare, for a file that must be opened now (the journal); false when none is left.
+    /// ``reserveSpares()`` takes it again once there is room.
+    static func giveUpSpare() -> Bool {
         spares.withLock { spares in
-            if let spare = spares.popLast() { close(spare) }
+            guard let spare = spares.popLast() else { return false }
+            close(spare)
+            return true
         }
     }
 }

@@ -12,9 +12,8 @@ struct SystemCallError: Error, Sendable, Equatable {
 /// Thin wrappers over the socket system calls, one per call, in the style of swift-system: each
 /// retries on `EINTR` where retrying is correct and throws ``SystemCallError`` instead of returning -1.
 enum SystemCall {
-    /// `socket(2)`; the descriptor is close-on-exec.
-    /// `socket(2)`; fails with `EMFILE` where the socket would take the process's last descriptor
-    /// (``DescriptorBudget/leavesOneFree``).
+    /// `socket(2)`; the descriptor is close-on-exec. Fails with `EMFILE` where the socket would take
+    /// the process's last descriptor (``DescriptorBudget/leavesOneFree``).
     static func socket(family: Int32, type: Int32) throws(SystemCallError) -> Int32 {
         guard DescriptorBudget.leavesOneFree else { throw SystemCallError(call: "socket", errno: EMFILE) }
         return try retrying("socket") { Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), 0) }

@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 
 /// Saves the scheduler's progress into the journal in the right order: the data first, then the
@@ -10,8 +9,8 @@ import Synchronization
 /// what the server had sent that had not reached it yet).
 ///
 /// A process short of file descriptors (a low `ulimit -n`, or a caller holding many) must still save
-/// its progress: the checkpointer keeps one spare descriptor from the start, and gives it up for a
-/// save that found none (connections that find none are shed as they reconnect).
+/// its progress: a save that finds none gets one of the process's spares
+/// (``DescriptorBudget/giveUpSpare()``); connections that find none are shed as they reconnect.
 final class Checkpointer: Sendable {
     private let store: JournalStore
     private let template: Journal
@@ -21,8 +20,6 @@ final class Checkpointer: Sendable {
     private let durableOffsets: Mutex<[Int64: Int64]>
     private let lastWritten = Mutex<[Segment]?>(nil)
     private let saved: Atomic<Int64>
-    /// A descriptor held for a save that finds none free (-1 while given up).
-    private let spare: Mutex<Int32>
 
     static let liveInterval: Duration = .milliseconds(10)
     static let durableInterval: Duration = .seconds(1)
@@ -35,14 +32,7 @@ final class Checkpointer: Sendable {
         durableOffsets = Mutex(
             Dictionary(uniqueKeysWithValues: template.segments.map { ($0.start, $0.durable) }))
         saved = Atomic(template.segments.reduce(0) { $0 + $1.durable })
-        spare = Mutex(Self.openSpare())
     }
-
-    deinit {
-        spare.withLock { if $0 >= 0 { close($0) } }
-    }
-
-    private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     /// The bytes the last durable journal records as synced: what a run after any stop would keep.
     var savedBytes: Int64 { saved.load(ordering: .relaxed) }
@@ -71,7 +61,7 @@ final class Checkpointer: Sendable {
         if !durably { lastWritten.withLock { $0 = snapshot } }
     }
 
-    /// Writes the journal; out of descriptors, once more with the spare one given up for it.
+    /// Writes the journal; out of descriptors, once more with a spare given up for it.
     private func write(_ journal: Journal, durably: Bool) throws(StorageError) {
         let failure: StorageError
         do {
@@ -80,24 +70,9 @@ final class Checkpointer: Sendable {
         } catch {
             failure = error
         }
-        let descriptor = failure.isOutOfDescriptors ? takeSpare() : -1
-        guard descriptor >= 0 else { throw failure }
-        close(descriptor)
-        let result = Result { () throws(StorageError) in try store.write(journal, durably: durably) }
-        // Taken again at once, whatever the save did (a connection may have taken the number
-        // meanwhile: then there is no spare until one is free again).
-        let reopened = Self.openSpare()
-        spare.withLock { $0 = reopened }
-        try result.get()
-    }
-
-    /// The spare descriptor, which is then given up (-1 when there is none).
-    private func takeSpare() -> Int32 {
-        spare.withLock { spare in
-            let descriptor = spare
-            spare = -1
-            return descriptor
-        }
+        guard failure.isOutOfDescriptors, DescriptorBudget.giveUpSpare() else { throw failure }
+        defer { DescriptorBudget.reserveSpares() }
+        try store.write(journal, durably: durably)
     }
 
     /// Checkpoints until cancelled. Blocks its thread during syncs: run it on its own executor.

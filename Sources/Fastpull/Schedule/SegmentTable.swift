@@ -74,18 +74,14 @@ struct SegmentTable: Sendable, Equatable {
     /// Follows the download's connection count and throughput: every window's share of the waiting
     /// work is `1/connections`, and together the windows may reach ahead of the contiguous prefix (which
     /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
+    /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
-        var settings = tuned(settings, connections: controller.target, throughput: controller.throughput)
-        settings.sharedLimit = controller.limitIsShared
-        return settings
-    }
-
-    /// ``tuned(_:to:)`` for a count and a throughput alone.
-    static func tuned(_ settings: Settings, connections: Int, throughput: Double) -> Settings {
         var settings = settings
-        let count = max(connections, 1)
+        let count = max(controller.target, 1)
         settings.expectedConnections = count
-        settings.maximumMergedPiece = max(4 << 20, aheadBudget(throughput: throughput) / Int64(count))
+        settings.maximumMergedPiece = max(
+            4 << 20, aheadBudget(throughput: controller.throughput) / Int64(count))
+        settings.sharedLimit = controller.limitIsShared
         return settings
     }
 
@@ -389,8 +385,7 @@ struct SegmentTable: Sendable, Equatable {
             var measured = measuredOverall
             if let group = connection.group {
                 let rates = connections.values.filter { $0.group == group && $0.rate > 0 }.map(\.rate)
-                    .sorted()
-                typical = rates.isEmpty ? 0 : rates[rates.count / 2]
+                typical = Self.median(rates)
                 measured = rates.count
             }
             guard connection.piece != nil else {
@@ -558,8 +553,7 @@ struct SegmentTable: Sendable, Equatable {
 
     /// The median measured cost of a request (seconds to its first byte), 0 if none is measured.
     var typicalRequestCost: Double {
-        let costs = connections.values.map(\.requestCost).filter { $0 > 0 }.sorted()
-        return costs.isEmpty ? 0 : costs[costs.count / 2]
+        Self.median(connections.values.map(\.requestCost).filter { $0 > 0 })
     }
 
     /// The bytes the other connections write while `owner` fetches the rest of piece `index` at its
@@ -584,15 +578,19 @@ struct SegmentTable: Sendable, Equatable {
 
     /// The median measured speed of the connections, 0 if none is measured.
     private func typicalRate() -> Double {
-        let rates = connections.values.map(\.rate).filter { $0 > 0 }.sorted()
-        return rates.isEmpty ? 0 : rates[rates.count / 2]
+        Self.median(connections.values.map(\.rate).filter { $0 > 0 })
     }
 
     /// What a connection not measured yet is expected to reach: the median speed of the measured
     /// connections and of the latest ones that left.
     private func newcomerRate() -> Double {
-        let rates = (connections.values.map(\.rate).filter { $0 > 0 } + departedRates).sorted()
-        return rates.isEmpty ? 0 : rates[rates.count / 2]
+        Self.median(connections.values.map(\.rate).filter { $0 > 0 } + departedRates)
+    }
+
+    /// The middle value (the upper one of an even count), 0 of none.
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
     // MARK: Mechanics
