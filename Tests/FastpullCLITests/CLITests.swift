@@ -114,7 +114,7 @@ struct CLITests {
             in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
-            result.stderr.contains("fastpull: > HEAD /gen/3000000?X-Amz-Signature=REDACTED HTTP/1.1"),
+            result.stderr.contains("fastpull: > GET /gen/3000000?X-Amz-Signature=REDACTED HTTP/1.1"),
             "\(result.stderr)")
         #expect(result.stderr.contains("fastpull: > Range: bytes=0-"), "\(result.stderr)")
         #expect(result.stderr.contains("fastpull: < HTTP/1.1 206 Partial Content"), "\(result.stderr)")

@@ -31,6 +31,17 @@ struct DownloadTests {
         #expect(folder.contents == ["out.bin"])
     }
 
+    /// A file smaller than a window takes one request: the probe is the download's first GET
+    /// (`Range: bytes=0-`), and its answer is the file.
+    @Test(arguments: [1, 100_000, (1 << 20) - 1])
+    func aSmallFileTakesOneRequest(size: Int) async throws {
+        let (report, file) = try await fetch("/gen/\(size)?seed=3")
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: size, seed: 3)))
+        #expect(report.rangesSupported)
+        #expect(server.stats.requests == 1)
+        #expect(server.stats.bodyBytesSent == Int64(size))
+    }
+
     @Test func sixtyFourMebibytesOverEightConnections() async throws {
         let size = 64 << 20
         let (report, file) = try await fetch("/gen/\(size)?seed=7")

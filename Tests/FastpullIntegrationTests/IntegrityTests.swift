@@ -314,8 +314,9 @@ struct ServerDigestIntegrationTests {
         #expect(
             report.checks == [.init(expected: expected, source: .header("Repr-Digest"), verdict: .matched)])
         #expect(report.verifiedChecksums == [expected])
+        // The probe is the download's first GET, for all of it.
         let probe = try #require(responder.requests.first)
-        #expect(probe.hasPrefix("HEAD /file HTTP/1.1\r\n"))
+        #expect(probe.hasPrefix("GET /file HTTP/1.1\r\n") && probe.contains("\r\nRange: bytes=0-\r\n"))
         #expect(probe.contains("\r\nWant-Repr-Digest: sha-256=10, sha-512=3\r\n"))
         #expect(probe.contains("\r\nWant-Digest: "))
         // Segment requests do not ask for digests.
@@ -550,7 +551,8 @@ struct PrefixHasherTests {
 }
 
 /// A minimal loopback HTTP/1.1 server for digest headers the fixture server does not send: each route
-/// is a body (HEAD, GET, one `Range: bytes=a-b`, keep-alive) or a 302, with extra header fields.
+/// is a body (HEAD, GET, one `Range: bytes=a-b` or `bytes=a-`, keep-alive) or a 302, with extra header
+/// fields.
 /// Records every request head it reads.
 final class DigestResponder: Sendable {
     struct Route: Sendable {
@@ -558,11 +560,15 @@ final class DigestResponder: Sendable {
         var headers: [(String, String)] = []
         var redirect: String? = nil
         var ranges = true
+        /// Whether `bytes=a-` is understood; a server that parses only `bytes=a-b` answers it with the
+        /// whole file.
+        var openEndedRanges = true
 
-        init(body: [UInt8], headers: [(String, String)], ranges: Bool = true) {
+        init(body: [UInt8], headers: [(String, String)], ranges: Bool = true, openEndedRanges: Bool = true) {
             self.body = body
             self.headers = headers
             self.ranges = ranges
+            self.openEndedRanges = openEndedRanges
         }
 
         init(redirect: String, headers: [(String, String)]) {
@@ -666,9 +672,9 @@ final class DigestResponder: Sendable {
             fields += "Accept-Ranges: bytes\r\n"
             let rangeLine = lines.first { $0.lowercased().hasPrefix("range: bytes=") }
             if let rangeLine {
-                let bounds = rangeLine.dropFirst("range: bytes=".count).split(separator: "-").compactMap {
-                    Int($0)
-                }
+                let spec = rangeLine.dropFirst("range: bytes=".count)
+                var bounds = spec.split(separator: "-").compactMap { Int($0) }
+                if route.openEndedRanges, spec.hasSuffix("-"), bounds.count == 1 { bounds.append(size - 1) }
                 if bounds.count == 2, bounds[0] <= bounds[1], bounds[1] < size {
                     range = bounds[0]..<(bounds[1] + 1)
                     status = "206 Partial Content"

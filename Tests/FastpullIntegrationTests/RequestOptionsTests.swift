@@ -56,12 +56,14 @@ struct RequestOptionsTests {
 
     // MARK: - Header fields
 
-    /// With ranges: the HEAD probe and the segment GETs; without: the HEAD, then the GET whose whole
-    /// body the stream download keeps.
+    /// Every request carries them: with ranges, from a server that parses only `bytes=a-b`, the
+    /// opening GET (`Range: bytes=0-`, answered with the whole file, so the probe starts over), the
+    /// HEAD probe and the segment GETs; without ranges, the one GET whose whole body the stream
+    /// download keeps.
     @Test(arguments: [true, false])
     func headersCredentialsAndUserAgentReachEveryRequest(ranges: Bool) async throws {
         let origin = try DigestResponder(routes: [
-            "/file": .init(body: Self.body, headers: [], ranges: ranges)
+            "/file": .init(body: Self.body, headers: [], ranges: ranges, openEndedRanges: false)
         ])
         defer { origin.stop() }
         var configuration = configuration(connections: 3)
@@ -75,9 +77,12 @@ struct RequestOptionsTests {
         try expectBody(report)
         let requests = origin.requests
         #expect(report.rangesSupported == ranges)
-        #expect(requests.count >= (ranges ? 3 : 2))
-        #expect(requests.first?.hasPrefix("HEAD /file HTTP/1.1\r\n") == true)
-        #expect(requests.contains { $0.hasPrefix("GET /file HTTP/1.1\r\n") })
+        #expect(requests.count >= (ranges ? 3 : 1))
+        #expect(
+            requests.first.map {
+                $0.hasPrefix("GET /file HTTP/1.1\r\n") && $0.contains("\r\nRange: bytes=0-\r\n")
+            } == true)
+        #expect(requests.contains { $0.hasPrefix("HEAD /file HTTP/1.1\r\n") } == ranges)
         for head in requests {
             #expect(Self.values("X-Build", in: head) == ["42"])
             #expect(Self.values("Accept", in: head) == ["application/octet-stream"])
@@ -123,7 +128,7 @@ struct RequestOptionsTests {
         #expect(Self.values("Authorization", in: first) == [Self.token])
         #expect(Self.values("Cookie", in: first) == [Self.cookie])
         #expect(Self.values("Proxy-Authorization", in: first) == ["Basic U0VDUkVULVBST1hZ"])
-        #expect(target.requests.count >= 2)
+        #expect(!target.requests.isEmpty)
         for head in target.requests {
             #expect(Self.values("Authorization", in: head).isEmpty, "\(head)")
             #expect(Self.values("Cookie", in: head).isEmpty, "\(head)")
@@ -143,7 +148,7 @@ struct RequestOptionsTests {
         let report = try await Fastpull.download(
             from: origin.url("/start"), to: output, configuration: configuration)
         try expectBody(report)
-        #expect(origin.requests.count >= 3)
+        #expect(origin.requests.count >= 2)
         #expect(origin.requests.contains { $0.hasPrefix("GET /file ") })
         for head in origin.requests {
             #expect(Self.values("Authorization", in: head) == [Self.token])
@@ -241,7 +246,7 @@ struct RequestOptionsTests {
         try expectBody(report)
 
         let absolute = "http://127.0.0.1:\(origin.port)/file"
-        #expect(proxy.requests.count >= 3)
+        #expect(!proxy.requests.isEmpty)
         for head in proxy.requests {
             #expect(
                 head.hasPrefix("HEAD \(absolute) HTTP/1.1\r\n")

@@ -28,6 +28,30 @@ struct SchedulerTests {
         }
     }
 
+    /// A server whose every answer takes a second to start (an object store's per-request cost, made
+    /// large) and then comes at loopback speed. Before: a HEAD, then one window after another, each
+    /// paying its second. Now the probe is the download's first GET, for all of the file; the other
+    /// connections' requests still wait for their answers when that answer reaches their pieces, so it
+    /// takes them over: the whole file comes in the probe's one answer.
+    @Test func onAServerWhoseRequestsCostASecondTheProbesAnswerCarriesTheFile() async throws {
+        let size = 16 << 20
+        var configuration = Configuration.quickRetries(connections: 4)
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, _) = try await run("/gen/\(size)?ttfb=1000", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let opened = records.filter { $0["event"] as? String == "window" && $0["how"] as? String == "opened" }
+        #expect(opened.count == 1)
+        #expect(opened.first?["conn"] as? Int == 0 && opened.first?["end"] as? Int == size)
+        let ends: Set = ["done", "cut", "stall", "retry"]
+        var bytesByConnection: [Int: Int] = [:]
+        for record in records where ends.contains(record["event"] as? String ?? "") {
+            bytesByConnection[record["conn"] as? Int ?? -1, default: 0] += record["bytes"] as? Int ?? 0
+        }
+        #expect(bytesByConnection[0] == size, "\(bytesByConnection)")
+        #expect(server.stats.requests >= 2, "the other connections asked too")
+    }
+
     @Test func aSlowConnectionsTailIsTakenOverByFastOnes() async throws {
         // Three connections; every third accepted one crawls at 100 kB/s, the others at 4 MB/s.
         let size = 6 << 20

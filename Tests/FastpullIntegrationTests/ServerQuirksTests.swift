@@ -30,7 +30,7 @@ struct ServerQuirksTests {
         let now = Date()
         let modified = HTTPDateText.format(now.addingTimeInterval(-2))
         let date = HTTPDateText.format(now)
-        let responder = try RangeResponder(body: body) { request, range in
+        let responder = try RangeResponder(body: body, bytesPerSecond: 4_000_000) { request, range in
             // No ETag, a Last-Modified two seconds old: Apache's If-Range rule.
             let common = "Last-Modified: \(modified)\r\nDate: \(date)\r\nAccept-Ranges: bytes\r\n"
             if request.contains("If-Range:") { return .whole(extraHeaders: common) }
@@ -56,8 +56,9 @@ struct ServerQuirksTests {
     }
 
     /// An empty object behind a presigned S3 URL: HEAD is refused (403, closing the connection, as S3
-    /// does), and `bytes=0-0` gets a 416 without Content-Range. Before: retried for 5 s, exit 4. Now: the
-    /// empty file, exit 0, from exactly two requests.
+    /// does), and a range gets a 416 without Content-Range. Before: retried for 5 s, exit 4. Now: the
+    /// empty file, exit 0, from exactly one request: the download's first GET (`Range: bytes=0-`) is
+    /// its probe, and its 416 settles it.
     @Test func anEmptyObjectWhoseRangeIsUnsatisfiableWithoutContentRange() async throws {
         let log = RequestLog()
         let responder = try RawResponder { request in
@@ -74,16 +75,37 @@ struct ServerQuirksTests {
         defer { responder.stop() }
         let target = "/bucket/empty?X-Amz-Signature=abc&X-Amz-Credential=key"
         let result = await FaultRun.download(responder.url(target), to: output, .quickRetries(1))
-        // HEAD, refused; one GET of byte 0, whose 416 settles it; nothing after. Checked whatever the
-        // result, so that a failed download still shows what it asked.
-        #expect(log.requestLines == ["HEAD \(target) HTTP/1.1", "GET \(target) HTTP/1.1"])
-        let requests = log.all
-        #expect(requests.first.map { !$0.contains("\r\nRange:") } == true)
-        #expect(requests.last.map { $0.contains("\r\nRange: bytes=0-0\r\n") } == true)
+        // Checked whatever the result, so that a failed download still shows what it asked.
+        #expect(log.requestLines == ["GET \(target) HTTP/1.1"])
+        #expect(log.all.first.map { $0.contains("\r\nRange: bytes=0-\r\n") } == true)
         let report = try result.get()
         #expect(report.size == 0)
         #expect(try Data(contentsOf: output).isEmpty)
         #expect(report.retries == 0)
+    }
+
+    /// The probe of a resumed download (or of a plan) asks HEAD; refused there, it asks the first
+    /// byte. The same empty object: HEAD refused, `bytes=0-0` answered 416 without Content-Range:
+    /// an empty file, from exactly those two requests.
+    @Test func aHEADProbeRefusedFallsBackToTheFirstByte() throws {
+        let log = RequestLog()
+        let responder = try RawResponder { request in
+            log.record(request)
+            if request.hasPrefix("HEAD") {
+                return .bytes(
+                    Array("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            return .bytes(
+                Array("HTTP/1.1 416 Requested Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n".utf8))
+        }
+        defer { responder.stop() }
+        let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
+        defer { pool.closeAll() }
+        let outcome = try Probe(pool: pool, maximumRedirects: 5).run(
+            responder.url("/empty"), slot: CancellationSlot())
+        #expect(outcome.remote.size == 0)
+        #expect(log.requestLines == ["HEAD /empty HTTP/1.1", "GET /empty HTTP/1.1"])
+        #expect(log.all.last.map { $0.contains("\r\nRange: bytes=0-0\r\n") } == true)
     }
 
     /// A server that keeps every connection alive by the protocol but drops it after each answer (as
@@ -107,26 +129,24 @@ struct ServerQuirksTests {
         }
     }
 
-    /// The probe's HEAD is refused (405) on a connection the server keeps open, and the probe's ranged
-    /// GET goes out on that same connection, which the server then drops. Before: every retry reused
-    /// the dead connection again (exit 3, no GET ever answered). Now the GET is sent once more on a new
-    /// connection, for free: the download succeeds with no retry allowed at all.
+    /// The probe's HEAD (a resumed download's, or a plan's) is refused (405) on a connection the
+    /// server keeps open, and the probe's ranged GET goes out on that same connection, which the server
+    /// then drops. Before: every retry reused the dead connection again (exit 3, no GET ever answered).
+    /// Now the GET is sent once more on a new connection, for free: the probe itself, which has no
+    /// retries of its own, succeeds.
     @Test(arguments: [RangeResponder.KeepAlive.closeOnSecondRequest, .resetOnSecondRequest])
-    func theProbesGETAfterARefusedHEADSurvivesADroppedConnection(keepAlive: RangeResponder.KeepAlive)
-        async throws
-    {
+    func theProbesGETAfterARefusedHEADSurvivesADroppedConnection(keepAlive: RangeResponder.KeepAlive) throws {
         let body = FixtureContent.bytes(count: 1 << 20, seed: 8)
         let responder = try RangeResponder(body: body, keepAlive: keepAlive) { request, range in
             if request.hasPrefix("HEAD") { return .status("405 Method Not Allowed") }
             return .partial(extraHeaders: "ETag: \"p\"\r\nAccept-Ranges: bytes\r\n")
         }
         defer { responder.stop() }
-        var configuration = Configuration.quickRetries(0, connections: 1)
-        configuration.minimumSegmentSize = 256 << 10
-        let report = try await FaultRun.download(responder.url("/probe"), to: output, configuration).get()
-        #expect(report.rangesSupported)
-        #expect(try Data(contentsOf: output) == Data(body))
-        #expect(report.retries == 0)
+        let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
+        defer { pool.closeAll() }
+        let outcome = try Probe(pool: pool, maximumRedirects: 5).run(
+            responder.url("/probe"), slot: CancellationSlot())
+        #expect(outcome.remote.size == Int64(body.count) && outcome.remote.acceptsRanges)
         // The probe's GET was sent on the HEAD's connection and dropped there: the stale path was taken.
         #expect(responder.droppedRequests >= 1)
     }
@@ -195,7 +215,8 @@ struct ServerQuirksTests {
     ) async throws -> RangeResponder {
         let seed: UInt64 = 6
         let body = FixtureContent.bytes(count: size, seed: seed)
-        let responder = try RangeResponder(body: body, keepAlive: keepAlive) { _, range in
+        let responder = try RangeResponder(body: body, keepAlive: keepAlive, bytesPerSecond: 16_000_000) {
+            _, range in
             let headers = "ETag: \"k\"\r\nAccept-Ranges: bytes\r\n"
             return range == nil ? .whole(extraHeaders: headers) : .partial(extraHeaders: headers)
         }
@@ -369,8 +390,15 @@ final class RangeResponder: Sendable {
     /// one a kept-alive connection the client reused after the server had given up on it.
     var droppedRequests: Int { dropped.load(ordering: .relaxed) }
 
+    /// `bytesPerSecond`: each connection's bodies go out at about this rate (nil: as fast as the
+    /// socket takes them). A download's first answer, its probe's, then lasts long enough for its other
+    /// connections to take their own ranges, as on any link slower than loopback.
+    ///
+    /// `largestAnswer`: no 206 carries more than this many bytes (a server that caps what it sends of
+    /// an open-ended range).
     init(
-        body: [UInt8], keepAlive: KeepAlive = .closeAfterEachAnswer,
+        body: [UInt8], keepAlive: KeepAlive = .closeAfterEachAnswer, bytesPerSecond: Int? = nil,
+        largestAnswer: Int? = nil,
         answer: @escaping @Sendable (_ request: String, _ range: ClosedRange<Int>?) -> Answer
     ) throws {
         let (fd, port) = try LoopbackListener.open(backlog: 64)
@@ -384,7 +412,9 @@ final class RangeResponder: Sendable {
                     break
                 }
                 Thread { [self] in
-                    serve(connection, body: body, keepAlive: keepAlive, answer: answer)
+                    serve(
+                        connection, body: body, keepAlive: keepAlive, bytesPerSecond: bytesPerSecond,
+                        largestAnswer: largestAnswer, answer: answer)
                     close(connection)
                 }.start()
             }
@@ -398,7 +428,7 @@ final class RangeResponder: Sendable {
     func stop() { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func serve(
-        _ fd: Int32, body: [UInt8], keepAlive: KeepAlive,
+        _ fd: Int32, body: [UInt8], keepAlive: KeepAlive, bytesPerSecond: Int?, largestAnswer: Int?,
         answer: @Sendable (String, ClosedRange<Int>?) -> Answer
     ) {
         var pending: [UInt8] = []
@@ -427,7 +457,10 @@ final class RangeResponder: Sendable {
                 head = "HTTP/1.1 200 OK\r\n\(extra)Content-Length: \(body.count)\r\n\r\n"
                 payload = body[...]
             case .partial(let extra):
-                let range = range ?? 0...(body.count - 1)
+                var range = range ?? 0...(body.count - 1)
+                if let largestAnswer, range.count > largestAnswer {
+                    range = range.lowerBound...(range.lowerBound + largestAnswer - 1)
+                }
                 ranged.add(1, ordering: .relaxed)
                 head =
                     "HTTP/1.1 206 Partial Content\r\n\(extra)Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(body.count)\r\n"
@@ -438,7 +471,8 @@ final class RangeResponder: Sendable {
                 payload = []
             }
             if request.hasPrefix("HEAD") { payload = [] }
-            guard Self.send(fd, Array(head.utf8) + payload) else { return }
+            guard Self.send(fd, Array(head.utf8)), Self.send(fd, payload, bytesPerSecond: bytesPerSecond)
+            else { return }
             if keepAlive == .closeAfterEachAnswer {
                 Glibc.shutdown(fd, Int32(SHUT_WR))
                 while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
@@ -458,11 +492,23 @@ final class RangeResponder: Sendable {
         return first...min(last, size - 1)
     }
 
-    private static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    /// Sends all of `bytes`, paced to `bytesPerSecond` in pieces of 16 KiB when a rate is given.
+    private static func send<Bytes: Collection<UInt8>>(
+        _ fd: Int32, _ bytes: Bytes, bytesPerSecond: Int? = nil
+    ) -> Bool {
+        let bytes = Array(bytes)
+        let piece = bytesPerSecond == nil ? max(bytes.count, 1) : 16 << 10
+        let started = Date()
         var sent = 0
         while sent < bytes.count {
+            if let bytesPerSecond {
+                let due = started.addingTimeInterval(Double(sent) / Double(bytesPerSecond))
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            }
+            let end = min(sent + piece, bytes.count)
             let count = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                Glibc.send(fd, $0.baseAddress! + sent, end - sent, Int32(MSG_NOSIGNAL))
             }
             if count <= 0 { return false }
             sent += count

@@ -203,6 +203,83 @@ struct SegmentTableTests {
         checkTiling(state, size: 4 * mebibyte)
     }
 
+    /// The probe's answer to `Range: bytes=0-` runs through the whole file: its connection, adopted on
+    /// the first piece, goes on into every piece nobody has started on.
+    @Test func theProbesAnswerRunsOnThroughUntouchedPieces() throws {
+        var state = table([mebibyte, mebibyte, mebibyte, mebibyte])
+        let adoption = state.adopt(0, end: 4 * mebibyte, requestCost: .milliseconds(100), now: at(0))
+        let adopted = try #require(adoption)
+        #expect(adopted.range == 0..<4 * mebibyte)
+        #expect(write(&state, 0, 3 * mebibyte + 5, at: 0.1) == 3 * mebibyte + 5)
+        #expect(write(&state, 0, mebibyte, at: 0.2) == mebibyte - 5)
+        #expect(state.isComplete)
+        checkTiling(state, size: 4 * mebibyte)
+        // Once the first piece is someone's, it is not adopted again.
+        var other = table([mebibyte, mebibyte])
+        _ = other.nextWindow(for: 1, now: at(0))
+        let again = other.adopt(0, end: 2 * mebibyte, requestCost: .zero, now: at(0))
+        #expect(again == nil)
+    }
+
+    /// The answer reaches the end of its piece exactly (the piece is complete) and goes on into the
+    /// next: the contiguous prefix stays at the last byte written, and it moves with every commit.
+    @Test func thePrefixStaysInAPieceThatGrowsAfterItWasComplete() throws {
+        var state = table([mebibyte, mebibyte, mebibyte])
+        let adopted = state.adopt(0, end: 3 * mebibyte, requestCost: .zero, now: at(0))
+        #expect(adopted != nil)
+        #expect(write(&state, 0, mebibyte, at: 0.1) == mebibyte)
+        #expect(state.frontier == mebibyte)
+        let allowed = state.claim(0, count: mebibyte / 2)
+        #expect(allowed == mebibyte / 2)
+        #expect(state.frontier == mebibyte)
+        let moved = state.commit(0, count: allowed, now: at(0.2))
+        #expect(moved)
+        #expect(state.frontier == mebibyte + mebibyte / 2)
+        #expect(!state.isComplete)
+        #expect(write(&state, 0, 2 * mebibyte, at: 0.3) == mebibyte + mebibyte / 2)
+        #expect(state.isComplete && state.frontier == 3 * mebibyte)
+    }
+
+    /// A connection still waiting for its answer loses its piece to the probe's answer arriving there
+    /// (a server answering one request at a time keeps it waiting behind that very answer): it may
+    /// claim nothing when its answer comes. One that has its answer keeps its piece, and the probe's
+    /// answer stops at it.
+    @Test func theProbesAnswerTakesOverPiecesWhoseOwnersStillWait() throws {
+        var state = table([mebibyte, mebibyte, mebibyte, mebibyte])
+        let adopted = state.adopt(0, end: 4 * mebibyte, requestCost: .milliseconds(100), now: at(0))
+        #expect(adopted != nil)
+        let waiting = state.nextWindow(for: 1, now: at(0))
+        #expect(waiting?.0.range.lowerBound == mebibyte)
+        let answered = state.nextWindow(for: 2, now: at(0))
+        #expect(answered?.0.range.lowerBound == 2 * mebibyte)
+        state.recordFirstByte(2, after: .milliseconds(100))
+        // Worker 0 reads on through piece 1 (worker 1 still waits) and stops where worker 2's is.
+        #expect(write(&state, 0, 3 * mebibyte, at: 0.1) == 2 * mebibyte)
+        #expect(state.claim(1, count: 1000) == 0)
+        #expect(state.piece(of: 1) == nil)
+        #expect(write(&state, 2, mebibyte, at: 0.2) == mebibyte)
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
+    /// An owner whose speed is not measured yet is not cut: the probe's answer to the whole file may
+    /// well be done before another connection could start. Measured and far too slow, it is cut.
+    @Test func anUnmeasuredOpeningAnswerIsNotCut() throws {
+        var state = table([16 * mebibyte])
+        let adopted = state.adopt(0, end: 16 * mebibyte, requestCost: .milliseconds(100), now: at(0))
+        #expect(adopted != nil)
+        #expect(state.nextWindow(for: 1, now: at(0)) == nil)
+        write(&state, 0, 100_000, at: 0.3)  // about 0.33 MB/s: 50 s for the rest
+        let assigned = state.nextWindow(for: 1, now: at(0.3))
+        let (window, how) = try #require(assigned)
+        guard case .stolen(from: 0, let offset) = how else {
+            Issue.record("expected a steal from worker 0, got \(how)")
+            return
+        }
+        #expect(window.range.lowerBound == offset && offset > 100_000 && offset < 16 * mebibyte)
+        #expect(write(&state, 0, 16 * mebibyte, at: 0.4) == offset - 100_000)
+        checkTiling(state, size: 16 * mebibyte)
+    }
+
     @Test func noStealBelowTheMinimumSplit() {
         var state = table([mebibyte + 10, mebibyte])
         _ = state.nextWindow(for: 0, now: at(0))

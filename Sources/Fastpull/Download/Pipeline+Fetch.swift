@@ -24,8 +24,11 @@ extension Pipeline {
         plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
         policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
-        trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil, mirrors: Int? = nil
+        trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil, mirrors: Int? = nil,
+        opening: OpeningAnswer? = nil
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
+        // The probe's answer goes to worker 0, which owns the first piece before any other starts.
+        if let opening { opening.assign(scheduler.adopt(0, end: opening.end, requestCost: requestCost)) }
         let host = Origin(remote.finalURL)?.host ?? ""
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
         let download = download
@@ -67,7 +70,8 @@ extension Pipeline {
             SegmentFetcher(
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
                 scheduler: scheduler, counters: counters, retries: configuration.retries, policy: policy,
-                slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map)
+                slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map,
+                opening: worker == 0 ? opening : nil)
         }
         // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, so
         // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
@@ -75,14 +79,15 @@ extension Pipeline {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
                 loop: FetchLoop(controller: controller), host: host, perHost: perHost, trace: trace,
-                sources: sources, makeFetcher: makeFetcher)
+                sources: sources, opening: opening, makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
         hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
         executors: ExecutorSet, loop: FetchLoop, host: String, perHost: Int, trace: TraceRecorder?,
-        sources: SourceSet?, makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
+        sources: SourceSet?, opening: OpeningAnswer?,
+        makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let download = download
         let counters = counters
@@ -107,6 +112,7 @@ extension Pipeline {
                 var slots: [Int: CancellationSlot] = [:]
                 var digest: [UInt8]?
                 var stagger = 0
+                var evictedIdle = false
 
                 /// What the loop needs to know now.
                 func situation(stalled: [Int] = []) -> FetchLoop.Situation {
@@ -128,6 +134,10 @@ extension Pipeline {
                         case .spawn(let worker):
                             guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else {
                                 loop.couldNotStart(worker)
+                                if worker == 0, let opening {
+                                    opening.discard()
+                                    scheduler.leave(0)
+                                }
                                 continue
                             }
                             let slot = CancellationSlot()
@@ -159,7 +169,7 @@ extension Pipeline {
                     counters.targetConnections.store(loop.controller.target, ordering: .relaxed)
                 }
 
-                try perform(loop.start(situation()))
+                try perform(loop.start(situation(), opening: opening != nil))
                 do {
                     for try await result in group {
                         switch result {
@@ -187,8 +197,14 @@ extension Pipeline {
                                 }
                             }
                         }
-                        // Everything is fetched and hashed: the checkpointer can stop.
+                        // Everything is fetched and hashed: the checkpointer can stop, and a
+                        // connection still waiting for an answer (whose bytes another connection's
+                        // answer brought) stops waiting.
                         if digest != nil && slots.isEmpty { group.cancelAll() }
+                        if digest != nil, !evictedIdle {
+                            evictedIdle = true
+                            for slot in slots.values { slot.evict() }
+                        }
                     }
                 } catch {
                     scheduler.stop()

@@ -4,9 +4,12 @@ extension Pipeline {
     /// Probes the remote file and announces the plan's first facts; returns the probe's outcome and
     /// the path's round trip. A connection's setup is about one round trip (a few with TLS); the whole
     /// probe, which also waits for the server's first byte, is the fallback.
-    func probeAndAnnounce(pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor) async throws
-        -> (Probe.Outcome, Duration)
-    {
+    ///
+    /// `opensWithGet`: probe with the download's first GET (``Probe/opensWithGet``), unless only a
+    /// plan is wanted.
+    func probeAndAnnounce(
+        pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor, opensWithGet: Bool = false
+    ) async throws -> (Probe.Outcome, Duration) {
         let outcome: Probe.Outcome
         let roundTrip: Duration
         if let probed = download.takeProbed() {
@@ -15,7 +18,9 @@ extension Pipeline {
             roundTrip = probed.roundTrip
         } else {
             let probeStarted = ContinuousClock.now
-            outcome = try await probe(pool: pool, policy: policy, executor: executor)
+            outcome = try await probe(
+                pool: pool, policy: policy, executor: executor,
+                opensWithGet: opensWithGet && !download.planOnly)
             roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
         }
         try announce(outcome, roundTrip: roundTrip)
@@ -26,11 +31,11 @@ extension Pipeline {
     /// Probes with retries for transient failures, on a connection thread.
     func probe(
         pool: ConnectionPool, policy: RetryPolicy, executor: ThreadExecutor, url: URL? = nil,
-        retries: Int? = nil
+        retries: Int? = nil, opensWithGet: Bool = false
     ) async throws -> Probe.Outcome {
         let probe = Probe(
             pool: pool, maximumRedirects: configuration.maximumRedirects,
-            allowInsecureRedirects: configuration.allowInsecureRedirects)
+            allowInsecureRedirects: configuration.allowInsecureRedirects, opensWithGet: opensWithGet)
         let url = url ?? download.url
         let retries = retries ?? configuration.retries
         let counters = counters

@@ -162,8 +162,11 @@ struct Pipeline {
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
         let (outcome, roundTrip) = try await probeAndAnnounce(
-            pool: pool, policy: policy, executor: executors[0])
+            pool: pool, policy: policy, executor: executors[0], opensWithGet: opensWithGet)
         let remote = outcome.remote
+        // The probe's 206, unread: the first connection's answer.
+        let opening = outcome.pendingBody.flatMap { OpeningAnswer(connection: $0.connection, head: $0.head) }
+        defer { opening?.discard() }
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             if store.exists {
@@ -174,7 +177,7 @@ struct Pipeline {
             return try await stream(
                 outcome: outcome, pool: pool, policy: policy, executors: executors, started: started)
         }
-        outcome.pendingBody?.connection.close()
+        if opening == nil { outcome.pendingBody?.connection.close() }
         let expectations = try expectations(for: remote)
         if let expected = configuration.expectedSize, expected != size {
             throw FastpullError(
@@ -218,8 +221,8 @@ struct Pipeline {
                     plan: plan, remote: remote, destination: start.file, scheduler: scheduler,
                     checkpointer: checkpointer, hash: { try fetchHasher.run() }, pool: pool, policy: policy,
                     executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost,
-                    trace: trace,
-                    sources: sources, map: map, mirrors: sourcing?.mirrors.count)
+                    trace: trace, sources: sources, map: map, mirrors: sourcing?.mirrors.count,
+                    opening: sources == nil ? opening : nil)
             }
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges
@@ -275,6 +278,17 @@ struct Pipeline {
             rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
             transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds,
             sources: sourceUses(sources))
+    }
+
+    /// Whether this attempt probes with its first GET (``Probe/opensWithGet``): a download from
+    /// nothing, from one source, whose checks need nothing the probe must tell first. Not one that
+    /// resumes (its bytes start elsewhere), one with mirrors or piece hashes (the bytes are spread over
+    /// sources from the start), one matched in a checksum file by the name the probe finds, or one with
+    /// a malformed checksum (that fails before any request).
+    private var opensWithGet: Bool {
+        !store.exists && configuration.mirrors.isEmpty && configuration.pieceHashes == nil
+            && configuration.checksumFiles.isEmpty
+            && configuration.knownChecksums.allSatisfy { $0.checksum.expectedBytes != nil }
     }
 
     /// How the scheduler of this download decides, for a link whose round trip is about `roundTrip`.

@@ -31,6 +31,8 @@ struct SegmentFetcher: Sendable {
     /// from which.
     var sources: SourceSet? = nil
     var sourceMap: SourceMap? = nil
+    /// The probe's answer for the file's first bytes, unread, when this connection takes it over.
+    var opening: OpeningAnswer? = nil
 
     func run() async throws -> Outcome {
         defer {
@@ -50,17 +52,28 @@ struct SegmentFetcher: Sendable {
                 }
                 let window: SegmentTable.Window
                 let assignment: SegmentTable.Assignment
-                switch scheduler.nextWork(for: worker) {
-                case .done:
-                    trace?.record("close", connection: worker, ["reason": "finished"])
-                    return .finished
-                case .wait(let horizon):
-                    // The output takes bytes in order and holds no more ahead: wait for it.
-                    scheduler.waitForHorizon(beyond: horizon)
-                    continue
-                case .window(let next, let how):
-                    window = next
-                    assignment = how
+                // The probe's answer first, when this connection took it over.
+                let answered = opening?.take()
+                if let answered {
+                    guard let adopted = answered.window else {
+                        answered.connection.close()
+                        continue
+                    }
+                    window = adopted
+                    assignment = .opened
+                } else {
+                    switch scheduler.nextWork(for: worker) {
+                    case .done:
+                        trace?.record("close", connection: worker, ["reason": "finished"])
+                        return .finished
+                    case .wait(let horizon):
+                        // The output takes bytes in order and holds no more ahead: wait for it.
+                        scheduler.waitForHorizon(beyond: horizon)
+                        continue
+                    case .window(let next, let how):
+                        window = next
+                        assignment = how
+                    }
                 }
                 scheduler.waitForHasher()
                 let bound = sources?.bind(worker)
@@ -81,7 +94,9 @@ struct SegmentFetcher: Sendable {
                     }
                 }
                 do {
-                    let drained = try fetch(window, from: source, pipe: pipe, written: &written)
+                    let drained = try fetch(
+                        window, from: source, pipe: pipe, written: &written,
+                        answered: answered.map { ($0.connection, $0.head) })
                     complete = true
                     trace?.record(
                         drained ? "cut" : "done", connection: worker,
@@ -203,7 +218,7 @@ struct SegmentFetcher: Sendable {
             if case .hedged = assignment { hedged = true }
             let end = scheduler.snapshot().first { $0.start == window.piece }?.end ?? range.upperBound
             emit(.steal(from: victim, to: worker, offset: at, end: end, hedged: hedged))
-        case .continued, .waiting:
+        case .continued, .waiting, .opened:
             break
         }
     }
@@ -236,21 +251,37 @@ struct SegmentFetcher: Sendable {
     /// When a steal cuts the window short with little of the answer left (at most ``drainLimit``), the
     /// rest is read and dropped, so the connection stays open for the next request; returns true then.
     /// With more left the connection closes (``Cut``).
+    ///
+    /// `answered`: the answer is here already (the probe's), and no request is sent.
     private func fetch(
-        _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64
+        _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64,
+        answered: (HTTPConnection, ResponseHead)? = nil
     ) throws -> Bool {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
+            answered?.0.close()
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
         }
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
-        let request = pool.request(
-            "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
-        let sent = ContinuousClock.now
-        let (connection, head) = try pool.exchange(request, to: origin, slot: slot)
-        // What the request cost: the wait for its answer, less a new connection's setup.
-        let setup = connection.requestCount == 1 ? connection.setupTime : .zero
-        scheduler.recordFirstByte(worker, after: max(.zero, ContinuousClock.now - sent - setup))
+        let connection: HTTPConnection
+        let head: ResponseHead
+        if let answered {
+            (connection, head) = answered
+            do {
+                try slot.attach(connection)
+            } catch {
+                connection.close()
+                throw error
+            }
+        } else {
+            let request = pool.request(
+                "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
+            let sent = ContinuousClock.now
+            (connection, head) = try pool.exchange(request, to: origin, slot: slot)
+            // What the request cost: the wait for its answer, less a new connection's setup.
+            let setup = connection.requestCount == 1 ? connection.setupTime : .zero
+            scheduler.recordFirstByte(worker, after: max(.zero, ContinuousClock.now - sent - setup))
+        }
         counters.activeConnections.add(1, ordering: .relaxed)
         // Set when the connection, with an answer not yet read, goes up to the pipeline instead.
         var handedOver = false
@@ -397,6 +428,7 @@ extension SegmentTable.Assignment {
         case .waiting: return "next"
         case .stolen: return "stolen"
         case .hedged: return "hedged"
+        case .opened: return "opened"
         }
     }
 }

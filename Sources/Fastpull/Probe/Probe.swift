@@ -3,6 +3,12 @@ import Foundation
 /// Finds out what the remote file is: `HEAD` (following redirects, pinning the final URL), and a
 /// `GET Range: bytes=0-0` when HEAD is refused, gives no length, or does not promise ranges.
 ///
+/// A download that starts from nothing probes with its first GET instead (``opensWithGet``):
+/// `Range: bytes=0-`, whose 206 tells the size and validators and is already the file's first bytes
+/// (the whole of a small file, and on an object store, whose every request costs a tenth of a second,
+/// a stream the other connections cut as they take its end). That answer, unread, goes to the first
+/// connection.
+///
 /// Blocking: run it on a connection thread.
 struct Probe {
     /// The probe's result; a `GET` that came back 200 (no ranges) keeps its unread body here so the
@@ -19,11 +25,14 @@ struct Probe {
     let maximumRedirects: Int
     /// Follow a redirect from https to http (refused otherwise).
     var allowInsecureRedirects = false
+    /// Probe with `GET Range: bytes=0-` and keep a 206's body unread in ``Outcome/pendingBody``.
+    var opensWithGet = false
 
     func run(_ url: URL, slot: CancellationSlot) throws -> Outcome {
+        var opensWithGet = opensWithGet
         var current = url
         var redirects = 0
-        var method = "HEAD"
+        var method = opensWithGet ? "GET" : "HEAD"
         var digests = DigestLog()
         // What a successful HEAD said, for a GET that follows it: a body without a length (closed by
         // the server) still has to be as long as HEAD announced.
@@ -32,10 +41,13 @@ struct Probe {
             guard let origin = Origin(current) else {
                 throw TransferError.badRedirect(status: 0, location: current.absoluteString)
             }
-            let range: ClosedRange<Int64>? = method == "GET" ? 0...0 : nil
+            // The first GET of a download from nothing asks for all of it; after a HEAD, one byte.
+            let opening = opensWithGet && announced == nil
+            let range: ClosedRange<Int64>? = method == "GET" && !opening ? 0...0 : nil
             let request = pool.request(
                 method, current, origin: origin, range: range,
-                extraHeaders: ServerDigests.probeRequestHeaders(for: current))
+                extraHeaders: (opening ? [("Range", "bytes=0-")] : [])
+                    + ServerDigests.probeRequestHeaders(for: current))
             // Loading the CA store (the first https connection's TLS context) is no part of what a
             // request costs: it happens once.
             if origin.secure { _ = try pool.tlsContext() }
@@ -47,7 +59,7 @@ struct Probe {
                 .zero,
                 ContinuousClock.now - sent - (connection.requestCount == 1 ? connection.setupTime : .zero))
 
-            digests.record(head, method: method, url: current)
+            digests.record(head, method: method, url: current, wholeRange: opening)
             if Redirect.isRedirect(head.status) {
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
@@ -91,6 +103,16 @@ struct Probe {
             }
 
             switch head.status {
+            case _ where opening && !Self.isClean(opening: head):
+                // An answer the opening GET cannot use as it is (see ``isClean(opening:)``): the probe
+                // starts over as a HEAD, whose answer, with a one-byte GET's, settles it as before.
+                connection.close()
+                method = "HEAD"
+                opensWithGet = false
+                digests = DigestLog()
+                continue
+            case 206 where opening:
+                return opened(head, on: connection, url: url, current: current, digests: digests, cost: cost)
             case 206:
                 let contentRange = head.headers["Content-Range"].flatMap(ContentRange.parse)
                 guard let contentRange, contentRange.first == 0, contentRange.last == 0 else {
@@ -138,6 +160,44 @@ struct Probe {
         }
     }
 
+    /// Whether the answer to an opening `GET Range: bytes=0-` is one the download can take as it is:
+    /// a 206 from byte 0 of a file of known size, as long as its Content-Length says, framed as one
+    /// range (a server may send less than asked for: some cap an open-ended range); a 200 with a
+    /// length from a server that does not offer ranges (the whole file, streamed); or any answer
+    /// that is no success (a redirect, a 416, an error status: handled as any probe's). Not: a 200
+    /// from a server that says it offers ranges (some parse only ranges with both ends), or without
+    /// a length (only HEAD could say how long it must be), and any other 206.
+    static func isClean(opening head: ResponseHead) -> Bool {
+        switch head.status {
+        case 206:
+            guard let range = head.headers["Content-Range"].flatMap(ContentRange.parse), range.first == 0,
+                let last = range.last, let size = range.completeLength, last < size
+            else { return false }
+            return head.contentLength.map { $0 == last + 1 } ?? true && !head.isMultipartByteranges
+        case 200..<300:
+            let ranges = head.headers["Accept-Ranges"]?.lowercased().contains("bytes") == true
+            return head.contentLength != nil && !ranges
+        default:
+            return true
+        }
+    }
+
+    /// The 206 of an opening `GET Range: bytes=0-` (``isClean(opening:)``): its body stays unread for
+    /// the first connection; bytes past its end (when the server sent less) are asked for later.
+    private func opened(
+        _ head: ResponseHead, on connection: HTTPConnection, url: URL, current: URL, digests: DigestLog,
+        cost: Duration
+    ) -> Outcome {
+        let size = head.headers["Content-Range"].flatMap(ContentRange.parse)?.completeLength
+        let (etag, lastModified) = RemoteFile.validators(of: head)
+        let remote = RemoteFile(
+            url: url, finalURL: current, size: size, acceptsRanges: true, etag: etag,
+            lastModified: lastModified)
+        return Outcome(
+            remote: digests.applied(to: remote, head: head), pendingBody: (connection, head),
+            requestCost: cost)
+    }
+
     /// HEAD statuses that send the probe on to a ranged GET instead of failing it.
     static let headRefusals: Set<Int> = [400, 403, 404, 405, 501]
 
@@ -163,7 +223,9 @@ struct Probe {
         /// `Content-Digest` and `Content-MD5` of a 206 (they cover the range just sent), and `ETag`s
         /// that are not a SHA-256 (an ETag is a validator first; nginx's `"mtime-size"` looks like a
         /// multipart one).
-        mutating func record(_ head: ResponseHead, method: String, url: URL) {
+        /// `wholeRange`: a 206 to `Range: bytes=0-`, which covers the whole file when its
+        /// Content-Range says so.
+        mutating func record(_ head: ResponseHead, method: String, url: URL, wholeRange: Bool = false) {
             contentDisposition = head.headers["Content-Disposition"]
             contentType = head.headers["Content-Type"]
             let links = LinkHeader(values: head.headers.values(for: "Link"))
@@ -171,7 +233,7 @@ struct Probe {
                 duplicates.append(duplicate)
             }
             metalink = links.metalink(base: url) ?? metalink
-            let full = method == "HEAD" || head.status != 206
+            let full = method == "HEAD" || head.status != 206 || (wholeRange && Self.coversAll(head))
             let found = ServerDigests.expectations(from: head, isFullRepresentation: full)
             for expectation in found.trusted where !trusted.contains(expectation) {
                 trusted.append(expectation)
@@ -187,6 +249,14 @@ struct Probe {
                 let ignoredDigest = RemoteFile.IgnoredDigest(header: entry.header, reason: entry.reason)
                 if !ignored.contains(ignoredDigest) { ignored.append(ignoredDigest) }
             }
+        }
+
+        /// Whether a 206's Content-Range is the whole file.
+        private static func coversAll(_ head: ResponseHead) -> Bool {
+            guard let range = head.headers["Content-Range"].flatMap(ContentRange.parse),
+                let total = range.completeLength
+            else { return false }
+            return range.first == 0 && range.last == total - 1
         }
 
         /// `remote` with these digests, and whether its Last-Modified is strong by `head`'s `Date`.

@@ -79,9 +79,19 @@ struct FetchLoop: Sendable {
     var active: Int { workers.values.count { $0 == .running } }
 
     /// Starts the first connections.
-    mutating func start(_ situation: Situation) -> [Action] {
+    ///
+    /// `opening`: worker 0 holds the probe's answer and starts first, whether or not there is other
+    /// work.
+    mutating func start(_ situation: Situation, opening: Bool = false) -> [Action] {
         _ = controller.observe(situation.sample)
-        return spawn(upTo: controller.target, situation)
+        guard opening, nextWorker == 0 else { return spawn(upTo: controller.target, situation) }
+        workers[0] = .running
+        nextWorker = 1
+        var rest = situation
+        rest.hostSlots = max(situation.hostSlots - 1, 0)
+        let spawned = spawn(upTo: controller.target, rest)
+        peak = max(peak, active)
+        return [.spawn(0)] + (spawned.isEmpty ? [.connections(active)] : spawned)
     }
 
     /// Time passed: evicts stalled connections, asks the controller, and adds or retires connections.

@@ -47,6 +47,12 @@ final class Scheduler: Sendable {
         }
     }
 
+    /// `worker` holds the probe's answer for bytes up to `end` (``SegmentTable/adopt(_:end:requestCost:now:)``).
+    func adopt(_ worker: Worker, end: Int64, requestCost: Duration) -> SegmentTable.Window? {
+        let now = clock.now
+        return table.withLock { $0.adopt(worker, end: end, requestCost: requestCost, now: now) }
+    }
+
     func nextWindow(for worker: Worker) -> (SegmentTable.Window, SegmentTable.Assignment)? {
         let now = clock.now
         return table.withLock { $0.nextWindow(for: worker, now: now) }

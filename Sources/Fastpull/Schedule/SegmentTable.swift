@@ -148,6 +148,8 @@ struct SegmentTable: Sendable, Equatable {
         case waiting
         case stolen(from: Worker, at: Int64)
         case hedged(from: Worker, at: Int64)
+        /// The probe's answer, already on its way (``adopt(_:end:requestCost:now:)``).
+        case opened
     }
 
     /// How it decides; the download adjusts the connection-dependent ones as its count changes.
@@ -308,9 +310,54 @@ struct SegmentTable: Sendable, Equatable {
         guard let start = connections[worker]?.piece, let index = index(of: start),
             pieces[index].owner == worker
         else { return 0 }
-        let allowed = min(count, pieces[index].unclaimed)
+        var allowed = min(count, pieces[index].unclaimed)
+        while allowed < count, continueInto(after: index, for: worker) {
+            allowed = min(count, pieces[index].unclaimed)
+        }
         pieces[index].claimed += allowed
         return allowed
+    }
+
+    /// A connection that already holds an answer for bytes `0..<end` (the probe's opening GET) takes
+    /// the first piece, with its window reaching to `end`: it goes on into the pieces after it while
+    /// nobody has started on them (see ``claim(_:count:)``). Nil when the first piece is taken or has
+    /// bytes already.
+    mutating func adopt(
+        _ worker: Worker, end: Int64, requestCost: Duration, now: ContinuousClock.Instant
+    ) -> Window? {
+        guard let first = pieces.first, first.owner == nil, first.claimed == first.start,
+            first.segment.written == 0, end > first.start
+        else { return nil }
+        join(worker, now: now)
+        take(0, for: worker, now: now)
+        pieces[0].windowEnd = end
+        connections[worker]?.requestCost = requestCost.seconds
+        return Window(piece: first.start, range: first.start..<end)
+    }
+
+    /// The owner of piece `index` reads an answer that runs on past the piece's end (its window
+    /// reaches further): the next piece joins its piece when nobody has started on it, that is when it
+    /// has no owner, or one whose request still waits for its answer. That owner's piece is gone, and
+    /// it stops as soon as its answer comes: the bytes it waits for are arriving here now (a server
+    /// that answers one request at a time keeps it waiting behind this very answer). Returns whether
+    /// the piece grew.
+    private mutating func continueInto(after index: Int, for worker: Worker) -> Bool {
+        let piece = pieces[index]
+        guard piece.windowEnd > piece.end, index + 1 < pieces.count else { return false }
+        let next = pieces[index + 1]
+        guard next.segment.written == 0, next.claimed == next.start, withinHorizon(next.start) else {
+            return false
+        }
+        if let owner = next.owner {
+            guard owner != worker, connections[owner]?.awaitingAnswer == true else { return false }
+        }
+        if next.end > piece.windowEnd { _ = split(index + 1, at: piece.windowEnd) }
+        if let owner = pieces[index + 1].owner { connections[owner]?.piece = nil }
+        pieces[index].segment.end = pieces[index + 1].end
+        pieces.remove(at: index + 1)
+        // A piece that was complete has bytes to come again: the prefix ends in it.
+        firstIncomplete = min(firstIncomplete, index)
+        return true
     }
 
     /// Records `count` claimed bytes as written. Returns true when the frontier moved.
@@ -470,8 +517,11 @@ struct SegmentTable: Sendable, Equatable {
             guard let owner = piece.owner, piece.unclaimed > 0 else { continue }
             let middle = piece.claimed + (piece.unclaimed + 1) / 2
             var at = max(middle, piece.windowEnd)
-            if at > middle, let rate = connections[owner].map(\.steadyRate) {
-                let seconds = Double(piece.windowEnd - piece.claimed) / max(rate, 1)
+            // An owner not measured yet is not cut: a window runs past its middle only when it is
+            // the probe's answer to the whole file, which may well be done before any other could
+            // start (an object store's one answer at a time).
+            if at > middle, let rate = connections[owner].map(\.steadyRate), rate > 0 {
+                let seconds = Double(min(piece.windowEnd, piece.end) - piece.claimed) / rate
                 if (seconds > cutAfter && isFarSlower(owner)) || seconds > 5 * cutAfter { at = middle }
             }
             let upper = piece.end - at
