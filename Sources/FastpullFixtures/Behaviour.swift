@@ -66,6 +66,9 @@ struct Behaviour: Sendable, Equatable {
     /// `multipart=1`: a 206 is framed as `multipart/byteranges` (one part), with a matching
     /// `Content-Range` on the response as well, and no length: it ends when the connection closes.
     var multipart = false
+    /// `largest-answer=N`: no 206 to an open-ended range (`bytes=a-`) carries more than N bytes (a
+    /// server, or a CDN, that caps what it sends of one; the client asks for the rest).
+    var largestAnswer: Int64?
 
     init() {}
 
@@ -129,6 +132,7 @@ struct Behaviour: Sendable, Equatable {
             ignoresIfRange = value == "ignore"
         case "alternate": alternates = try flag(name, value)
         case "multipart": multipart = try flag(name, value)
+        case "largest-answer": largestAnswer = Int64(try integer(name, value, in: 1...Int.max))
         case "link", "content-type", "disposition":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

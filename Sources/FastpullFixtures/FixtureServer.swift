@@ -22,7 +22,7 @@ import Foundation
 /// `stall-after=N[&stalls=K]`, `no-ranges=1`, `chunked=1`, `bad-range=1`,
 /// `status=CODE[&statuses=K][&status-ranged=1][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
-/// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`),
+/// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
 /// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.
 public final class FixtureServer: Sendable {

@@ -154,9 +154,15 @@ struct Router {
             body = 0..<size
         case .partial(let requested):
             status = 206
-            body =
+            var sent: Range<Int64> =
                 behaviour.badRange
                 ? Self.shifted(requested, size: size) : requested.lowerBound..<(requested.upperBound + 1)
+            if let largest = behaviour.largestAnswer, Int64(sent.count) > largest,
+                request.header("Range")?.hasSuffix("-") == true
+            {
+                sent = sent.lowerBound..<(sent.lowerBound + largest)
+            }
+            body = sent
             headers.append(("Content-Range", "bytes \(body.lowerBound)-\(body.upperBound - 1)/\(size)"))
         }
         var framing: (prefix: [UInt8], suffix: [UInt8])?

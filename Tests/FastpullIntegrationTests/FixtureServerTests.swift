@@ -365,6 +365,21 @@ struct FixtureServerTests {
         #expect(server.stats.requests == 7)
     }
 
+    /// `largest-answer=N`: the 206 to an open-ended range has at most N bytes, from the range's start,
+    /// its Content-Range saying so; a range with both ends, and a 200, are whole.
+    @Test func largestAnswerCapsARange() throws {
+        let server = try FixtureServer()
+        let content = FixtureContent.bytes(count: 1000, seed: 1)
+        let open = try Curl.run(server.url("/gen/1000?largest-answer=10"), "-r", "5-")
+        #expect(open.status == 206)
+        #expect(open.header("Content-Range") == "bytes 5-14/1000")
+        #expect(open.body == Data(content[5...14]))
+        let closed = try Curl.run(server.url("/gen/1000?largest-answer=10"), "-r", "5-99")
+        #expect(closed.body == Data(content[5...99]))
+        let whole = try Curl.run(server.url("/gen/1000?largest-answer=10"))
+        #expect(whole.body == Data(content))
+    }
+
     @Test func corruptFlipsOneByteInBodiesThatIncludeIt() throws {
         let server = try FixtureServer()
         var expected = FixtureContent.bytes(count: 1000, seed: 1)

@@ -294,7 +294,7 @@ struct RequestOptionsTests {
             #expect(!head.contains("SECRET"))
             #expect(Self.values("Authorization", in: head).isEmpty)
         }
-        #expect(origin.stats.requests > 1)
+        #expect(origin.stats.requests >= proxy.connections)
     }
 
     @Test func aProxyThatWantsCredentialsFailsWithItsStatus() async throws {

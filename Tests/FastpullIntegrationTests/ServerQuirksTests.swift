@@ -30,7 +30,7 @@ struct ServerQuirksTests {
         let now = Date()
         let modified = HTTPDateText.format(now.addingTimeInterval(-2))
         let date = HTTPDateText.format(now)
-        let responder = try RangeResponder(body: body, bytesPerSecond: 4_000_000) { request, range in
+        let responder = try RangeResponder(body: body, largestAnswer: 512 << 10) { request, range in
             // No ETag, a Last-Modified two seconds old: Apache's If-Range rule.
             let common = "Last-Modified: \(modified)\r\nDate: \(date)\r\nAccept-Ranges: bytes\r\n"
             if request.contains("If-Range:") { return .whole(extraHeaders: common) }
@@ -215,8 +215,9 @@ struct ServerQuirksTests {
     ) async throws -> RangeResponder {
         let seed: UInt64 = 6
         let body = FixtureContent.bytes(count: size, seed: seed)
-        let responder = try RangeResponder(body: body, keepAlive: keepAlive, bytesPerSecond: 16_000_000) {
-            _, range in
+        let responder = try RangeResponder(
+            body: body, keepAlive: keepAlive, largestAnswer: Int(minimumSegmentSize)
+        ) { _, range in
             let headers = "ETag: \"k\"\r\nAccept-Ranges: bytes\r\n"
             return range == nil ? .whole(extraHeaders: headers) : .partial(extraHeaders: headers)
         }
@@ -390,15 +391,10 @@ final class RangeResponder: Sendable {
     /// one a kept-alive connection the client reused after the server had given up on it.
     var droppedRequests: Int { dropped.load(ordering: .relaxed) }
 
-    /// `bytesPerSecond`: each connection's bodies go out at about this rate (nil: as fast as the
-    /// socket takes them). A download's first answer, its probe's, then lasts long enough for its other
-    /// connections to take their own ranges, as on any link slower than loopback.
-    ///
-    /// `largestAnswer`: no 206 carries more than this many bytes (a server that caps what it sends of
-    /// an open-ended range).
+    /// `largestAnswer`: no 206 to an open-ended range (`bytes=a-`) carries more than this many bytes
+    /// (a server that caps what it sends of one).
     init(
-        body: [UInt8], keepAlive: KeepAlive = .closeAfterEachAnswer, bytesPerSecond: Int? = nil,
-        largestAnswer: Int? = nil,
+        body: [UInt8], keepAlive: KeepAlive = .closeAfterEachAnswer, largestAnswer: Int? = nil,
         answer: @escaping @Sendable (_ request: String, _ range: ClosedRange<Int>?) -> Answer
     ) throws {
         let (fd, port) = try LoopbackListener.open(backlog: 64)
@@ -413,8 +409,8 @@ final class RangeResponder: Sendable {
                 }
                 Thread { [self] in
                     serve(
-                        connection, body: body, keepAlive: keepAlive, bytesPerSecond: bytesPerSecond,
-                        largestAnswer: largestAnswer, answer: answer)
+                        connection, body: body, keepAlive: keepAlive, largestAnswer: largestAnswer,
+                        answer: answer)
                     close(connection)
                 }.start()
             }
@@ -428,7 +424,7 @@ final class RangeResponder: Sendable {
     func stop() { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func serve(
-        _ fd: Int32, body: [UInt8], keepAlive: KeepAlive, bytesPerSecond: Int?, largestAnswer: Int?,
+        _ fd: Int32, body: [UInt8], keepAlive: KeepAlive, largestAnswer: Int?,
         answer: @Sendable (String, ClosedRange<Int>?) -> Answer
     ) {
         var pending: [UInt8] = []
@@ -458,7 +454,9 @@ final class RangeResponder: Sendable {
                 payload = body[...]
             case .partial(let extra):
                 var range = range ?? 0...(body.count - 1)
-                if let largestAnswer, range.count > largestAnswer {
+                let openEnded =
+                    request.range(of: "\r\nRange: bytes=[0-9]+-\r\n", options: .regularExpression) != nil
+                if let largestAnswer, openEnded, range.count > largestAnswer {
                     range = range.lowerBound...(range.lowerBound + largestAnswer - 1)
                 }
                 ranged.add(1, ordering: .relaxed)
@@ -471,8 +469,7 @@ final class RangeResponder: Sendable {
                 payload = []
             }
             if request.hasPrefix("HEAD") { payload = [] }
-            guard Self.send(fd, Array(head.utf8)), Self.send(fd, payload, bytesPerSecond: bytesPerSecond)
-            else { return }
+            guard Self.send(fd, Array(head.utf8) + payload) else { return }
             if keepAlive == .closeAfterEachAnswer {
                 Glibc.shutdown(fd, Int32(SHUT_WR))
                 while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
@@ -492,23 +489,11 @@ final class RangeResponder: Sendable {
         return first...min(last, size - 1)
     }
 
-    /// Sends all of `bytes`, paced to `bytesPerSecond` in pieces of 16 KiB when a rate is given.
-    private static func send<Bytes: Collection<UInt8>>(
-        _ fd: Int32, _ bytes: Bytes, bytesPerSecond: Int? = nil
-    ) -> Bool {
-        let bytes = Array(bytes)
-        let piece = bytesPerSecond == nil ? max(bytes.count, 1) : 16 << 10
-        let started = Date()
+    private static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            if let bytesPerSecond {
-                let due = started.addingTimeInterval(Double(sent) / Double(bytesPerSecond))
-                let wait = due.timeIntervalSinceNow
-                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
-            }
-            let end = min(sent + piece, bytes.count)
             let count = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + sent, end - sent, Int32(MSG_NOSIGNAL))
+                Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
             }
             if count <= 0 { return false }
             sent += count

@@ -112,7 +112,6 @@ extension Pipeline {
                 var slots: [Int: CancellationSlot] = [:]
                 var digest: [UInt8]?
                 var stagger = 0
-                var evictedIdle = false
 
                 /// What the loop needs to know now.
                 func situation(stalled: [Int] = []) -> FetchLoop.Situation {
@@ -198,12 +197,12 @@ extension Pipeline {
                             }
                         }
                         // Everything is fetched and hashed: the checkpointer can stop, and a
-                        // connection still waiting for an answer (whose bytes another connection's
-                        // answer brought) stops waiting.
+                        // connection still waiting for an answer whose bytes another connection's
+                        // answer brought stops waiting (on a server that answers one request at a
+                        // time, that answer comes only now).
                         if digest != nil && slots.isEmpty { group.cancelAll() }
-                        if digest != nil, !evictedIdle {
-                            evictedIdle = true
-                            for slot in slots.values { slot.evict() }
+                        if digest != nil {
+                            for worker in scheduler.waitingWithoutWork { slots[worker]?.evict() }
                         }
                     }
                 } catch {

@@ -222,6 +222,12 @@ struct SegmentTable: Sendable, Equatable {
         }.count
     }
 
+    /// Connections whose request still waits for its answer while they own nothing: their piece was
+    /// taken over by an answer that reached it first (``claim(_:count:)``).
+    var waitingWithoutWork: [Worker] {
+        connections.filter { $0.value.awaitingAnswer && $0.value.piece == nil }.map(\.key)
+    }
+
     func piece(of worker: Worker) -> Piece? {
         guard let start = connections[worker]?.piece, let index = index(of: start) else { return nil }
         return pieces[index]
