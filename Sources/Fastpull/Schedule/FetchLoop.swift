@@ -70,6 +70,10 @@ struct FetchLoop: Sendable {
     private var fruitlessGiveUps = 0
     private var bytesAtLastGiveUp: Int64 = -1
     private var shedWarned = false
+    /// Since when no connection has run while the file is incomplete and nothing is left to fetch.
+    private var idleSince: ContinuousClock.Instant?
+    /// How long that may last before the download fails: a bound, for a hash that never comes back.
+    static let longestIdle: Duration = .seconds(10)
 
     init(controller: ConnectionController) {
         self.controller = controller
@@ -96,6 +100,19 @@ struct FetchLoop: Sendable {
 
     /// Time passed: evicts stalled connections, asks the controller, and adds or retires connections.
     mutating func tick(_ situation: Situation) -> [Action] {
+        if workers.isEmpty, !situation.isComplete, !situation.hasWork, let idleSince {
+            guard situation.sample.now - idleSince < Self.longestIdle else {
+                return [
+                    .fail(
+                        FastpullError(
+                            .internalError,
+                            "nothing was left to fetch for \(Self.longestIdle), yet the file is not complete")
+                    )
+                ]
+            }
+        } else {
+            idleSince = nil
+        }
         var actions = situation.stalled.filter { workers[$0] != nil }.map(Action.evict)
         var sample = situation.sample
         sample.retiring = Set(workers.filter { $0.value == .retiring }.keys)
@@ -138,6 +155,13 @@ struct FetchLoop: Sendable {
         }
         let spawned = spawn(upTo: max(controller.target, 1), situation)
         if workers.isEmpty {
+            // Nothing failed and nothing is left to fetch now, yet the file is not complete: the
+            // hash is still checking pieces, and one it finds bad comes back to be fetched again
+            // (a tick then starts connections for it).
+            if lastFailure == nil, !situation.hasWork {
+                idleSince = idleSince ?? situation.sample.now
+                return actions
+            }
             return actions + [
                 .fail(lastFailure ?? FastpullError(.internalError, "no connection could be started"))
             ]
