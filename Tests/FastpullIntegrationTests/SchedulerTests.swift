@@ -31,8 +31,8 @@ struct SchedulerTests {
     /// A server whose every answer takes a second to start (an object store's per-request cost, made
     /// large) and then comes at loopback speed. Before: a HEAD, then one window after another, each
     /// paying its second. Now the probe is the download's first GET, for all of the file; the other
-    /// connections' requests still wait for their answers when that answer reaches their pieces, so it
-    /// takes them over: the whole file comes in the probe's one answer.
+    /// connections' requests (when they started in time) still wait for their answers when that answer
+    /// reaches their pieces, so it takes them over: the whole file comes in the probe's one answer.
     @Test func onAServerWhoseRequestsCostASecondTheProbesAnswerCarriesTheFile() async throws {
         let size = 16 << 20
         var configuration = Configuration.quickRetries(connections: 4)
@@ -49,7 +49,6 @@ struct SchedulerTests {
             bytesByConnection[record["conn"] as? Int ?? -1, default: 0] += record["bytes"] as? Int ?? 0
         }
         #expect(bytesByConnection[0] == size, "\(bytesByConnection)")
-        #expect(server.stats.requests >= 2, "the other connections asked too")
     }
 
     @Test func aSlowConnectionsTailIsTakenOverByFastOnes() async throws {

@@ -187,6 +187,10 @@ struct Pipeline {
         }
         let sourcing = oneSource ? nil : sourceSet(for: remote, expectations: expectations)
         let sources = sourcing?.sources
+        // The probe found mirrors (Link: rel=duplicate): the bytes are spread over sources from the
+        // start, and an answer nobody reads would hold the origin's connection (and, on a server that
+        // answers one request at a time, every request behind it).
+        if sources != nil { opening?.discard() }
 
         let start = try resumeOrCreate(remote: remote, size: size)
         let plan = Plan(

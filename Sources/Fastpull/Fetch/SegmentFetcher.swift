@@ -140,6 +140,12 @@ struct SegmentFetcher: Sendable {
                         }
                     }
                     if slot.takeEviction() {
+                        // Stopped because the file is in (its piece was taken over while it waited):
+                        // no failure.
+                        if scheduler.isComplete {
+                            trace?.record("close", connection: worker, ["reason": "finished"])
+                            return .finished
+                        }
                         sources?.reconsider(worker)
                         trace?.record(
                             "stall", connection: worker, ["start": window.range.lowerBound, "bytes": written])

@@ -59,6 +59,8 @@ struct Probe {
                 .zero,
                 ContinuousClock.now - sent - (connection.requestCount == 1 ? connection.setupTime : .zero))
 
+            // What the redirects said stays if this answer sends the probe back to HEAD.
+            let beforeAnswer = digests
             digests.record(head, method: method, url: current, wholeRange: opening)
             if Redirect.isRedirect(head.status) {
                 connection.discardBody(of: head, method: method)
@@ -109,7 +111,7 @@ struct Probe {
                 connection.close()
                 method = "HEAD"
                 opensWithGet = false
-                digests = DigestLog()
+                digests = beforeAnswer
                 continue
             case 206 where opening:
                 return opened(head, on: connection, url: url, current: current, digests: digests, cost: cost)

@@ -101,6 +101,8 @@ struct SegmentTable: Sendable, Equatable {
         var owner: Worker?
         /// The end of the owner's current request window.
         var windowEnd: Int64
+        /// Whether the owner reads the probe's answer (``adopt(_:end:requestCost:now:)``).
+        var opening = false
 
         var start: Int64 { segment.start }
         var end: Int64 { segment.end }
@@ -337,6 +339,7 @@ struct SegmentTable: Sendable, Equatable {
         join(worker, now: now)
         take(0, for: worker, now: now)
         pieces[0].windowEnd = end
+        pieces[0].opening = true
         connections[worker]?.requestCost = requestCost.seconds
         return Window(piece: first.start, range: first.start..<end)
     }
@@ -483,7 +486,12 @@ struct SegmentTable: Sendable, Equatable {
             giveBackUnclaimed(of: worker)
             return
         }
-        if keep < pieces[index].end { _ = split(index, at: keep) }
+        if keep < pieces[index].end {
+            _ = split(index, at: keep)
+        } else {
+            // A leaving connection goes on into no other piece.
+            pieces[index].windowEnd = min(pieces[index].windowEnd, pieces[index].end)
+        }
     }
 
     /// Cuts the worker's piece at what it has claimed; returns false if it had nothing unclaimed.
@@ -496,6 +504,7 @@ struct SegmentTable: Sendable, Equatable {
         if pieces[index].claimed == pieces[index].segment.resumeOffset {
             // Nothing is being written: the whole rest goes back.
             pieces[index].owner = nil
+            pieces[index].opening = false
             pieces[index].windowEnd = pieces[index].claimed
             connections[worker]?.piece = nil
         } else {
@@ -523,11 +532,11 @@ struct SegmentTable: Sendable, Equatable {
             guard let owner = piece.owner, piece.unclaimed > 0 else { continue }
             let middle = piece.claimed + (piece.unclaimed + 1) / 2
             var at = max(middle, piece.windowEnd)
-            // An owner not measured yet is not cut: a window runs past its middle only when it is
-            // the probe's answer to the whole file, which may well be done before any other could
-            // start (an object store's one answer at a time).
-            if at > middle, let rate = connections[owner].map(\.steadyRate), rate > 0 {
-                let seconds = Double(min(piece.windowEnd, piece.end) - piece.claimed) / rate
+            // The probe's answer, reaching past its piece, is not cut before its owner's speed is
+            // measured: it may well be done before any other connection could start (an object
+            // store's one answer at a time).
+            if at > middle, let rate = connections[owner].map(\.steadyRate), rate > 0 || !piece.opening {
+                let seconds = Double(min(piece.windowEnd, piece.end) - piece.claimed) / max(rate, 1)
                 if (seconds > cutAfter && isFarSlower(owner)) || seconds > 5 * cutAfter { at = middle }
             }
             let upper = piece.end - at
@@ -725,6 +734,7 @@ struct SegmentTable: Sendable, Equatable {
 
     private mutating func take(_ index: Int, for worker: Worker, now: ContinuousClock.Instant) {
         pieces[index].owner = worker
+        pieces[index].opening = false
         connections[worker]?.piece = pieces[index].start
         connections[worker]?.lastProgress = now
     }
@@ -735,6 +745,7 @@ struct SegmentTable: Sendable, Equatable {
         connections[worker]?.piece = nil
         guard pieces[index].owner == worker else { return }
         pieces[index].owner = nil
+        pieces[index].opening = false
         pieces[index].claimed = pieces[index].segment.resumeOffset
         pieces[index].windowEnd = pieces[index].claimed
     }
