@@ -61,17 +61,7 @@ struct ServerQuirksTests {
     /// its probe, and its 416 settles it.
     @Test func anEmptyObjectWhoseRangeIsUnsatisfiableWithoutContentRange() async throws {
         let log = RequestLog()
-        let responder = try RawResponder { request in
-            log.record(request)
-            if request.hasPrefix("HEAD") {
-                return .bytes(
-                    Array("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
-            }
-            return .bytes(
-                Array(
-                    "HTTP/1.1 416 Requested Range Not Satisfiable\r\nETag: \"d41d8cd98f00b204e9800998ecf8427e\"\r\nContent-Length: 0\r\n\r\n"
-                        .utf8))
-        }
+        let responder = try Self.emptyObject(log: log)
         defer { responder.stop() }
         let target = "/bucket/empty?X-Amz-Signature=abc&X-Amz-Credential=key"
         let result = await FaultRun.download(responder.url(target), to: output, .quickRetries(1))
@@ -89,15 +79,7 @@ struct ServerQuirksTests {
     /// an empty file, from exactly those two requests.
     @Test func aHEADProbeRefusedFallsBackToTheFirstByte() throws {
         let log = RequestLog()
-        let responder = try RawResponder { request in
-            log.record(request)
-            if request.hasPrefix("HEAD") {
-                return .bytes(
-                    Array("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
-            }
-            return .bytes(
-                Array("HTTP/1.1 416 Requested Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n".utf8))
-        }
+        let responder = try Self.emptyObject(log: log)
         defer { responder.stop() }
         let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
         defer { pool.closeAll() }
@@ -106,6 +88,22 @@ struct ServerQuirksTests {
         #expect(outcome.remote.size == 0)
         #expect(log.requestLines == ["HEAD /empty HTTP/1.1", "GET /empty HTTP/1.1"])
         #expect(log.all.last.map { $0.contains("\r\nRange: bytes=0-0\r\n") } == true)
+    }
+
+    /// An empty object as S3 serves it by a presigned URL: HEAD refused (403, closing the connection),
+    /// any GET answered 416 without Content-Range. Every request is recorded in `log`.
+    static func emptyObject(log: RequestLog) throws -> RawResponder {
+        try RawResponder { request in
+            log.record(request)
+            if request.hasPrefix("HEAD") {
+                return .bytes(
+                    Array("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            return .bytes(
+                Array(
+                    "HTTP/1.1 416 Requested Range Not Satisfiable\r\nETag: \"d41d8cd98f00b204e9800998ecf8427e\"\r\nContent-Length: 0\r\n\r\n"
+                        .utf8))
+        }
     }
 
     /// A server that keeps every connection alive by the protocol but drops it after each answer (as

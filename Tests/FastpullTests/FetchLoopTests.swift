@@ -23,6 +23,15 @@ struct FetchLoopTests {
         #expect(!ended.contains { if case .fail = $0 { true } else { false } }, "\(ended)")
         #expect(loop.tick(situation(at: 0.6, hasWork: true)).contains(.spawn(1)))
 
+        // Work, but the per-host limit is taken by other downloads: it waits for room too.
+        var crowded = FetchLoop(controller: ConnectionController(fixed: 1))
+        _ = crowded.start(situation(at: 0, hasWork: true))
+        var full = situation(at: 0.5, hasWork: true)
+        full.hostSlots = 0
+        let refused = crowded.ended(0, .finished, full)
+        #expect(!refused.contains { if case .fail = $0 { true } else { false } }, "\(refused)")
+        #expect(crowded.tick(situation(at: 0.6, hasWork: true)).contains(.spawn(1)))
+
         var idle = FetchLoop(controller: ConnectionController(fixed: 1))
         _ = idle.start(situation(at: 0, hasWork: true))
         _ = idle.ended(0, .finished, situation(at: 0.5, hasWork: false))

@@ -155,10 +155,11 @@ struct FetchLoop: Sendable {
         }
         let spawned = spawn(upTo: max(controller.target, 1), situation)
         if workers.isEmpty {
-            // Nothing failed and nothing is left to fetch now, yet the file is not complete: the
-            // hash is still checking pieces, and one it finds bad comes back to be fetched again
-            // (a tick then starts connections for it).
-            if lastFailure == nil, !situation.hasWork {
+            // Nothing failed, yet no connection could start: nothing is left to fetch now while the
+            // hash still checks pieces (one it finds bad comes back to be fetched again), or other
+            // downloads hold every connection the per-host limit allows. A tick starts connections
+            // once there is work and room.
+            if lastFailure == nil {
                 idleSince = idleSince ?? situation.sample.now
                 return actions
             }
