@@ -15,9 +15,15 @@ final class SplicePipe {
     /// False once the output file refused spliced data (`EINVAL`): the fetcher copies from then on.
     private(set) var fileAcceptsSplice = true
 
-    /// Nil when no pipe can be created.
+    /// Nil when no pipe can be created, or when it would leave the process no descriptor free (the
+    /// body is then copied: Dispatch, under Swift's tasks, stops the process when it finds none; see
+    /// ``DescriptorBudget/leavesOneFree``).
     init?() {
         guard open() else { return nil }
+        guard DescriptorBudget.hasOneFree else {
+            closeEnds()
+            return nil
+        }
     }
 
     deinit { closeEnds() }

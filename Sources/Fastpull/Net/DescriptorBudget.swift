@@ -46,6 +46,14 @@ enum DescriptorBudget {
         return true
     }
 
+    /// Whether the process has a descriptor free.
+    static var hasOneFree: Bool {
+        let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard probe >= 0 else { return false }
+        close(probe)
+        return true
+    }
+
     /// Descriptors held back for the moment the process has none left (see ``leavesOneFree``).
     private static let spares = Mutex<[Int32]>([])
     private static let spareCount = 2
