@@ -158,7 +158,7 @@ struct Failure: Sendable {
             self.init(
                 error: FastpullError(
                     .httpStatus,
-                    "\(location) answered bytes \(range.lowerBound)-\(range.upperBound == .max ? "" : "\(range.upperBound)") with Content-Range '\(got)'"
+                    "\(location) answered bytes \(range.lowerBound)-\(range.upperBound) with Content-Range '\(got)'"
                 ),
                 retryable: true)
         case .bodyTooLong(let expected):
