@@ -73,10 +73,11 @@ struct LibraryAPITests {
     /// One file from two servers, in three lines: the report says what each served.
     @Test func aDownloadFromSeveralSources() async throws {
         let other = try FixtureServer()
-        // 500 kB/s a connection: about 2 s, so that the second server, probed while the download
-        // runs, gets its share on a loaded machine too.
-        let path = "/gen/4000000?seed=6&rate=500000"
-        let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 4_000_000, seed: 6))
+        // 1 MB/s a connection: about 2 s, in two windows or more a connection, so that the second
+        // server, probed while the download runs, gets its share: with one window a connection (4 MB)
+        // every window could be asked of the first server before the second's probe was in.
+        let path = "/gen/8000000?seed=6&rate=1000000"
+        let hex = try BatchCLITests.sha256(FixtureContent.bytes(count: 8_000_000, seed: 6))
         let report = try await Download(
             from: [server.url(path), other.url(path)], to: folder.appendingPathComponent("two.bin"),
             configuration: .init(connections: .fixed(4), checksums: [.sha256(hex)])
