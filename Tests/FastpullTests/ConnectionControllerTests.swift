@@ -87,6 +87,71 @@ struct ConnectionControllerTests {
         #expect(controller.limitIsShared)
     }
 
+    /// A shared limit found above the count it started with: 4 → 8 paid (the limit had room), 16 did
+    /// not and the 8 lost what the newcomers got. The limit is shared, so half as many are tried (4,
+    /// which lose here) before it holds at 8 with the small windows of a shared limit. (It used to
+    /// take a limit for shared only when the first few filled it, and held 8, or 32 after a step
+    /// misread in a burst, with a second's worth of window each.)
+    @Test func aSharedLimitFoundAboveTheFirstCountIsSharedToo() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 10e6, cap: 60e6), seconds: 3)
+        #expect(Array(counts.prefix(5)) == [4, 8, 16, 4, 8], "\(counts)")
+        #expect(controller.limitIsShared, "\(counts)")
+    }
+
+    /// A run resumed soon after another starts where that one was: at the count it held, holding,
+    /// the limit shared as it found, never ramping through 4 and 8 again; on the 100 Mbit/s link
+    /// two fill, a probe for half again as many loses.
+    @Test func aRememberedLinkStartsWhereTheLastRunWas() {
+        let memory = LinkMemory(connections: 2, bytesPerSecond: 12_500_000, shared: true, learnedAt: 0)
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        #expect(controller.target == 2)
+        #expect(controller.phase == .holding)
+        #expect(controller.limitIsShared)
+        #expect(controller.lastReason == .remembered)
+        let counts = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 3)
+        #expect(counts.allSatisfy { $0 == 2 || $0 == 3 }, "\(counts)")
+        #expect(controller.learned?.connections == 2, "\(counts)")
+    }
+
+    /// A remembered count above what a shared limit needs (the run before misread a step in the link's
+    /// first burst and kept 8 where 4 fill it) is checked two steps in, by a probe for fewer, and shed.
+    @Test func aRememberedSharedCountTooHighIsShedSoon() {
+        let memory = LinkMemory(connections: 8, bytesPerSecond: 12_500_000, shared: true, learnedAt: 0)
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        let counts = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 0.8)
+        #expect(Array(counts.prefix(2)) == [8, 5], "\(counts)")
+        #expect(controller.learned?.connections == 5, "\(counts)")
+        // More than the maximum allows is not started.
+        let many = LinkMemory(connections: 100, bytesPerSecond: 1, shared: false, learnedAt: 0)
+        #expect(ConnectionController(automaticUpTo: 16, settings: settings, remembering: many).target == 16)
+    }
+
+    /// A remembered count on a link that now offers more (per-connection limits): it probes and ramps
+    /// on, as after any ramp.
+    @Test func aRememberedCountStillRampsWhenMorePay() {
+        let memory = LinkMemory(connections: 4, bytesPerSecond: 20_000_000, shared: false, learnedAt: 0)
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        let counts = run(&controller, Link(perConnection: 5e6), seconds: 6)
+        #expect(counts.first == 4)
+        #expect(controller.target >= 32, "\(counts)")
+    }
+
+    /// What it has learned: nothing while it ramps; the count it holds, its throughput and whether
+    /// the limit is shared once it holds.
+    @Test func whatItLearnedIsTheCountItHolds() throws {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        #expect(controller.learned == nil)
+        _ = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 0.1)
+        #expect(controller.phase == .ramping)
+        #expect(controller.learned == nil)
+        _ = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 3)
+        let learned = try #require(controller.learned)
+        #expect(learned.connections == 2 && learned.shared)
+        #expect(abs(learned.bytesPerSecond - 12.5e6) < 1e6, "\(learned)")
+        #expect(ConnectionController(fixed: 4).learned == nil)
+    }
+
     /// Per-connection limits: every step pays, and the limit is not taken for a shared one.
     @Test func aPerConnectionLimitIsNotShared() {
         var controller = ConnectionController(automaticUpTo: 16, settings: settings)

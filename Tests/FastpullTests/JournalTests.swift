@@ -220,4 +220,40 @@ struct JournalTests {
         #expect(journal.encoded() == Journal.encoderEncoding(sealed))
         #expect(try Journal.decode(journal.encoded()) == journal)
     }
+
+    /// A journal that remembers its link: the hand-written encoding is still the encoder's, and it
+    /// decodes to the same record.
+    @Test func theLinkIsEncodedAsTheEncoderWouldAndReadBack() throws {
+        var journal = Journal(
+            url: "http://h.example/a.iso", finalURL: "http://h.example/a.iso", size: 100, etag: "\"e\"",
+            lastModified: "Mon", checksums: [], bootID: "boot",
+            segments: [Journal.Entry(start: 0, end: 100, durable: 10, written: 20)])
+        for shared in [true, false] {
+            journal.link = LinkMemory(
+                connections: 12, bytesPerSecond: 1_234_567_890_123, shared: shared, learnedAt: 1_796_000_000)
+            #expect(journal.handWrittenEncoding == Journal.encoderEncoding(journal))
+            #expect(try Journal.decode(journal.encoded()) == journal)
+        }
+    }
+
+    /// What a journal remembers of its link is used only on the boot it was learned on and for ten
+    /// minutes after; a record no run could have written is an inconsistent journal.
+    @Test func theLinkIsUsedOnlyWhileItHolds() throws {
+        let learnedAt: Int64 = 1_796_000_000
+        let link = LinkMemory(connections: 2, bytesPerSecond: 12_500_000, shared: true, learnedAt: learnedAt)
+        var journal = Journal(
+            url: "http://h.example/a.iso", finalURL: "http://h.example/a.iso", size: 100, etag: nil,
+            lastModified: nil, checksums: [], bootID: "boot",
+            segments: [Journal.Entry(start: 0, end: 100, durable: 10, written: 20)], link: link)
+        #expect(journal.linkToResume(currentBootID: "boot", now: learnedAt + 5) == link)
+        #expect(journal.linkToResume(currentBootID: "boot", now: learnedAt + LinkMemory.lifetime) == link)
+        #expect(journal.linkToResume(currentBootID: "boot", now: learnedAt + LinkMemory.lifetime + 1) == nil)
+        #expect(journal.linkToResume(currentBootID: "boot", now: learnedAt - 1) == nil)
+        #expect(journal.linkToResume(currentBootID: "another boot", now: learnedAt + 5) == nil)
+        #expect(journal.linkToResume(currentBootID: nil, now: learnedAt + 5) == nil)
+        journal.link?.connections = 0
+        #expect(throws: Journal.Problem.inconsistent("its link record is impossible")) {
+            try Journal.decode(journal.encoded())
+        }
+    }
 }

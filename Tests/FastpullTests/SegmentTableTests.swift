@@ -108,6 +108,21 @@ struct SegmentTableTests {
         #expect(alone.0.range.count >= Int(mebibyte))
     }
 
+    /// Before any connection of this run is measured, windows follow what a connection carried in the
+    /// run before (``SegmentTable/Settings/priorRate``): on a shared limit a tenth of a second of it
+    /// from the first request, not the 1 MiB of a connection nothing is known about.
+    @Test func aRememberedRateSizesTheFirstWindows() {
+        var state = table([64 * mebibyte])
+        state.settings.sharedLimit = true
+        state.settings.priorRate = Double(6 * mebibyte)
+        let first = state.nextWindow(for: 0, now: at(0))
+        #expect(first?.0.range.count == Int(6 * mebibyte / 10))
+        var fresh = table([64 * mebibyte])
+        fresh.settings.sharedLimit = true
+        let unknown = fresh.nextWindow(for: 0, now: at(0))
+        #expect(unknown?.0.range.count == Int(mebibyte))
+    }
+
     /// Near the end a slow connection's window holds no more than the download as a whole still
     /// needs at every connection's speed together (a slow mirror would otherwise keep the last
     /// megabyte for a second after the others are done): 1 MiB left at 1 + 8 MiB/s is about a ninth of

@@ -19,13 +19,15 @@ extension Pipeline {
     ///
     /// `hash` follows the written prefix and returns the file's SHA-256 once all of it is in (nil if the
     /// scheduler stopped first): the prefix hasher for the `.part` file, the drain of an ordered output.
-    /// `checkpointer` saves the journal, where there is one.
+    /// `checkpointer` saves the journal, where there is one. `link` holds what this download knows of
+    /// its link: an automatic count starts from what an earlier run learned (``LinkMemory``), and what
+    /// this one learns goes there for the journal.
     func fetchSegments(
         plan: Plan, remote: RemoteFile, destination: any ByteDestination, scheduler: Scheduler,
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
         policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
         trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil, mirrors: Int? = nil,
-        opening: OpeningAnswer? = nil
+        opening: OpeningAnswer? = nil, link: LinkMemoryCell? = nil
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         // The probe's answer goes to worker 0, which owns the first piece before any other starts.
         if let opening { opening.assign(scheduler.adopt(0, end: opening.end, requestCost: requestCost)) }
@@ -62,9 +64,13 @@ extension Pipeline {
             if sources != nil, let mirrors {
                 settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
             }
-            controller = ConnectionController(
-                automaticUpTo: min(configuration.maximumConnections, fitting, perHost, work),
-                settings: settings)
+            let maximum = min(configuration.maximumConnections, fitting, perHost, work)
+            if sources == nil, let remembered = link?.current {
+                controller = ConnectionController(
+                    automaticUpTo: maximum, settings: settings, remembering: remembered)
+            } else {
+                controller = ConnectionController(automaticUpTo: maximum, settings: settings)
+            }
         }
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
@@ -79,14 +85,14 @@ extension Pipeline {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
                 loop: FetchLoop(controller: controller), host: host, perHost: perHost, trace: trace,
-                sources: sources, opening: opening, makeFetcher: makeFetcher)
+                sources: sources, opening: opening, link: link, makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
         hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
         executors: ExecutorSet, loop: FetchLoop, host: String, perHost: Int, trace: TraceRecorder?,
-        sources: SourceSet?, opening: OpeningAnswer?,
+        sources: SourceSet?, opening: OpeningAnswer?, link: LinkMemoryCell?,
         makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         let download = download
@@ -156,7 +162,12 @@ extension Pipeline {
                         case .evict(let worker):
                             slots[worker]?.evict()
                         case .connections(let count):
-                            trace?.record("connections", ["count": count])
+                            trace?.record(
+                                "connections",
+                                [
+                                    "count": count, "reason": loop.controller.lastReason.rawValue,
+                                    "throughput": Int(loop.controller.throughput),
+                                ])
                             download.emit(.connections(count))
                         case .warn(let message):
                             download.emit(.warning(message))
@@ -165,6 +176,7 @@ extension Pipeline {
                         }
                     }
                     scheduler.tune(to: loop.controller)
+                    link?.learn(from: loop.controller)
                     counters.targetConnections.store(loop.controller.target, ordering: .relaxed)
                 }
 

@@ -8,6 +8,8 @@ extension Pipeline {
         var segments: [Segment]
         var journal: Journal
         var keptBytes: Int64
+        /// What the run before learned of the link, when it still holds (``Journal/linkToResume(currentBootID:now:)``).
+        var link: LinkMemory? = nil
     }
 
     /// Continues from a journal that matches the remote file, or starts a fresh `.part` file. Every
@@ -27,7 +29,9 @@ extension Pipeline {
                 template.segments = journal.segments
                 counters.bytesWritten.store(kept, ordering: .relaxed)
                 download.emit(.resumed(keptBytes: kept, totalBytes: size))
-                return Start(file: file, segments: segments, journal: template, keptBytes: kept)
+                return Start(
+                    file: file, segments: segments, journal: template, keptBytes: kept,
+                    link: journal.linkToResume(currentBootID: bootID))
             } catch {
                 throw Failure(error, url: remote.finalURL).error
             }

@@ -197,14 +197,18 @@ struct Pipeline {
             size: size, segments: start.segments,
             connections: min(
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
-        let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
+        var settings = schedulerSettings(roundTrip: roundTrip)
+        settings.priorRate = start.link?.bytesPerSecondPerConnection ?? 0
+        let scheduler = Scheduler(segments: plan.segments, settings: settings)
         announce(plan, remote: remote, resumedBytes: start.keptBytes, scheduler: scheduler)
+        let link = LinkMemoryCell(start.link)
         // A small file is fetched again after a crash rather than journaled: the journal's syncs would
         // cost more than the fetch.
         let checkpointer =
             size <= Self.largestUnjournaledFile && start.keptBytes == 0
             ? nil
-            : Checkpointer(store: store, template: start.journal, scheduler: scheduler, file: start.file)
+            : Checkpointer(
+                store: store, template: start.journal, scheduler: scheduler, file: start.file, link: link)
 
         let sha256: [UInt8]
         let peakConnections: Int
@@ -226,7 +230,7 @@ struct Pipeline {
                     checkpointer: checkpointer, hash: { try fetchHasher.run() }, pool: pool, policy: policy,
                     executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost,
                     trace: trace, sources: sources, map: map, mirrors: sourcing?.mirrors.count,
-                    opening: sources == nil ? opening : nil)
+                    opening: sources == nil ? opening : nil, link: link)
             }
         } catch let answer as WholeFileAnswer {
             // A range answered with the whole file of this version: the server does not serve ranges

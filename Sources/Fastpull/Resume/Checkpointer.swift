@@ -20,12 +20,18 @@ final class Checkpointer: Sendable {
     private let durableOffsets: Mutex<[Int64: Int64]>
     private let lastWritten = Mutex<[Segment]?>(nil)
     private let saved: Atomic<Int64>
+    /// What the download has learned of its link, saved with its progress.
+    let link: LinkMemoryCell
 
     static let liveInterval: Duration = .milliseconds(10)
     static let durableInterval: Duration = .seconds(1)
 
-    init(store: JournalStore, template: Journal, scheduler: Scheduler, file: OutputFile) {
+    init(
+        store: JournalStore, template: Journal, scheduler: Scheduler, file: OutputFile,
+        link: LinkMemoryCell = LinkMemoryCell(nil)
+    ) {
         self.store = store
+        self.link = link
         self.template = template
         self.scheduler = scheduler
         self.file = file
@@ -50,6 +56,7 @@ final class Checkpointer: Sendable {
         }
         let durable = durableOffsets.withLock { $0 }
         var journal = template
+        journal.link = link.current
         journal.segments = snapshot.map { segment in
             Journal.Entry(
                 start: segment.start, end: segment.end,

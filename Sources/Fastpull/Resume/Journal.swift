@@ -30,6 +30,8 @@ struct Journal: Codable, Equatable, Sendable {
     /// The kernel's boot identifier when the journal was written.
     var bootID: String?
     var segments: [Entry]
+    /// What the run that wrote it learned of its link, for a run resumed soon after.
+    var link: LinkMemory? = nil
     /// The SHA-256 of the journal's own encoding without this field: a journal damaged or edited by
     /// hand (to claim bytes that were never written, say) is detected and not trusted.
     var checksum: String? = nil
@@ -128,6 +130,11 @@ struct Journal: Codable, Equatable, Sendable {
         field("finalURL", quoted(finalURL))
         field("format", quoted(format))
         if let lastModified { field("lastModified", quoted(lastModified)) }
+        if let link {
+            text += "  \"link\" : {\n    \"bytesPerSecond\" : \(link.bytesPerSecond),\n"
+            text += "    \"connections\" : \(link.connections),\n    \"learnedAt\" : \(link.learnedAt),\n"
+            text += "    \"shared\" : \(link.shared)\n  },\n"
+        }
         text += "  \"segments\" : [\n"
         // The segments, the bulk of it, as bytes (string interpolation of each number was most of the
         // time): no escaping is needed in them.
@@ -197,6 +204,7 @@ struct Journal: Codable, Equatable, Sendable {
             expected = entry.end
         }
         guard expected == size else { throw .inconsistent("segments cover \(expected) of \(size) bytes") }
+        if let link, !link.isPlausible { throw .inconsistent("its link record is impossible") }
     }
 
     /// The segments to resume: `written` progress when the machine has not rebooted since the journal
@@ -206,6 +214,13 @@ struct Journal: Codable, Equatable, Sendable {
         return segments.map {
             Segment(start: $0.start, end: $0.end, written: sameBoot ? $0.written : $0.durable)
         }
+    }
+
+    /// What the run that wrote it learned of its link, when that holds now: learned on this boot, a
+    /// short while ago (``LinkMemory/isFresh(now:)``).
+    func linkToResume(currentBootID: String?, now: Int64 = LinkMemory.now) -> LinkMemory? {
+        guard let link, bootID != nil, bootID == currentBootID, link.isFresh(now: now) else { return nil }
+        return link
     }
 
     /// Bytes the journal lets a resume keep.

@@ -123,6 +123,8 @@ struct ConnectionController: Sendable, Equatable {
         case probeDownHeld = "fewer do as well"
         case decline = "throughput fell"
         case refused, held
+        /// Started from what an earlier run of the same download learned (``LinkMemory``).
+        case remembered
     }
 
     let settings: Settings
@@ -176,6 +178,36 @@ struct ConnectionController: Sendable, Equatable {
         referenceCount = target
         lastReason = .start
         phase = target < self.maximum ? .ramping : .holding
+    }
+
+    /// Adaptive, up to `maximum`, starting where an earlier run of the same download was
+    /// (``LinkMemory``): at the count it held, holding, with the limit shared or not as it found. Its
+    /// first probe comes after two steps, not eight (what was learned is checked soon): for fewer when
+    /// the limit was shared (a count raised by a misread step is shed over the runs that follow, each
+    /// of which a kill may cut short), for more when not. Then it probes as after any ramp.
+    init(automaticUpTo maximum: Int, settings: Settings = Settings(), remembering memory: LinkMemory) {
+        self.init(automaticUpTo: maximum, settings: settings)
+        target = min(max(memory.connections, 1), self.maximum)
+        referenceCount = target
+        phase = .holding
+        limitIsShared = memory.shared
+        lastReason = .remembered
+        heldSteps = max(settings.probeInterval - 2, 0)
+        probesUp = memory.shared ? 1 : 0
+    }
+
+    /// What this download has learned of its link, once it holds a count it measured: that count, the
+    /// throughput it held, and whether the limit is shared. Nil while it ramps or trims (the count is
+    /// still moving) and for a fixed count.
+    var learned: (connections: Int, bytesPerSecond: Double, shared: Bool)? {
+        guard let reference, reference > 0 else { return nil }
+        switch phase {
+        // Trying fewer on a shared limit: those are what it expects to keep (a run resumed with too
+        // few probes for more; with too many, each holds the server's buffers, lost at a kill).
+        case .holding, .probingDown: return (target, reference, limitIsShared)
+        case .probing: return (referenceCount, reference, limitIsShared)
+        case .fixed, .ramping, .trimming: return nil
+        }
     }
 
     /// One measured step.
@@ -333,7 +365,7 @@ struct ConnectionController: Sendable, Equatable {
         // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
         // Shared, and filled by the few it started with (a capped link): where many connections fill
         // a shared limit, each one's share is small and its requests' cost shows.
-        limitIsShared = !free && !step.busy && referenceCount <= settings.initial
+        limitIsShared = !free && !step.busy
         self.reference = max(reference, step.total)
         if limitIsShared, referenceCount > 1 {
             // The few it started with already fill a shared limit: see whether half as many hold it

@@ -69,6 +69,10 @@ struct SegmentTable: Sendable, Equatable {
         var sharedWindowSeconds = 0.1
         var sharedMinimumWindow: Int64 = 256 << 10
         var sharedRequestCostShare = 0.5
+        /// What a connection carried in an earlier run of the same download (``LinkMemory``), in
+        /// bytes per second: windows are sized for it until a connection of this run is measured (0:
+        /// nothing known, the first windows are ``initialWindow``).
+        var priorRate: Double = 0
     }
 
     /// Follows the download's connection count and throughput: every window's share of the waiting
@@ -676,7 +680,8 @@ struct SegmentTable: Sendable, Equatable {
     /// (the cost is then that share of a request), within the initial and maximum window.
     private func windowSize(for worker: Worker) -> Int64 {
         let own = connections[worker]?.steadyRate ?? 0
-        let rate = own > 0 ? own : typicalRate()
+        let typical = own > 0 ? own : typicalRate()
+        let rate = typical > 0 ? typical : settings.priorRate
         guard rate > 0 else { return settings.initialWindow }
         let cost = connections[worker].map(\.requestCost) ?? 0
         let shared = settings.sharedLimit
