@@ -18,8 +18,8 @@ if [ "$#" -gt 0 ]; then
     exec swift test "$@"
 fi
 swift test --skip SimulatorTests --skip ProgressTmuxTests --skip FastpullInteropTests \
-    --skip InvariantCLITests --skip LibraryAPITests
-swift test --skip-build --filter InvariantCLITests --filter LibraryAPITests
+    --skip InvariantCLITests --skip LibraryAPITests --skip LinkMemoryCLITests
+swift test --skip-build --filter InvariantCLITests --filter LibraryAPITests --filter LinkMemoryCLITests
 swift test --skip-build --filter ProgressTmuxTests
 swift test --skip-build --filter FastpullInteropTests --skip KillsOnACappedLinkTests
 swift test --skip-build --filter KillsOnACappedLinkTests

@@ -92,51 +92,6 @@ struct ResumeTests {
         #expect(events.contains { if case .resumed = $0 { return true } else { return false } })
     }
 
-    /// A run resumed soon after starts where the one before was: the journal remembers how many
-    /// connections it held (``LinkMemory``), and the resumed run opens that many at once, instead of
-    /// ramping from four again. Each connection here is held to 1 MB/s, so the first run holds its
-    /// maximum, eight.
-    @Test func aResumedRunStartsWithTheConnectionsTheLastOneHeld() async throws {
-        let url = server.url("/gen/\(4 * size)?rate=\(1_000_000 / FaultRun.timeScale)")
-        var configuration = Configuration(connections: .automatic, retryBaseDelay: .milliseconds(5))
-        configuration.maximumConnections = 8
-        configuration.maximumConnectionsPerHost = 1000
-        let first = Download(from: url, to: output, configuration: configuration)
-        let task = Task { try await first.run() }
-        // Paused once the live journal remembers the link, that is once the count holds.
-        let livePath = partPath + ".fastpull-live"
-        let remembered = await Self.whenTrue {
-            guard let data = FileManager.default.contents(atPath: livePath) else { return false }
-            return (try? Journal.decode(data))?.link != nil
-        }
-        first.pause()
-        _ = await task.result
-        try #require(remembered, "the journal never remembered the link")
-        let journal = try Journal.decode(try Data(contentsOf: URL(fileURLWithPath: journalPath)))
-        let link = try #require(journal.link)
-        #expect(link.connections == 8)
-        #expect(link.bytesPerSecond > 0)
-
-        let second = Download(from: url, to: output, configuration: configuration)
-        let log = EventLog(second)
-        let report = try await second.run()
-        #expect(report.resumedBytes > 0)
-        #expect(report.sha256 == Expected.sha256(size: 4 * size))
-        let counts = await log.finish().compactMap { if case .connections(let n) = $0 { n } else { nil } }
-        #expect(counts.first == 8, "the resumed run's counts: \(counts)")
-    }
-
-    /// Waits on a thread of its own (at most 20 s) until `condition` holds; returns whether it did.
-    static func whenTrue(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let deadline = ContinuousClock.now + .seconds(20)
-                while !condition(), ContinuousClock.now < deadline { usleep(2000) }
-                continuation.resume(returning: condition())
-            }.start()
-        }
-    }
-
     @Test func resumedRequestsCarryIfRange() async throws {
         let url = server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)")
         let first = Download(from: url, to: output, configuration: .quickRetries(connections: 2))
