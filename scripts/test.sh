@@ -5,21 +5,24 @@
 # Without arguments the suite runs in parts, so that the heavy ones do not share two cores and one
 # disk with the tests that time a server's answers: the library and command-line tests against the
 # fixture server; the command-line tests that race a running download against a second process, a
-# signal or a lowered limit, and the library's event stream, whose moments a test process running six
-# hundred tests at once on two cores delayed by twenty seconds (the first download had finished, or had
-# sent no progress event, by then); the live display in tmux, which watches the terminal as a person
-# would; the real servers and proxies, whose processes and 64 MiB downloads slowed a fixture server's one-second
-# answer to eight seconds when they ran alongside; twenty kills on a capped link, which writes and
-# compares half a gigabyte; the simulator, which keeps both cores busy for its run.
+# signal or a lowered limit, or sources against each other, and the library's event stream, whose
+# moments a test process running six hundred tests at once on two cores delayed by twenty seconds
+# (the first download had finished, or had sent no progress event, by then); the live display in
+# tmux, which watches the terminal as a person would; the real servers and proxies, whose processes
+# and 64 MiB downloads slowed a fixture server's one-second answer to eight seconds when they ran
+# alongside; twenty kills on a capped link, which writes and compares half a gigabyte; the
+# simulator, which keeps both cores busy for its run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/test-deps.sh
 if [ "$#" -gt 0 ]; then
     exec swift test "$@"
 fi
+# The command-line and library tests whose moments a crowded test process would delay.
+timed=(InvariantCLITests LibraryAPITests LinkMemoryCLITests MirrorCLITests)
 swift test --skip SimulatorTests --skip ProgressTmuxTests --skip FastpullInteropTests \
-    --skip InvariantCLITests --skip LibraryAPITests --skip LinkMemoryCLITests
-swift test --skip-build --filter InvariantCLITests --filter LibraryAPITests --filter LinkMemoryCLITests
+    "${timed[@]/#/--skip=}"
+swift test --skip-build "${timed[@]/#/--filter=}"
 swift test --skip-build --filter ProgressTmuxTests
 swift test --skip-build --filter FastpullInteropTests --skip KillsOnACappedLinkTests
 swift test --skip-build --filter KillsOnACappedLinkTests
