@@ -6,6 +6,16 @@ struct CLIRunner {
         var status: Int32
         var stdout: String
         var stderr: String
+
+        /// The counts of the `connections` events a `--json` run printed, in order.
+        var connectionCounts: [Int] {
+            stdout.split(separator: "\n").compactMap { line -> Int? in
+                guard line.contains("\"event\":\"connections\""),
+                    let range = line.range(of: "\"connections\":")
+                else { return nil }
+                return Int(line[range.upperBound...].prefix { $0.isNumber })
+            }
+        }
     }
 
     /// The folder the test bundle and the package's executables are built into.

@@ -27,12 +27,7 @@ struct CLITests {
             ["--json", "--max-connections", "16", "--min-segment", "128K", url, "-o", "ramp.bin"], in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(contents("ramp.bin") == Data(FixtureContent.bytes(count: size, seed: 5)))
-        let counts = result.stdout.split(separator: "\n").compactMap { line -> Int? in
-            guard line.contains("\"event\":\"connections\""),
-                let range = line.range(of: "\"connections\":")
-            else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }
+        let counts = result.connectionCounts
         let initial = ConnectionController.Settings().initial
         #expect(counts.contains { $0 > initial }, "\(counts)")
         #expect(counts.allSatisfy { $0 <= 16 }, "\(counts)")

@@ -54,11 +54,7 @@ struct LinkMemoryCLITests {
         #expect(
             FileManager.default.contents(atPath: folder + "/held.bin")
                 == Data(FixtureContent.bytes(count: size, seed: 4)))
-        let counts = second.stdout.split(separator: "\n").compactMap { line -> Int? in
-            guard line.contains("\"event\":\"connections\""), let range = line.range(of: "\"connections\":")
-            else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }
+        let counts = second.connectionCounts
         #expect(counts.first == 8, "the resumed run's counts: \(counts)")
         #expect(second.stdout.contains("\"event\":\"resumed\""), "\(second.stdout.prefix(2000))")
     }
