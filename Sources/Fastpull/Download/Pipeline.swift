@@ -198,7 +198,9 @@ struct Pipeline {
             connections: min(
                 configuration.connectionLimit, max(start.segments.filter { !$0.isComplete }.count, 1)))
         var settings = schedulerSettings(roundTrip: roundTrip)
-        settings.priorRate = start.link?.bytesPerSecondPerConnection ?? 0
+        // What a connection carried in the run before, from one source (with several, each has its
+        // own speed, and the controller does not start from memory either).
+        settings.priorRate = sources == nil ? start.link?.bytesPerSecondPerConnection ?? 0 : 0
         let scheduler = Scheduler(segments: plan.segments, settings: settings)
         announce(plan, remote: remote, resumedBytes: start.keptBytes, scheduler: scheduler)
         let link = LinkMemoryCell(start.link)
