@@ -42,6 +42,44 @@ struct DownloadTests {
         #expect(server.stats.bodyBytesSent == Int64(size))
     }
 
+    /// The probe's answer that holds a whole small file is read on that one connection, hashed as it
+    /// passes, without the scheduler and its threads: the trace shows one window, the whole file,
+    /// taken from that answer. A larger file goes through the scheduler, whose windows say how each
+    /// was assigned.
+    @Test(arguments: [(100_000, true), (Int(Pipeline.largestUnjournaledFile), true), (3 << 20, false)])
+    func theProbesAnswerHoldingASmallFileIsTheDownload(size: Int, wholeAnswer: Bool) async throws {
+        var configuration = Configuration.quickRetries()
+        configuration.traceFile = folder.path + "/trace.ndjson"
+        let (report, file) = try await fetch("/gen/\(size)?seed=5", configuration: configuration)
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: size, seed: 5)))
+        #expect(report.sha256 == Expected.sha256(size: size, seed: 5))
+        #expect(report.rangesSupported)
+        let windows = try String(contentsOfFile: folder.path + "/trace.ndjson", encoding: .utf8)
+            .split(separator: "\n").filter { $0.contains("\"event\":\"window\"") }
+        if wholeAnswer {
+            #expect(windows.count == 1, "\(windows)")
+            #expect(
+                windows.first?.hasSuffix(
+                    "\"conn\":0,\"start\":0,\"end\":\(size),\"how\":\"whole answer\"}") == true,
+                "\(windows)")
+            #expect(server.stats.requests == 1)
+        } else {
+            #expect(!windows.isEmpty && windows.allSatisfy { !$0.contains("whole answer") }, "\(windows)")
+        }
+    }
+
+    /// A small file's answer cut short is asked for again, and the file is the server's, byte for
+    /// byte, with the hash over the bytes kept (not the cut answer's and the next one's together).
+    @Test func aSmallFilesCutAnswerIsFetchedAgain() async throws {
+        let size = 600_000
+        let (report, file) = try await fetch("/gen/\(size)?seed=6&drop-after=200000&drops=1")
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: size, seed: 6)))
+        #expect(report.sha256 == Expected.sha256(size: size, seed: 6))
+        #expect(report.retries == 1)
+        #expect(server.stats.requests == 2)
+        #expect(folder.contents == ["out.bin"])
+    }
+
     /// Each connection is held to 12 MiB/s, so that what one connection gets done does not depend on
     /// how loaded the machine is: unpaced, the probe's open-ended answer could carry the whole file on
     /// loopback before the seven other connections had their first answers on a busy machine (then

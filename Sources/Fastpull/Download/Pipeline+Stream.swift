@@ -1,12 +1,14 @@
 import Foundation
 
 extension Pipeline {
-    /// One streaming connection for a server without ranges or without a length. Nothing to resume.
-    /// The bytes go into the claimed `.part` file, or, with `ordered`, straight to an output that takes
-    /// them in order.
+    /// One streaming connection for a server without ranges or without a length, or for a small file
+    /// whose whole body the probe's answer holds (`rangesSupported`: the server does serve ranges).
+    /// Nothing to resume. The bytes go into the claimed `.part` file, or, with `ordered`, straight to
+    /// an output that takes them in order.
     func stream(
         outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
-        started: ContinuousClock.Instant, ordered: SequentialOutput? = nil
+        started: ContinuousClock.Instant, ordered: SequentialOutput? = nil, rangesSupported: Bool = false,
+        trace: TraceRecorder? = nil
     ) async throws -> Report {
         let remote = outcome.remote
         let expectations: Expectations
@@ -40,6 +42,15 @@ extension Pipeline {
             fetcher.algorithms = expectations.algorithms
             let pending = outcome.pendingBody
             let result: StreamFetcher.Result
+            // The trace shows the one connection as it shows a segmented download's: its window is
+            // the whole file, read from the probe's answer or streamed.
+            trace?.record("open", connection: 0)
+            let how = rangesSupported ? "whole answer" : "stream"
+            if let size = remote.size {
+                trace?.record("window", connection: 0, ["start": Int64(0), "end": size, "how": how])
+            } else {
+                trace?.record("window", connection: 0, ["start": Int64(0), "how": how])
+            }
             if remote.size == 0, pending == nil {
                 // The probe already knows the file is empty (HEAD said 0 bytes, or byte 0 does not
                 // exist): there is nothing to ask for.
@@ -50,6 +61,7 @@ extension Pipeline {
                     try await fetcher.run(pending: pending)
                 }
             }
+            trace?.record("close", connection: 0, ["reason": "finished"])
             let verification = try verify(
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
@@ -67,7 +79,8 @@ extension Pipeline {
                 bytesFetched: counters.bytesFetched.load(ordering: .relaxed),
                 sha256: Digest.hex(result.sha256), verifiedChecksums: verification.verified, connections: 1,
                 segments: 1,
-                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0, rangesSupported: false,
+                retries: counters.retries.load(ordering: .relaxed), resumedBytes: 0,
+                rangesSupported: rangesSupported,
                 digests: verification.digestsByName, checks: verification.checks,
                 transferSeconds: (result.lastByteAt - started).seconds,
                 hashTailSeconds: verification.hashTailSeconds)

@@ -175,7 +175,8 @@ struct Pipeline {
                 try discardProgress()
             }
             return try await stream(
-                outcome: outcome, pool: pool, policy: policy, executors: executors, started: started)
+                outcome: outcome, pool: pool, policy: policy, executors: executors, started: started,
+                trace: trace)
         }
         if opening == nil { outcome.pendingBody?.connection.close() }
         let expectations = try expectations(for: remote)
@@ -191,6 +192,17 @@ struct Pipeline {
         // start, and an answer nobody reads would hold the origin's connection (and, on a server that
         // answers one request at a time, every request behind it).
         if sources != nil { opening?.discard() }
+        // A small file whose whole body is in the probe's answer is read from that answer on one
+        // connection, hashed as it passes: one request, as with the scheduler, but without its
+        // threads, its hasher, its controller or a journal (a file this small is not journaled).
+        if sources == nil, configuration.pieceHashes == nil, size <= Self.largestUnjournaledFile,
+            !store.exists, let opening, opening.end == size, let answer = opening.take()
+        {
+            return try await stream(
+                outcome: Probe.Outcome(remote: remote, pendingBody: (answer.connection, answer.head)),
+                pool: pool, policy: policy, executors: executors, started: started, rangesSupported: true,
+                trace: trace)
+        }
 
         let start = try resumeOrCreate(remote: remote, size: size)
         let plan = Plan(
@@ -247,7 +259,7 @@ struct Pipeline {
             single.acceptsRanges = false
             return try await stream(
                 outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
-                pool: pool, policy: policy, executors: executors, started: started)
+                pool: pool, policy: policy, executors: executors, started: started, trace: trace)
         } catch {
             throw stopped(by: error, remote: remote, checkpointer: checkpointer)
         }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no
-/// length (chunked bodies included), hashing the bytes as they pass (SHA-256 and every algorithm in
+/// length (chunked bodies included), or when the probe's answer holds the whole of a small file,
+/// hashing the bytes as they pass (SHA-256 and every algorithm in
 /// `algorithms`, through one ``DigestSet``). A failure restarts from zero: without ranges there is no
 /// way to ask for the rest.
 ///
@@ -66,6 +67,15 @@ struct StreamFetcher: Sendable {
         }
     }
 
+    /// Whether `head` is a 206 whose one range is the whole file: the probe's answer to `bytes=0-` for a
+    /// file small enough to be read from that answer alone.
+    private func answersWholeFile(_ head: ResponseHead) -> Bool {
+        guard head.status == 206, let size = remote.size,
+            let range = head.headers["Content-Range"].flatMap(ContentRange.parse)
+        else { return false }
+        return range.first == 0 && range.last == size - 1 && (range.completeLength ?? size) == size
+    }
+
     private func fetchOnce(
         pending: (connection: HTTPConnection, head: ResponseHead)?, digests: DigestSet, written: inout Int64,
         slot: CancellationSlot
@@ -90,7 +100,7 @@ struct StreamFetcher: Sendable {
             slot.detach()
             pool.giveBack(connection)
         }
-        guard (200..<300).contains(head.status), head.status != 206 else {
+        guard (200..<300).contains(head.status), head.status != 206 || answersWholeFile(head) else {
             connection.discardBody(of: head, method: "GET")
             let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
             throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
