@@ -84,6 +84,34 @@ struct SegmentTableTests {
         #expect(next.0.range.count == Int(2 * mebibyte))
     }
 
+    /// While the count ramps, the work is shared out for four times the connections running (the next
+    /// step's), up to the most it may open; once the count holds, for the connections there are. A
+    /// fast first connection of a ramp from four then joins a sixteenth of the file into its first
+    /// request, not the quarter the newcomers would have to steal back from it.
+    @Test func whileTheCountRampsTheWorkIsSharedForTheNextStep() throws {
+        var settings = SegmentTable.Settings()
+        settings.expectedConnections = 64
+        let ramping = ConnectionController(automaticUpTo: 64)
+        #expect(ramping.phase == .ramping && ramping.target == 4)
+        let tuned = SegmentTable.tuned(settings, to: ramping)
+        #expect(tuned.expectedConnections == 16)
+        #expect(
+            SegmentTable.tuned(settings, to: ConnectionController(automaticUpTo: 8)).expectedConnections == 8)
+        #expect(SegmentTable.tuned(settings, to: ConnectionController(fixed: 4)).expectedConnections == 4)
+
+        // A connection known to carry 100 MB/s asks for a second of it where nothing holds it back.
+        settings.priorRate = 100e6
+        let plan = Planner.plan(size: 256 << 20, connections: 64, minimumSegmentSize: 1 << 20)
+        func firstWindow(_ controller: ConnectionController) -> Int64 {
+            var table = SegmentTable(
+                segments: plan.segments, settings: SegmentTable.tuned(settings, to: controller))
+            return table.nextWindow(for: 0, now: .now).map { $0.0.range.count }.map(Int64.init) ?? 0
+        }
+        // Ramping from four: a sixteenth of the file at most. Four held: a quarter (64 MiB).
+        #expect(firstWindow(ramping) == 16 << 20)
+        #expect(firstWindow(ConnectionController(fixed: 4)) == 64 << 20)
+    }
+
     /// On a limit the connections share, windows are a tenth of a second of a connection's speed (at
     /// least 256 KiB; the other connections hide each request's fixed cost), not a second of it: what
     /// the server has queued for a connection is bounded by what its window has left.

@@ -79,9 +79,15 @@ struct SegmentTable: Sendable, Equatable {
     /// work is `1/connections`, and together the windows may reach ahead of the contiguous prefix (which
     /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
     /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
+    /// While a fresh ramp goes on, the work is shared out for the connections its next step may open
+    /// (four times as many): the first four would otherwise join pieces into shares of a quarter of the
+    /// file each, which the newcomers then steal, cutting the owners' requests and reconnecting them
+    /// (on a link that limits each connection, into TCP's slow start, and into whatever speed the new
+    /// port gets).
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
         var settings = settings
-        let count = max(controller.target, 1)
+        let ramping = controller.phase == .ramping
+        let count = max(ramping ? min(controller.maximum, controller.target * 4) : controller.target, 1)
         settings.expectedConnections = count
         settings.maximumMergedPiece = max(
             4 << 20, aheadBudget(throughput: controller.throughput) / Int64(count))
