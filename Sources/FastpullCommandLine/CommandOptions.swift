@@ -205,6 +205,9 @@ package struct CommandOptions: Sendable {
             checksumFiles.append(source)
         }
         configuration.keepPartialOnMismatch = parsed.has("keep-partial")
+        // The SHA-256 of a file nobody checks costs as much CPU as TLS: computed when asked for (a
+        // checksum to verify is computed whatever this says).
+        configuration.computesSHA256 = parsed.has("sha256")
         if let path = parsed.last("cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "error: --cacert: cannot read '\(path)'")

@@ -164,6 +164,9 @@ package enum OptionTable {
             "checksum-file", .value(placeholder: "PATH|URL"), group: .integrity, repeatable: true,
             help: "Fail unless the file matches its line in this sha256sum-style file. Repeatable."),
         OptionSpec(
+            "sha256", .flag, group: .integrity,
+            help: "Compute the file's SHA-256 as it downloads and print it (~0.7 CPU-s per GiB)."),
+        OptionSpec(
             "keep-partial", .flag, group: .integrity,
             help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
 

@@ -26,8 +26,10 @@ enum Summary {
         }
     }
 
-    /// `saved x.iso (1.0 GiB) in 0.85s, 1.2 GiB/s, 8 connections, sha256 9f86d081884c7d65…, md5 … (checksum verified:
-    /// sha256 from --checksum, md5 from x-goog-hash header, 0.004s after the last byte)`, or for a file
+    /// `saved x.iso (1.0 GiB) in 0.85s, 1.2 GiB/s, 8 connections, sha256 9f86…(all 64 digits), md5 9e10…
+    /// (checksum verified: sha256 from --checksum, md5 from x-goog-hash header, 0.004s after the last
+    /// byte)`: the SHA-256 in full where it was computed (`--sha256`, or a SHA-256 to verify), so that it
+    /// can be compared with a published one; other digests shortened. Or for a file
     /// that was already in place `x.iso is already here (1.0 GiB) and matches sha256 from --checksum;
     /// nothing downloaded`.
     static func saved(_ report: Report, alreadyPresent: Bool) -> String {
@@ -47,9 +49,9 @@ enum Summary {
             return "\(report.outputPath) is already here (\(ByteFormat.size(report.size))) and matches "
                 + "\(verified.joined(separator: ", ")); nothing downloaded"
         }
-        var digests = "sha256 \(short(report.sha256))"
+        var digests = report.sha256.isEmpty ? [] : ["sha256 \(report.sha256)"]
         for (name, hex) in report.digests.sorted(by: { $0.key < $1.key }) where name != "sha256" {
-            digests += ", \(name) \(short(hex))"
+            digests.append("\(name) \(short(hex))")
         }
         let verification =
             verified.isEmpty
@@ -59,8 +61,8 @@ enum Summary {
         let resumed = report.resumedBytes > 0 ? ", resumed after \(ByteFormat.size(report.resumedBytes))" : ""
         return "saved \(report.outputPath) (\(ByteFormat.size(report.size))) in "
             + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
-            + (report.connections == 1 ? "1 connection, " : "up to \(report.connections) connections, ")
-            + "\(digests)\(verification)\(resumed)\(sources(report.sources))"
+            + (report.connections == 1 ? "1 connection" : "up to \(report.connections) connections")
+            + digests.map { ", " + $0 }.joined() + "\(verification)\(resumed)\(sources(report.sources))"
     }
 
     /// `; from 3 sources: a.example 180.0 MiB, b.example 76.0 MiB, c.example 0 B (dropped: …)`, or

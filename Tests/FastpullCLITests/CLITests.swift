@@ -45,11 +45,14 @@ struct CLITests {
             result.stderr.contains("fastpull: saving to \(path) (3.0 MiB)\n"), "\(result.stderr)")
         #expect(result.stderr.contains("up to 3 connections"), "\(result.stderr)")
         #expect(result.stderr.contains("saved"))
-        // A short hash keeps the line readable; `--json` carries the whole digest.
-        let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 3))
-        #expect(result.stderr.contains("sha256 \(sha256.prefix(16))…"), "\(result.stderr)")
-        #expect(!result.stderr.contains(sha256))
+        // A file nothing checks is not hashed unless asked.
+        #expect(!result.stderr.contains("sha256"), "\(result.stderr)")
         #expect(listing == ["a.bin"])
+        // Asked for, its SHA-256 is printed whole, to compare with a published one.
+        let again = try await CLIRunner.run(["-n", "3", url, "-o", "b.bin", "--sha256"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 3))
+        #expect(again.stderr.contains("up to 3 connections, sha256 \(sha256)\n"), "\(again.stderr)")
     }
 
     /// The proxy variables of the environment are honoured (read one by one): `http_proxy` sends the

@@ -99,7 +99,7 @@ struct InvariantCLITests {
         let size = 3 << 20
         let url = server.url("/gen/\(size)?seed=7").absoluteString
         let result = try await CLIRunner.run(
-            ["--json", url, "-o", "/dev/null"] + (force ? ["--force"] : []), in: folder)
+            ["--json", "--sha256", url, "-o", "/dev/null"] + (force ? ["--force"] : []), in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         let digest = SHA256Digest.of(Data(FixtureContent.bytes(count: size, seed: 7))).map {
             String(format: "%02x", $0)

@@ -34,7 +34,7 @@ struct RerunCLITests {
     @Test func aFinishedFileRecordsItsOriginAndARerunKeepsIt() async throws {
         let size = 3 << 20
         let url = server.url("/gen/\(size)?seed=5").absoluteString
-        let first = try await CLIRunner.run([url, "-o", "a.bin", "--json"], in: folder)
+        let first = try await CLIRunner.run([url, "-o", "a.bin", "--json", "--sha256"], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
         let path = folder + "/a.bin"
         #expect(Self.attribute(path, "user.xdg.origin.url") == url)

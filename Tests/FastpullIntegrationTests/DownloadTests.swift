@@ -68,6 +68,36 @@ struct DownloadTests {
         }
     }
 
+    /// Without ``Configuration/computesSHA256`` a download computes only what its checksums need: none
+    /// for a file nothing checks (an empty `sha256`, no digests, no SHA-256 in its origin record), an
+    /// MD5 for an MD5 checksum (verified), and the SHA-256 when the checksum is one. Over the scheduler
+    /// (4 MiB) and over the probe's answer alone (100 kB).
+    @Test(arguments: [4 << 20, 100_000])
+    func withoutSHA256OnlyWhatIsCheckedIsComputed(size: Int) async throws {
+        let bytes = FixtureContent.bytes(count: size, seed: 8)
+        var configuration = Configuration.quickRetries()
+        configuration.computesSHA256 = false
+        let (plain, file) = try await fetch(
+            "/gen/\(size)?seed=8", configuration: configuration, name: "a.bin")
+        #expect(try Data(contentsOf: file) == Data(bytes))
+        #expect(plain.sha256 == "")
+        #expect(plain.digests == [:])
+        #expect(OriginRecord.read(path: file.path)?.sha256 == "")
+
+        let md5 = Digest.hex(Digest.compute(.md5, of: bytes))
+        configuration.checksums = [.md5(md5)]
+        let (checked, _) = try await fetch("/gen/\(size)?seed=8", configuration: configuration, name: "b.bin")
+        #expect(checked.verifiedChecksums == [.md5(md5)])
+        #expect(checked.digests == ["md5": md5])
+        #expect(checked.sha256 == "")
+
+        let sha256 = Expected.sha256(size: size, seed: 8)
+        configuration.checksums = [.sha256(sha256)]
+        let (asked, _) = try await fetch("/gen/\(size)?seed=8", configuration: configuration, name: "c.bin")
+        #expect(asked.verifiedChecksums == [.sha256(sha256)])
+        #expect(asked.sha256 == sha256)
+    }
+
     /// A small file's answer cut short is asked for again, and the file is the server's, byte for
     /// byte, with the hash over the bytes kept (not the cut answer's and the next one's together).
     @Test func aSmallFilesCutAnswerIsFetchedAgain() async throws {

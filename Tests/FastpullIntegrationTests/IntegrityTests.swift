@@ -512,7 +512,7 @@ struct PrefixHasherTests {
         try bytes.withUnsafeBytes { try file.write($0, at: 0) }
         // Every byte already written, as on a resume that kept the whole file.
         let scheduler = Scheduler(segments: [Segment(start: 0, end: Int64(size), written: Int64(size))])
-        let digests = PrefixHasher.Digests([.md5, .crc32c, .md5])
+        let digests = PrefixHasher.Digests([.sha256, .md5, .crc32c, .md5])
         #expect(digests.algorithms == [.sha256, .md5, .crc32c])
         let hasher = PrefixHasher(file: file, scheduler: scheduler, size: Int64(size), digests: digests)
         let sha256 = try hasher.run()
@@ -525,6 +525,20 @@ struct PrefixHasherTests {
         #expect(digests.lastByteAt != nil)
     }
 
+    /// With nothing to compute, the hasher only follows the written prefix: it returns once every byte
+    /// is in, with no digest, and tells the scheduler how far it got (the horizon waits for it).
+    @Test func withNothingToComputeItFollowsTheFrontierOnly() throws {
+        let size: Int64 = 3 << 20
+        let file = try OutputFile(creatingAt: folder.url("n.part").path)
+        let scheduler = Scheduler(segments: [Segment(start: 0, end: size, written: size)])
+        let digests = PrefixHasher.Digests()
+        let hasher = PrefixHasher(file: file, scheduler: scheduler, size: size, digests: digests)
+        #expect(try hasher.run() == [])
+        #expect(digests.values == [:])
+        #expect(digests.lastByteAt != nil)
+        #expect(scheduler.hashedBytes == size)
+    }
+
     /// Mappings that start off a page boundary and end mid-chunk still hand over every byte once.
     @Test(arguments: [Int64(1 << 20) + 5, 4096, 3 << 20])
     func hashesThroughMappingsOfAnySize(mappingSize: Int64) throws {
@@ -533,7 +547,8 @@ struct PrefixHasherTests {
         let file = try OutputFile(creatingAt: folder.url("m.part").path)
         try bytes.withUnsafeBytes { try file.write($0, at: 0) }
         let scheduler = Scheduler(segments: [Segment(start: 0, end: Int64(size), written: Int64(size))])
-        var hasher = PrefixHasher(file: file, scheduler: scheduler, size: Int64(size))
+        var hasher = PrefixHasher(
+            file: file, scheduler: scheduler, size: Int64(size), digests: PrefixHasher.Digests([.sha256]))
         hasher.mappingSize = mappingSize
         hasher.chunkSize = 300_000
         #expect(try hasher.run() == Digest.compute(.sha256, of: bytes))

@@ -31,7 +31,8 @@ enum ExistingFile {
             return nil
         }
         let path = file.path(percentEncoded: false)
-        let algorithms = expectations.map(\.checksum.digestAlgorithm)
+        let algorithms =
+            (configuration.computesSHA256 ? [.sha256] : []) + expectations.map(\.checksum.digestAlgorithm)
         let hashed = await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: hash(path, algorithms: algorithms)) }.start()
         }
@@ -93,7 +94,8 @@ enum ExistingFile {
                 url: url, finalURL: remote.finalURL, outputPath: path, size: record.size,
                 seconds: (ContinuousClock.now - started).seconds, bytesFetched: 0, sha256: record.sha256,
                 verifiedChecksums: [], connections: 0, segments: 0, retries: 0, resumedBytes: 0,
-                rangesSupported: remote.acceptsRanges, digests: ["sha256": record.sha256], checks: [],
+                rangesSupported: remote.acceptsRanges,
+                digests: record.sha256.isEmpty ? [:] : ["sha256": record.sha256], checks: [],
                 transferSeconds: 0, hashTailSeconds: 0)
             return .unchanged(report)
         case false?:

@@ -59,6 +59,12 @@ public struct Configuration: Sendable {
     /// deleting them (`--keep-partial`). The journal is deleted either way, so a later run starts over
     /// rather than resume into bytes known to be bad.
     public var keepPartialOnMismatch = false
+    /// Computes the file's SHA-256 as it downloads and reports it (``Report/sha256``), even when no
+    /// checksum asks for it (default true). SHA-256 costs about 0.7 CPU-seconds per GiB, as much as
+    /// TLS itself: where the CPU is the limit (a fast link, a small machine) it is time. False leaves
+    /// ``Report/sha256`` empty unless a checksum to verify is a SHA-256; every expected checksum is
+    /// checked either way. The command line sets it only with `--sha256`.
+    public var computesSHA256 = true
     /// A PEM file of extra certificate authorities to trust, besides the system store.
     public var caFile: String?
     /// Skips TLS certificate and hostname verification. Unsafe; for testing only.

@@ -73,7 +73,7 @@ extension Pipeline {
         let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: 0, scheduler: scheduler)
         let output = OrderedOutput(descriptor: descriptor, name: target.name)
-        let digests = PrefixHasher.Digests(expectations.algorithms)
+        let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let sha256: [UInt8]
         let peakConnections: Int
         do {
@@ -85,7 +85,7 @@ extension Pipeline {
                             scheduler: scheduler, size: size, algorithms: digests.algorithms)
                     else { return nil }
                     digests.record(drained.digests, lastByteAt: drained.lastByteAt)
-                    return drained.digests[.sha256]
+                    return drained.digests[.sha256] ?? []
                 }, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
                 requestCost: outcome.requestCost, trace: trace)
         } catch let answer as WholeFileAnswer where output.bytesHandedOver == 0 {

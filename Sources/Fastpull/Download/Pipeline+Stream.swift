@@ -39,7 +39,7 @@ extension Pipeline {
             var fetcher = StreamFetcher(
                 remote: remote, pool: pool, destination: destination, counters: counters,
                 retries: configuration.retries, policy: policy)
-            fetcher.algorithms = expectations.algorithms
+            fetcher.algorithms = digestAlgorithms(for: expectations)
             let pending = outcome.pendingBody
             let result: StreamFetcher.Result
             // The trace shows the one connection as it shows a segmented download's: its window is

@@ -7,7 +7,7 @@ extension Pipeline {
         var checked: [ChecksumExpectation]
         var ignored: [RemoteFile.IgnoredDigest]
 
-        /// The algorithms the hash must compute besides SHA-256, in order, without repeats.
+        /// The algorithms the expectations need, in order, without repeats.
         var algorithms: [Digest.Algorithm] {
             var result: [Digest.Algorithm] = []
             for algorithm in checked.map(\.checksum.digestAlgorithm) where !result.contains(algorithm) {
@@ -15,6 +15,16 @@ extension Pipeline {
             }
             return result
         }
+    }
+
+    /// What the download's hash computes: SHA-256 where the download reports it
+    /// (``Configuration/computesSHA256``), then every algorithm the expectations need.
+    func digestAlgorithms(for expectations: Expectations) -> [Digest.Algorithm] {
+        var result: [Digest.Algorithm] = configuration.computesSHA256 ? [.sha256] : []
+        for algorithm in expectations.algorithms where !result.contains(algorithm) {
+            result.append(algorithm)
+        }
+        return result
     }
 
     /// The outcome of a verification that passed.
@@ -124,7 +134,7 @@ extension Pipeline {
                 throw FastpullError(
                     .integrity, "\(file.path) holds \(onDisk) bytes, expected \(size); \(aftermath)")
             }
-            let missing = ([.sha256] + expectations.algorithms).filter { digests[$0] == nil }
+            let missing = digestAlgorithms(for: expectations).filter { digests[$0] == nil }
             if !missing.isEmpty {
                 digests.merge(try Self.hash(file, size: size, algorithms: missing)) { old, _ in old }
             }

@@ -227,7 +227,7 @@ struct Pipeline {
         let sha256: [UInt8]
         let peakConnections: Int
         // The prefix hasher computes every algorithm the expectations need.
-        let digests = PrefixHasher.Digests(expectations.algorithms)
+        let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let map = sources != nil || configuration.pieceHashes != nil ? SourceMap() : nil
         do {
             try checkpointer?.checkpoint(durably: true)

@@ -14,7 +14,8 @@ public struct Report: Sendable {
     public var seconds: Double
     /// Body bytes received from the server in this run, including bytes fetched again after failures.
     public var bytesFetched: Int64
-    /// The SHA-256 of the file, as lowercase hexadecimal.
+    /// The SHA-256 of the file, as lowercase hexadecimal; empty when it was not computed
+    /// (``Configuration/computesSHA256`` false, and no SHA-256 checksum to verify).
     public var sha256: String
     /// Every expected checksum the file matched, whatever its source (given, from a checksum file, or
     /// offered by the server), without repeats. ``checks`` says where each came from.

@@ -2,8 +2,8 @@ import Foundation
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no
 /// length (chunked bodies included), or when the probe's answer holds the whole of a small file,
-/// hashing the bytes as they pass (SHA-256 and every algorithm in
-/// `algorithms`, through one ``DigestSet``). A failure restarts from zero: without ranges there is no
+/// hashing the bytes as they pass (every algorithm in `algorithms`,
+/// through one ``DigestSet``). A failure restarts from zero: without ranges there is no
 /// way to ask for the rest.
 ///
 /// Runs on its own ``ThreadExecutor``.
@@ -15,7 +15,7 @@ struct StreamFetcher: Sendable {
     let counters: TransferCounters
     let retries: Int
     let policy: RetryPolicy
-    /// Algorithms to compute besides SHA-256.
+    /// Algorithms to compute (SHA-256 among them where the download reports it).
     var algorithms: [Digest.Algorithm] = []
 
     struct Result {

@@ -57,7 +57,7 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
     var spliceTarget: OutputFile? { nil }
 
     /// Hands the file's bytes to the descriptor in order as the scheduler's frontier grows, until all
-    /// `size` are out; returns their digests (SHA-256 and `algorithms`) and when the last byte came, or
+    /// `size` are out; returns their digests (of `algorithms`) and when the last byte came, or
     /// nil if the scheduler stopped first. Blocks its thread: run it on an executor of its own.
     func drain(scheduler: Scheduler, size: Int64, algorithms: [Digest.Algorithm]) throws -> (
         digests: [Digest.Algorithm: [UInt8]], lastByteAt: ContinuousClock.Instant

@@ -4,7 +4,7 @@ import Glibc
 
 /// What Fastpull records on a file it saved, in extended attributes: where it came from
 /// (`user.xdg.origin.url`, the freedesktop name curl `--xattr` and wget use) and the version it is
-/// (`user.fastpull.size`, `.etag`, `.last-modified`, `.sha256`). A rerun that finds the record and a
+/// (`user.fastpull.size`, `.etag`, `.last-modified`, and `.sha256` where it was computed). A rerun that finds the record and a
 /// server still offering that version knows the file is complete and unchanged without fetching it.
 ///
 /// Best effort: a file system without user attributes simply keeps no record, and the file is then
@@ -15,6 +15,7 @@ struct OriginRecord: Sendable, Equatable {
     var size: Int64
     var etag: String?
     var lastModified: String?
+    /// Empty when the download did not compute it.
     var sha256: String
     /// The file's modification time when it was saved (`seconds.nanoseconds`): a file changed on this
     /// machine since then is no longer what the record describes.
@@ -53,9 +54,10 @@ struct OriginRecord: Sendable, Equatable {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return false }
         var values: [(String, String)] = [
-            (Self.names.url, url), (Self.names.size, String(size)), (Self.names.sha256, sha256),
+            (Self.names.url, url), (Self.names.size, String(size)),
             (Self.names.modified, Self.stamp(info.st_mtim)),
         ]
+        if !sha256.isEmpty { values.append((Self.names.sha256, sha256)) }
         if let etag { values.append((Self.names.etag, etag)) }
         if let lastModified { values.append((Self.names.lastModified, lastModified)) }
         for (name, value) in values {
@@ -74,11 +76,11 @@ struct OriginRecord: Sendable, Equatable {
             return String(decoding: buffer[..<count], as: UTF8.self)
         }
         guard let url = value(names.url), let size = value(names.size).flatMap({ Int64($0) }),
-            let sha256 = value(names.sha256), let modified = value(names.modified)
+            let modified = value(names.modified)
         else { return nil }
         var record = OriginRecord(
             url: url, size: size, etag: value(names.etag), lastModified: value(names.lastModified),
-            sha256: sha256)
+            sha256: value(names.sha256) ?? "")
         record.modified = modified
         return record
     }

@@ -1,5 +1,5 @@
-/// Several digests fed from the same bytes: SHA-256 always (Fastpull reports it for every download),
-/// plus whatever the expected checksums need.
+/// Several digests fed from the same bytes: whatever the expected checksums need, and SHA-256 where
+/// the download reports it (``Configuration/computesSHA256``). With none, feeding it costs nothing.
 ///
 /// A large buffer is fed in pieces of ``pieceSize`` bytes, each piece to every algorithm in turn, so the
 /// bytes are read from memory once and stay in the CPU cache for the second and later algorithms.
@@ -8,14 +8,14 @@ final class DigestSet {
     /// Bytes handed to each algorithm before moving on to the next one.
     static let pieceSize = 64 * 1024
 
-    /// The algorithms computed, SHA-256 first, then the others in the order first given, without repeats.
+    /// The algorithms computed, in the order first given, without repeats.
     let algorithms: [Digest.Algorithm]
 
     private let digests: [Digest]
 
-    /// A set computing SHA-256 and every algorithm in `algorithms`.
+    /// A set computing every algorithm in `algorithms`.
     init(_ algorithms: some Sequence<Digest.Algorithm> = []) {
-        var ordered: [Digest.Algorithm] = [.sha256]
+        var ordered: [Digest.Algorithm] = []
         for algorithm in algorithms where !ordered.contains(algorithm) {
             ordered.append(algorithm)
         }
@@ -23,12 +23,16 @@ final class DigestSet {
         self.digests = ordered.map { Digest($0) }
     }
 
-    /// A set computing SHA-256 and every algorithm the expectations name.
+    /// A set computing every algorithm the expectations name.
     convenience init(for expectations: [ChecksumExpectation]) {
         self.init(expectations.map(\.checksum.digestAlgorithm))
     }
 
+    /// Whether the set computes anything at all.
+    var isEmpty: Bool { digests.isEmpty }
+
     func update(_ bytes: UnsafeRawBufferPointer) {
+        if digests.isEmpty { return }
         if digests.count == 1 {
             digests[0].update(bytes)
             return

@@ -51,6 +51,6 @@ extension PrefixHasher {
         }
         let values = set.finalize()
         digests.record(values, lastByteAt: lastByteAt ?? .now)
-        return values[.sha256]
+        return values[.sha256] ?? []
     }
 }

@@ -5,16 +5,17 @@ import Synchronization
 /// of the file (no copy) where the file already has its full length, else with `pread`. When the last byte lands,
 /// only the tail behind the frontier remains to hash, so verification costs no second pass.
 ///
-/// Every chunk goes through one ``DigestSet``: SHA-256 always, plus every algorithm in
-/// ``digests``. On resume the hasher starts from byte 0 like any other run, so the kept prefix is
-/// rehashed once, as it is read back.
+/// Every chunk goes through one ``DigestSet`` with every algorithm in ``digests`` (SHA-256 where the
+/// download reports it). With none to compute, it only follows the frontier (reading nothing), which
+/// the scheduler's horizon and the end of the download wait for. On resume the hasher starts from
+/// byte 0 like any other run, so the kept prefix is rehashed once, as it is read back.
 ///
 /// `run()` blocks its thread: call it from a task on its own ``ThreadExecutor``.
 struct PrefixHasher {
     let file: OutputFile
     let scheduler: Scheduler
     let size: Int64
-    /// The algorithms to compute besides SHA-256, and where every result is left.
+    /// The algorithms to compute, and where every result is left.
     var digests = Digests()
     var chunkSize = 1 << 20
     /// How much of the file one mapping covers. Mapped pages the hash has touched count towards the
@@ -23,8 +24,9 @@ struct PrefixHasher {
     /// Piece hashes to check each piece against before it counts (nil: none).
     var pieces: PieceCheck? = nil
 
-    /// Returns the SHA-256 of `[0, size)`, or nil if the scheduler stopped before the whole file was
-    /// complete. Every digest of ``digests`` is recorded there, with the moment the last byte was seen.
+    /// Returns the SHA-256 of `[0, size)` (empty when it is not computed), or nil if the scheduler
+    /// stopped before the whole file was complete. Every digest of ``digests`` is recorded there, with
+    /// the moment the last byte was seen.
     func run() throws -> [UInt8]? {
         if let pieces { return try run(checking: pieces) }
         let set = DigestSet(digests.algorithms)
@@ -38,6 +40,11 @@ struct PrefixHasher {
         while hashed < size {
             guard let frontier = scheduler.waitForFrontier(beyond: hashed) else { return nil }
             if frontier >= size, lastByteAt == nil { lastByteAt = .now }
+            if set.isEmpty {
+                hashed = frontier
+                scheduler.recordHashed(hashed)
+                continue
+            }
             while hashed < frontier {
                 let want = min(Int64(chunkSize), frontier - hashed)
                 if mappable, region.map({ !$0.range.contains(hashed) }) ?? true {
@@ -63,7 +70,7 @@ struct PrefixHasher {
         }
         let values = set.finalize()
         digests.record(values, lastByteAt: lastByteAt ?? .now)
-        return values[.sha256]
+        return values[.sha256] ?? []
     }
 }
 
@@ -72,16 +79,16 @@ extension PrefixHasher {
     /// by the pipeline, which chooses the algorithms from the expectations and reads the values to
     /// verify them, and the hasher's thread, which fills them in.
     final class Digests: Sendable {
-        /// SHA-256 first, then every other algorithm asked for, without repeats.
+        /// Every algorithm asked for, in order, without repeats.
         let algorithms: [Digest.Algorithm]
         private let state = Mutex<
             (values: [Digest.Algorithm: [UInt8]]?, lastByteAt: ContinuousClock.Instant?)
         >(
             (nil, nil))
 
-        /// SHA-256 and every algorithm in `algorithms`.
+        /// Every algorithm in `algorithms`.
         init(_ algorithms: some Sequence<Digest.Algorithm> = []) {
-            var ordered: [Digest.Algorithm] = [.sha256]
+            var ordered: [Digest.Algorithm] = []
             for algorithm in algorithms where !ordered.contains(algorithm) {
                 ordered.append(algorithm)
             }
