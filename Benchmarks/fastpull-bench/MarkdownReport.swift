@@ -49,7 +49,7 @@ enum MarkdownReport {
             lines.append("")
         }
         for scenario in report.scenarios {
-            lines += section(scenario)
+            lines += section(scenario, in: report)
         }
         lines.append("## Tool variants")
         lines.append("")
@@ -65,7 +65,26 @@ enum MarkdownReport {
         return lines.joined(separator: "\n")
     }
 
-    private static func section(_ scenario: ScenarioResult) -> [String] {
+    /// For a resume scenario whose fresh counterpart ran in the same session: each tool's rerun rate
+    /// over its fresh runs' rate (a resumed download should go as fast as a fresh one).
+    private static func freshComparison(_ scenario: ScenarioResult, in report: BenchReport) -> [String] {
+        guard let freshName = ScenarioTable.freshCounterparts[scenario.name],
+            let fresh = report.scenarios.first(where: { $0.name == freshName })
+        else { return [] }
+        let ratios = scenario.tools.compactMap { tool -> String? in
+            guard let rerun = tool.summary?.rerunMegabytesPerSecond,
+                let freshRate = fresh.tools.first(where: { $0.variant == tool.variant })?.summary?
+                    .megabytesPerSecond, freshRate > 0
+            else { return nil }
+            return "\(tool.variant) \(fixed(rerun / freshRate, 2))"
+        }
+        guard !ratios.isEmpty else { return [] }
+        return [
+            "Rerun rate ÷ fresh rate (\(freshName), this session): \(ratios.joined(separator: ", ")).", "",
+        ]
+    }
+
+    private static func section(_ scenario: ScenarioResult, in report: BenchReport) -> [String] {
         var lines: [String] = []
         lines.append("## \(scenario.name)")
         lines.append("")
@@ -90,9 +109,9 @@ enum MarkdownReport {
             || scenario.name == "resume"
         if resume {
             lines.append(
-                "| tool | setting | total s | spread | rerun s | interrupted at | re-fetched | × ideal | × fastpull "
-                    + "| CPU s | peak RSS MiB | identical |")
-            lines.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+                "| tool | setting | total s | spread | rerun s | rerun MB/s | interrupted at | re-fetched | × ideal "
+                    + "| × fastpull | CPU s | peak RSS MiB | identical |")
+            lines.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
         } else {
             lines.append(
                 "| tool | setting | median s | spread | MB/s | × ideal | × fastpull | CPU s | peak RSS MiB "
@@ -108,7 +127,7 @@ enum MarkdownReport {
                 case .notApplicable: status = "n/a: "
                 case .skipped, .ok: status = "skipped: "
                 }
-                let dashes = Array(repeating: "—", count: 9).joined(separator: " | ")
+                let dashes = Array(repeating: "—", count: resume ? 10 : 9).joined(separator: " | ")
                 lines.append(
                     "| \(name) | \(tool.setting.rawValue) | \(dashes) | \(status)\(cellEscaped(tool.reason ?? "")) |"
                 )
@@ -125,6 +144,7 @@ enum MarkdownReport {
                 lines.append(
                     "| \(name) | \(tool.setting.rawValue) | \(fixed(summary.wall.median, 2)) | \(spread) | "
                         + "\(summary.rerunSeconds.map { fixed($0, 2) } ?? "—") | "
+                        + "\(summary.rerunMegabytesPerSecond.map { fixed($0, 0) } ?? "—") | "
                         + "\(summary.interruptedAtMiB.map { "\(fixed($0, 0)) MiB" } ?? "—") | "
                         + "\(summary.refetchedMiB.map { "\(fixed($0, 1)) MiB" } ?? "—") | \(ideal) | \(versus) | "
                         + "\(fixed(summary.cpuSeconds, 2)) | \(fixed(summary.peakRSSMiB, 0)) | \(identical) |"
@@ -155,9 +175,10 @@ enum MarkdownReport {
         }
         if scenario.tools.contains(where: { $0.summary?.rerunSeconds != nil }) {
             lines.append(
-                "*total* is both parts (until SIGINT, then the rerun); *re-fetched* is everything the server sent "
-                    + "minus the file size.")
+                "*total* is both parts (until SIGINT, then the rerun); *rerun MB/s* is what the server sent the "
+                    + "rerun over its time; *re-fetched* is everything the server sent minus the file size.")
             lines.append("")
+            lines += freshComparison(scenario, in: report)
         }
         for note in scenario.notes { lines.append("- \(note)") }
         if let chart = scenario.timelineChart {

@@ -79,6 +79,8 @@ struct ToolSummary: Sendable, Codable {
     var rerunSeconds: Double?
     var interruptedAtMiB: Double?
     var refetchedMiB: Double?
+    /// Resume only: the median rate of the rerun alone (what the server sent it ÷ its time), MB/s.
+    var rerunMegabytesPerSecond: Double?
 
     /// Summarises `samples` for `bytes` per run; nil when no run succeeded.
     init?(samples: [Sample], bytes: Int64, idealSeconds: Double?) {
@@ -102,6 +104,9 @@ struct ToolSummary: Sendable, Codable {
             rerunSeconds = resumes.map(\.rerunSeconds).median
             interruptedAtMiB = resumes.map { Double($0.bytesBeforeInterrupt) / 1_048_576 }.median
             refetchedMiB = resumes.map { Double($0.refetchedBytes) / 1_048_576 }.median
+            rerunMegabytesPerSecond =
+                resumes.filter { $0.rerunSeconds > 0 }.map { Double($0.bytesOnRerun) / $0.rerunSeconds / 1e6 }
+                .median
         }
     }
 }

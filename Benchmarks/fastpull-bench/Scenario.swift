@@ -199,6 +199,8 @@ enum ScenarioTable {
     static let latencyTTFB = 50
     static let resumeTotal = 200_000_000
     static let shapedPerConnection = 5_000_000
+    /// The scenario whose fresh runs a resume scenario's reruns are held against (the same link).
+    static let freshCounterparts = ["shaped-resume": "shaped-per-connection"]
     static let shapedFast = 20_000_000
     static let shapedSlow = 1_000_000
     static let shapedCap = 50_000_000
