@@ -59,6 +59,28 @@ struct RerunCLITests {
         #expect(continued.stderr.contains("unchanged on the server"), "\(continued.stderr)")
     }
 
+    /// A file saved without its SHA-256 (the default) and asked for it on the rerun: the digest is read
+    /// from the file in place, nothing is fetched again, and the record of a file saved without one has
+    /// no `.sha256` attribute at all.
+    @Test func aRerunAskedForTheSHA256ReadsItFromTheFile() async throws {
+        let size = 2 << 20
+        let url = server.url("/gen/\(size)?seed=9").absoluteString
+        let first = try await CLIRunner.run([url, "-o", "b.bin"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let path = folder + "/b.bin"
+        #expect(Self.attribute(path, "user.fastpull.size") == "\(size)")
+        #expect(Self.attribute(path, "user.fastpull.sha256") == nil)
+        #expect(!first.stderr.contains("sha256"), "\(first.stderr)")
+
+        server.resetStats()
+        let again = try await CLIRunner.run([url, "-o", "b.bin", "--sha256", "--json"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(server.stats.bodyBytesSent == 0)
+        let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 9))
+        #expect(again.stdout.contains("\"digests\":{\"sha256\":\"\(sha256)\"}"), "\(again.stdout)")
+        #expect(again.stdout.contains("\"alreadyPresent\":true"), "\(again.stdout)")
+    }
+
     @Test func aListRerunFetchesOnlyWhatIsMissing() async throws {
         let sizes = (0..<10).map { 10_000 + $0 * 1000 }
         let list = sizes.enumerated().map { index, size in

@@ -60,7 +60,7 @@ struct DownloadTests {
             #expect(windows.count == 1, "\(windows)")
             #expect(
                 windows.first?.hasSuffix(
-                    "\"conn\":0,\"start\":0,\"end\":\(size),\"how\":\"whole answer\"}") == true,
+                    "\"conn\":0,\"start\":0,\"end\":\(size),\"how\":\"whole answer\",\"source\":0}") == true,
                 "\(windows)")
             #expect(server.stats.requests == 1)
         } else {

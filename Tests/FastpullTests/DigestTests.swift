@@ -132,7 +132,7 @@ struct DigestTests {
 
     // MARK: - DigestSet
 
-    @Test func digestSetAlwaysComputesSHA256First() {
+    @Test func digestSetComputesExactlyTheAlgorithmsGiven() {
         #expect(DigestSet().algorithms == [])
         #expect(DigestSet().isEmpty)
         #expect(DigestSet([.md5, .sha256, .md5, .crc32c]).algorithms == [.md5, .sha256, .crc32c])

@@ -172,6 +172,12 @@ struct JSONEventsTests {
         #expect((finished["digests"] as? [String: String])?["sha256"] == hex)
         #expect(finished["verified"] as? [String] == ["sha256=\(hex)"])
         #expect(finished["speed"] as? Int == 2000)
+        // A download that computed no SHA-256 says so by leaving it out, not with an empty value.
+        var unhashed = report
+        unhashed.sha256 = ""
+        unhashed.digests = ["md5": "00"]
+        let plain = try object(.finished(Event.Finished(unhashed)))
+        #expect(plain["digests"] as? [String: String] == ["md5": "00"])
 
         let probe = try object(.probe(probe))
         let digest = try #require((probe["digests"] as? [[String: String]])?.first)

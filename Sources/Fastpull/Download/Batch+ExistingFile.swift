@@ -90,12 +90,22 @@ enum ExistingFile {
         let remote = planned.probed.remote
         switch record.describes(remote) {
         case true?:
+            var sha256 = record.sha256
+            // Saved without its SHA-256 (the command line computes it only when asked), and asked for
+            // now: it is read from the file here rather than fetched again.
+            if sha256.isEmpty, configuration.computesSHA256 {
+                let hashed = await withCheckedContinuation { continuation in
+                    Thread { continuation.resume(returning: hash(path, algorithms: [.sha256])) }.start()
+                }
+                guard let digest = hashed?.1[.sha256], hashed?.0 == record.size else { return nil }
+                sha256 = Digest.hex(digest)
+            }
             let report = Report(
                 url: url, finalURL: remote.finalURL, outputPath: path, size: record.size,
-                seconds: (ContinuousClock.now - started).seconds, bytesFetched: 0, sha256: record.sha256,
+                seconds: (ContinuousClock.now - started).seconds, bytesFetched: 0, sha256: sha256,
                 verifiedChecksums: [], connections: 0, segments: 0, retries: 0, resumedBytes: 0,
                 rangesSupported: remote.acceptsRanges,
-                digests: record.sha256.isEmpty ? [:] : ["sha256": record.sha256], checks: [],
+                digests: sha256.isEmpty ? [:] : ["sha256": sha256], checks: [],
                 transferSeconds: 0, hashTailSeconds: 0)
             return .unchanged(report)
         case false?:

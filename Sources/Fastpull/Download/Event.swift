@@ -220,7 +220,8 @@ extension Event {
         /// Body bytes received in this run, including bytes fetched again after failures; 0 when the
         /// file was already in place.
         public var bytesFetched: Int64
-        /// Every digest computed, by algorithm name, in lowercase hexadecimal (`sha256` always).
+        /// Every digest computed, by algorithm name, in lowercase hexadecimal (`sha256` where it was
+        /// computed: see ``Configuration/computesSHA256``).
         public var digests: [String: String]
         /// The expected checksums the file matched.
         public var verifiedChecksums: [Checksum]
@@ -238,7 +239,7 @@ extension Event {
         /// The event of a finished ``Report``.
         public init(_ report: Report, alreadyPresent: Bool = false) {
             var digests = report.digests
-            digests["sha256"] = report.sha256
+            if !report.sha256.isEmpty { digests["sha256"] = report.sha256 }
             self.outputPath = report.outputPath
             self.size = report.size
             self.seconds = report.seconds

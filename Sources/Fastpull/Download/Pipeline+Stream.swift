@@ -8,13 +8,14 @@ extension Pipeline {
     func stream(
         outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
         started: ContinuousClock.Instant, ordered: SequentialOutput? = nil, rangesSupported: Bool = false,
-        trace: TraceRecorder? = nil
+        expectations known: Expectations? = nil, trace: TraceRecorder? = nil
     ) async throws -> Report {
         let remote = outcome.remote
         let expectations: Expectations
         let file: OutputFile?
         do {
-            expectations = try self.expectations(for: remote)
+            // Worked out once: each working-out warns about the server digests it cannot use.
+            expectations = try known ?? self.expectations(for: remote)
             if ordered == nil {
                 let part = try claimedPart()
                 try part.truncate(to: 0)
@@ -47,9 +48,10 @@ extension Pipeline {
             trace?.record("open", connection: 0)
             let how = rangesSupported ? "whole answer" : "stream"
             if let size = remote.size {
-                trace?.record("window", connection: 0, ["start": Int64(0), "end": size, "how": how])
+                trace?.record(
+                    "window", connection: 0, ["start": Int64(0), "end": size, "how": how, "source": 0])
             } else {
-                trace?.record("window", connection: 0, ["start": Int64(0), "how": how])
+                trace?.record("window", connection: 0, ["start": Int64(0), "how": how, "source": 0])
             }
             if remote.size == 0, pending == nil {
                 // The probe already knows the file is empty (HEAD said 0 bytes, or byte 0 does not

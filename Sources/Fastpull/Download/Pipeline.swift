@@ -201,7 +201,7 @@ struct Pipeline {
             return try await stream(
                 outcome: Probe.Outcome(remote: remote, pendingBody: (answer.connection, answer.head)),
                 pool: pool, policy: policy, executors: executors, started: started, rangesSupported: true,
-                trace: trace)
+                expectations: expectations, trace: trace)
         }
 
         let start = try resumeOrCreate(remote: remote, size: size)
@@ -268,7 +268,7 @@ struct Pipeline {
         let verification: Verification
         do {
             verification = try verify(
-                digests: digests.values ?? [.sha256: sha256], lastByteAt: lastByteAt, size: size,
+                digests: digests.values ?? [:], lastByteAt: lastByteAt, size: size,
                 expectedSize: size, expectations: expectations, file: start.file)
         } catch {
             let failure = Failure(error, url: remote.finalURL).error

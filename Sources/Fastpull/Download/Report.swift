@@ -31,8 +31,8 @@ public struct Report: Sendable {
     /// Whether the server honoured byte ranges (false means one streaming connection was used).
     public var rangesSupported: Bool
     /// Every digest computed over the file, by algorithm name (`sha256`, `sha512`, `sha1`, `md5`,
-    /// `crc32c`) → lowercase hexadecimal. SHA-256 is always there; the others when an expected checksum
-    /// needed them.
+    /// `crc32c`) → lowercase hexadecimal: SHA-256 where it was computed (``Configuration/computesSHA256``,
+    /// or a SHA-256 to verify), the others when an expected checksum needed them.
     public var digests: [String: String]
     /// Every expected checksum the download considered, in order: the given ones, those from checksum
     /// files, then the server's, including the server fields that were ignored and why.

@@ -20,7 +20,7 @@ struct StreamFetcher: Sendable {
 
     struct Result {
         var size: Int64
-        /// Every digest of the body: SHA-256 and each of `algorithms`.
+        /// Every digest of the body: each of `algorithms`.
         var digests: [Digest.Algorithm: [UInt8]]
         /// When the body's last byte was written.
         var lastByteAt: ContinuousClock.Instant

@@ -79,9 +79,10 @@ struct SegmentTable: Sendable, Equatable {
     /// work is `1/connections`, and together the windows may reach ahead of the contiguous prefix (which
     /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
     /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
-    /// While a fresh ramp goes on, the work is shared out for the connections its next step may open
-    /// (four times as many): the first four would otherwise join pieces into shares of a quarter of the
-    /// file each, which the newcomers then steal, cutting the owners' requests and reconnecting them
+    /// While the count ramps (from the start, or on from a probe that paid), the work is shared out for
+    /// the connections its next steps may open (four times as many: a step multiplies them by two, or
+    /// by four when the newcomers cost the others nothing): the first four would otherwise join pieces
+    /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners' requests and reconnecting them
     /// (on a link that limits each connection, into TCP's slow start, and into whatever speed the new
     /// port gets).
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {

@@ -64,6 +64,13 @@ struct OriginRecord: Sendable, Equatable {
             let bytes = Array(value.utf8)
             guard fsetxattr(descriptor, name, bytes, bytes.count, 0) == 0 else { return false }
         }
+        // A field this version does not have goes: a `.part` kept from an earlier attempt may carry
+        // the last version's.
+        let absent = [
+            sha256.isEmpty ? Self.names.sha256 : nil, etag == nil ? Self.names.etag : nil,
+            lastModified == nil ? Self.names.lastModified : nil,
+        ]
+        for name in absent.compactMap({ $0 }) { _ = fremovexattr(descriptor, name) }
         return true
     }
 

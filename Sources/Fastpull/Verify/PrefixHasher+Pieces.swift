@@ -43,7 +43,7 @@ extension PrefixHasher {
                 continue
             }
             if failures > 0 { check.recovered(index, piece, try bytes(of: piece)) }
-            try read(piece) { set.update($0) }
+            if !set.isEmpty { try read(piece) { set.update($0) } }
             hashed = piece.upperBound
             scheduler.recordHashed(hashed)
             index += 1
