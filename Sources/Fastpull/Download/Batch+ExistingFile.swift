@@ -31,12 +31,8 @@ enum ExistingFile {
             return nil
         }
         let path = file.path(percentEncoded: false)
-        let algorithms =
-            (configuration.computesSHA256 ? [.sha256] : []) + expectations.map(\.checksum.digestAlgorithm)
-        let hashed = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: hash(path, algorithms: algorithms)) }.start()
-        }
-        guard let (size, digests) = hashed else { return nil }
+        let algorithms = configuration.digestAlgorithms(needing: expectations.map(\.checksum.digestAlgorithm))
+        guard let (size, digests) = await hashOnAThread(path, algorithms: algorithms) else { return nil }
         var checks: [Report.ChecksumCheck] = []
         var verified: [Checksum] = []
         for expectation in expectations {
@@ -94,9 +90,7 @@ enum ExistingFile {
             // Saved without its SHA-256 (the command line computes it only when asked), and asked for
             // now: it is read from the file here rather than fetched again.
             if sha256.isEmpty, configuration.computesSHA256 {
-                let hashed = await withCheckedContinuation { continuation in
-                    Thread { continuation.resume(returning: hash(path, algorithms: [.sha256])) }.start()
-                }
+                let hashed = await hashOnAThread(path, algorithms: [.sha256])
                 guard let digest = hashed?.1[.sha256], hashed?.0 == record.size else { return nil }
                 sha256 = Digest.hex(digest)
             }
@@ -114,6 +108,15 @@ enum ExistingFile {
                 probed: planned.probed)
         case nil:
             return nil
+        }
+    }
+
+    /// ``hash(_:algorithms:)`` on a thread of its own, off Swift's cooperative threads.
+    private static func hashOnAThread(_ path: String, algorithms: [Digest.Algorithm]) async -> (
+        Int64, [Digest.Algorithm: [UInt8]]
+    )? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: hash(path, algorithms: algorithms)) }.start()
         }
     }
 

@@ -65,6 +65,13 @@ public struct Configuration: Sendable {
     /// ``Report/sha256`` empty unless a checksum to verify is a SHA-256; every expected checksum is
     /// checked either way. The command line sets it only with `--sha256`.
     public var computesSHA256 = true
+
+    /// What a download's hash computes: SHA-256 where it is reported (``computesSHA256``), then
+    /// `needed` (the expected checksums' algorithms). Repeats are dropped by whatever hashes them
+    /// (``DigestSet``).
+    func digestAlgorithms(needing needed: [Digest.Algorithm]) -> [Digest.Algorithm] {
+        (computesSHA256 ? [.sha256] : []) + needed
+    }
     /// A PEM file of extra certificate authorities to trust, besides the system store.
     public var caFile: String?
     /// Skips TLS certificate and hostname verification. Unsafe; for testing only.

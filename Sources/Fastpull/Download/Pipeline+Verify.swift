@@ -17,14 +17,9 @@ extension Pipeline {
         }
     }
 
-    /// What the download's hash computes: SHA-256 where the download reports it
-    /// (``Configuration/computesSHA256``), then every algorithm the expectations need.
+    /// What the download's hash computes (``Configuration/digestAlgorithms(needing:)``).
     func digestAlgorithms(for expectations: Expectations) -> [Digest.Algorithm] {
-        var result: [Digest.Algorithm] = configuration.computesSHA256 ? [.sha256] : []
-        for algorithm in expectations.algorithms where !result.contains(algorithm) {
-            result.append(algorithm)
-        }
-        return result
+        configuration.digestAlgorithms(needing: expectations.algorithms)
     }
 
     /// The outcome of a verification that passed.

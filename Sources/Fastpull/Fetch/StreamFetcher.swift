@@ -2,9 +2,9 @@ import Foundation
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no
 /// length (chunked bodies included), or when the probe's answer holds the whole of a small file,
-/// hashing the bytes as they pass (every algorithm in `algorithms`,
-/// through one ``DigestSet``). A failure restarts from zero: without ranges there is no
-/// way to ask for the rest.
+/// hashing the bytes as they pass (every algorithm in `algorithms`, through one ``DigestSet``). A
+/// failure restarts from zero: without ranges there is no way to ask for the rest (and a small file
+/// is cheaper fetched again than resumed).
 ///
 /// Runs on its own ``ThreadExecutor``.
 struct StreamFetcher: Sendable {

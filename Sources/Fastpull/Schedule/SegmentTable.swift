@@ -82,9 +82,9 @@ struct SegmentTable: Sendable, Equatable {
     /// While the count ramps (from the start, or on from a probe that paid), the work is shared out for
     /// the connections its next steps may open (four times as many: a step multiplies them by two, or
     /// by four when the newcomers cost the others nothing): the first four would otherwise join pieces
-    /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners' requests and reconnecting them
-    /// (on a link that limits each connection, into TCP's slow start, and into whatever speed the new
-    /// port gets).
+    /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners'
+    /// requests and reconnecting them (on a link that limits each connection, into TCP's slow start,
+    /// and into whatever speed the new port gets).
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
         var settings = settings
         let ramping = controller.phase == .ramping

@@ -4,8 +4,9 @@ import Glibc
 
 /// What Fastpull records on a file it saved, in extended attributes: where it came from
 /// (`user.xdg.origin.url`, the freedesktop name curl `--xattr` and wget use) and the version it is
-/// (`user.fastpull.size`, `.etag`, `.last-modified`, and `.sha256` where it was computed). A rerun that finds the record and a
-/// server still offering that version knows the file is complete and unchanged without fetching it.
+/// (`user.fastpull.size`, `.etag`, `.last-modified`, and `.sha256` where it was computed). A rerun
+/// that finds the record and a server still offering that version knows the file is complete and
+/// unchanged without fetching it.
 ///
 /// Best effort: a file system without user attributes simply keeps no record, and the file is then
 /// treated as any file already at the output path.
