@@ -42,4 +42,20 @@ struct FetchLoopTests {
         let late = idle.tick(situation(at: 0.5 + FetchLoop.longestIdle.seconds + 0.1, hasWork: false))
         #expect(late.contains { if case .fail = $0 { true } else { false } }, "\(late)")
     }
+
+    /// Connections left with nothing to do while one tail is worth hedging: a tick starts one
+    /// connection for it, not as many as the count allows (the rest would start, find nothing and
+    /// end, one after another). With waiting work, as many as the count allows.
+    @Test func aTailToHedgeStartsOneConnection() {
+        var loop = FetchLoop(controller: ConnectionController(fixed: 8))
+        let started = loop.start(situation(at: 0, hasWork: true))
+        #expect(started.count { if case .spawn = $0 { true } else { false } } == 8)
+        for worker in 0..<8 { _ = loop.ended(worker, .finished, situation(at: 0.5, hasWork: false)) }
+        var hedge = situation(at: 0.6, hasWork: true)
+        hedge.openings = 1
+        let ticked = loop.tick(hedge)
+        #expect(ticked.count { if case .spawn = $0 { true } else { false } } == 1, "\(ticked)")
+        let waiting = loop.tick(situation(at: 0.7, hasWork: true))
+        #expect(waiting.count { if case .spawn = $0 { true } else { false } } == 7, "\(waiting)")
+    }
 }

@@ -367,6 +367,74 @@ struct SegmentTableTests {
         checkTiling(state, size: 4 * mebibyte)
     }
 
+    /// A connection that slows down in the middle of its window (a server's bucket ran dry) shows it
+    /// in what the window brought before a sample of its speed does: its tail is taken over by what
+    /// it brought since the window's first bytes, not by the speed it had. Judged by that speed
+    /// (4 MiB/s, as fast as the other), nothing would be taken.
+    @Test func aConnectionThatSlowsInItsWindowIsJudgedByWhatTheWindowBrought() throws {
+        var state = table(
+            [4 * mebibyte, 2 * mebibyte],
+            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 0, mebibyte, at: 0.25)  // 4 MiB/s, sampled
+        write(&state, 1, mebibyte, at: 0.25)
+        write(&state, 0, 32 << 10, at: 0.45)  // 160 KiB/s since, no sample yet
+        write(&state, 1, mebibyte, at: 0.45)  // done
+        #expect(state.connections[0]?.rate == 4 * Double(mebibyte))
+        let next = state.nextWindow(for: 1, now: at(0.45))
+        guard case .hedged(let victim, let cut)? = next?.1 else {
+            Issue.record("expected a hedge, got \(String(describing: next))")
+            return
+        }
+        #expect(victim == 0)
+        #expect(cut > mebibyte + (32 << 10) && cut < mebibyte + (96 << 10))
+        #expect(state.piece(of: 0)?.end == cut)
+        checkTiling(state, size: 6 * mebibyte)
+        // Nothing more for a while (four socket buffers' worth of its speed, at least the settling
+        // time): the window is timed to now, and its tail is taken over.
+        var silent = table(
+            [4 * mebibyte, 2 * mebibyte],
+            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+        _ = silent.nextWindow(for: 0, now: at(0))
+        _ = silent.nextWindow(for: 1, now: at(0))
+        write(&silent, 0, mebibyte, at: 0.25)
+        write(&silent, 1, mebibyte, at: 0.25)
+        write(&silent, 1, mebibyte, at: 0.3)
+        #expect(silent.nextWindow(for: 1, now: at(0.3)) == nil)
+        let late = silent.nextWindow(for: 2, now: at(0.4))
+        guard case .hedged(0, _)? = late?.1 else {
+            Issue.record("expected a hedge of a silent window, got \(String(describing: late))")
+            return
+        }
+        // A window that has run for less than the settling time is judged by the speed sampled.
+        var early = table(
+            [4 * mebibyte, 2 * mebibyte],
+            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+        _ = early.nextWindow(for: 0, now: at(0))
+        _ = early.nextWindow(for: 1, now: at(0))
+        write(&early, 0, mebibyte, at: 0.25)
+        write(&early, 1, mebibyte, at: 0.25)
+        write(&early, 0, 4 << 10, at: 0.3)
+        write(&early, 1, mebibyte, at: 0.3)
+        #expect(early.nextWindow(for: 1, now: at(0.3)) == nil)
+    }
+
+    /// Work for as many connections as there are waiting ranges and ranges worth stealing from.
+    @Test func openingsCountTheRangesOthersCouldTake() {
+        var state = table([mebibyte, mebibyte, mebibyte, 8 * mebibyte])
+        #expect(state.openings(now: at(0)) == 4)
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        // Two 1 MiB pieces taken whole; the 8 MiB one waits.
+        #expect(state.openings(now: at(0)) == 2)
+        _ = state.nextWindow(for: 2, now: at(0))
+        _ = state.nextWindow(for: 3, now: at(0))
+        // Nothing waits; the 8 MiB piece's owner asked for 1 MiB of it, and the rest is worth a steal.
+        #expect(state.openings(now: at(0)) == 1)
+        #expect(state.hasWorkForAnotherConnection(now: at(0)))
+    }
+
     @Test func noHedgeWhenTheOwnerIsNotMuchSlower() throws {
         var state = table(
             [2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte, initialWindow: mebibyte)
@@ -418,7 +486,9 @@ struct SegmentTableTests {
             state.leave(worker)
         }
         write(&state, 0, 50_000, at: 0.5)  // 100 kB/s
-        #expect(state.hasWorkForAnotherConnection)
+        #expect(state.hasWorkForAnotherConnection(now: at(0.5)))
+        // One tail: work for one connection, not for as many as could join.
+        #expect(state.openings(now: at(0.5)) == 1)
         let assigned = state.nextWindow(for: 3, now: at(0.6))
         guard case .hedged(let victim, let cut)? = assigned?.1 else {
             Issue.record("expected a hedge, got \(String(describing: assigned))")
@@ -432,7 +502,7 @@ struct SegmentTableTests {
         var alone = table([mebibyte])
         _ = alone.nextWindow(for: 0, now: at(0))
         write(&alone, 0, 50_000, at: 0.5)
-        #expect(!alone.hasWorkForAnotherConnection)
+        #expect(!alone.hasWorkForAnotherConnection(now: at(0.5)))
     }
     @Test func aStalledConnectionGivesItsRangeBack() throws {
         var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(10)))
@@ -578,7 +648,7 @@ struct SegmentTableTests {
         #expect(state.isComplete)
         #expect(state.frontier == 0)
         #expect(state.nextWindow(for: 0, now: at(0)) == nil)
-        #expect(!state.hasWorkForAnotherConnection)
+        #expect(!state.hasWorkForAnotherConnection(now: at(0)))
     }
 
     @Test func randomScheduleNeverOverlapsAndCompletes() {

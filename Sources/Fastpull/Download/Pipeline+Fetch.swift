@@ -128,7 +128,8 @@ extension Pipeline {
                             machine: MachineCPU.now,
                             perConnection: reading.perConnection, requestCost: reading.requestCost,
                             remaining: reading.size - reading.written),
-                        hasWork: reading.hasWork, isComplete: reading.isComplete, stalled: stalled,
+                        hasWork: reading.hasWork, openings: reading.openings, isComplete: reading.isComplete,
+                        stalled: stalled,
                         hostSlots: max(0, perHost - HostConnectionLimiter.shared.count(host)))
                 }
 
@@ -149,7 +150,7 @@ extension Pipeline {
                             slots[worker] = slot
                             let fetcher = makeFetcher(worker, slot)
                             // New connections start a little apart rather than all in the same instant.
-                            let delay = Duration.milliseconds(stagger * 3)
+                            let delay = Duration.milliseconds(stagger)
                             stagger += 1
                             group.addTask(executorPreference: executors[worker + 2]) {
                                 defer { HostConnectionLimiter.shared.release(host) }

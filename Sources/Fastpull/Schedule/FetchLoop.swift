@@ -42,6 +42,8 @@ struct FetchLoop: Sendable {
         var sample: ConnectionController.Sample
         /// Whether a connection joining now would get work.
         var hasWork: Bool
+        /// How many connections joining now would get work, at most.
+        var openings = Int.max
         /// Whether every byte is written.
         var isComplete: Bool
         /// Connections the scheduler found stalled or far too slow (their ranges already given back).
@@ -178,7 +180,9 @@ struct FetchLoop: Sendable {
     private mutating func spawn(upTo target: Int, _ situation: Situation) -> [Action] {
         var actions: [Action] = []
         var slots = situation.hostSlots
-        while active < target, slots > 0, situation.hasWork {
+        var openings = situation.openings
+        while active < target, slots > 0, openings > 0, situation.hasWork {
+            openings -= 1
             let worker = nextWorker
             nextWorker += 1
             workers[worker] = .running

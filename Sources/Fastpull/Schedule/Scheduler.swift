@@ -119,16 +119,20 @@ final class Scheduler: Sendable {
         var written: Int64
         var perConnection: [Int: Int64]
         var hasWork: Bool
+        /// How many connections joining now would get work (``SegmentTable/openings(now:)``).
+        var openings: Int
         var isComplete: Bool
         var requestCost: Double
         var size: Int64
     }
 
     func reading() -> Reading {
-        table.withLock { table in
-            Reading(
+        let now = clock.now
+        return table.withLock { table in
+            let openings = table.openings(now: now)
+            return Reading(
                 written: table.writtenBytes, perConnection: table.connections.mapValues(\.bytes),
-                hasWork: table.hasWorkForAnotherConnection, isComplete: table.isComplete,
+                hasWork: openings > 0, openings: openings, isComplete: table.isComplete,
                 requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0)
         }
     }
@@ -166,7 +170,10 @@ final class Scheduler: Sendable {
     var writtenBytes: Int64 { table.withLock { $0.writtenBytes } }
     var isComplete: Bool { table.withLock { $0.isComplete } }
     var hasWaitingWork: Bool { table.withLock { $0.hasWaitingWork } }
-    var hasWorkForAnotherConnection: Bool { table.withLock { $0.hasWorkForAnotherConnection } }
+    var hasWorkForAnotherConnection: Bool {
+        let now = clock.now
+        return table.withLock { $0.hasWorkForAnotherConnection(now: now) }
+    }
     var pieceCount: Int { table.withLock { $0.pieces.count } }
 
     /// Wakes every waiter for good: the download finished, failed or was cancelled.

@@ -43,6 +43,9 @@ struct SegmentTable: Sendable, Equatable {
         var slowGrace: Duration = .seconds(1)
         /// How often a connection's speed is sampled (then smoothed).
         var rateSample: Duration = .milliseconds(250)
+        /// A window that has run this long shows how fast its connection is now (see
+        /// ``Connection/currentRate(now:settle:)``): hedges judge an owner by it.
+        var windowSettle: Duration = .milliseconds(100)
         /// A tail is re-fetched by an idle connection when its owner would take this many times longer
         /// and at least `hedgeMinimumGain` seconds more.
         var hedgeFactor: Double = 2
@@ -81,7 +84,7 @@ struct SegmentTable: Sendable, Equatable {
     /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
     /// While the count ramps (from the start, or on from a probe that paid), the work is shared out for
     /// the connections its next steps may open (four times as many: a step multiplies them by two, or
-    /// by four when the newcomers cost the others nothing): the first four would otherwise join pieces
+    /// by eight when the newcomers cost the others nothing): the first four would otherwise join pieces
     /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners'
     /// requests and reconnecting them (on a link that limits each connection, into TCP's slow start,
     /// and into whatever speed the new port gets).
@@ -147,6 +150,28 @@ struct SegmentTable: Sendable, Equatable {
         /// The source it fetches from, when the file has several: it is judged slow against its own
         /// source's connections (a slow mirror's are all slow, and replacing one only reconnects to it).
         var group: Int?
+        /// Its current window's first bytes came at `windowSince`, when it had `windowBytes` in all
+        /// (nil while the window has none yet): what it brought since says how fast it is now.
+        var windowSince: ContinuousClock.Instant?
+        var windowBytes: Int64 = 0
+
+        /// What the connection shows it can do at `now`: its smoothed ``rate``, or less when its
+        /// current window's bytes, over at least `settle`, came at a lower rate. Samples come only
+        /// every so often, so a connection that slows down in the middle of a window (a server's
+        /// bucket ran dry, another flow took its share of a link) keeps the speed it had until the
+        /// next one; its progress in the window shows it sooner. The window is timed to its latest
+        /// bytes (they come in steps, a socket buffer's worth at a time), or to `now` once nothing
+        /// has come for `settle` and four such steps at its speed. Never 0 for a measured
+        /// connection.
+        func currentRate(now: ContinuousClock.Instant, settle: Double) -> Double {
+            let steady = rate
+            guard steady > 0, !awaitingAnswer, let since = windowSince else { return steady }
+            let silence = max(settle, 4 * 65_536 / steady)
+            let end = (now - lastProgress).seconds >= silence ? now : lastProgress
+            let elapsed = (end - since).seconds
+            guard elapsed >= settle else { return steady }
+            return min(steady, max(Double(bytes - windowBytes) / elapsed, 1))
+        }
     }
 
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
@@ -207,10 +232,29 @@ struct SegmentTable: Sendable, Equatable {
     /// Whether some piece is incomplete and has no owner.
     var hasWaitingWork: Bool { pieces.contains { $0.owner == nil && !$0.segment.isComplete } }
 
-    /// Whether a connection that joined now would get work: a waiting range, a range worth stealing,
-    /// or a tail worth hedging at the connections' typical speed.
-    var hasWorkForAnotherConnection: Bool {
-        waitingIndex() != nil || stealCandidate() != nil || hedgeCandidate(for: -1) != nil
+    /// Whether a connection that joined at `now` would get work (``openings(now:)`` is above 0).
+    func hasWorkForAnotherConnection(now: ContinuousClock.Instant) -> Bool { openings(now: now) > 0 }
+
+    /// How many connections that joined at `now` would get work: one for each waiting range and
+    /// each range worth stealing from, or one for a tail worth hedging at the connections' typical
+    /// speed when nothing else is left; none when nothing is. Connections opened for more would
+    /// start one after another, find nothing and end (the ones running take what came back to wait
+    /// at the end of their windows too).
+    /// Counting stops at `limit` (more than any download opens at once).
+    func openings(now: ContinuousClock.Instant, limit: Int = 256) -> Int {
+        let cutAfter = cutWorthSeconds
+        let typical = typicalRate()
+        var count = 0
+        for index in pieces.indices where count < limit {
+            let piece = pieces[index]
+            if (piece.owner == nil && piece.unclaimed > 0 && withinHorizon(piece.claimed))
+                || stealPoint(index, cutAfter: cutAfter, typical: typical) != nil
+            {
+                count += 1
+            }
+        }
+        if count > 0 { return count }
+        return hedgeCandidate(for: -1, now: now) != nil ? 1 : 0
     }
 
     /// Whether unclaimed bytes lie past the ``horizon``: work a connection with nothing to do now will
@@ -272,8 +316,8 @@ struct SegmentTable: Sendable, Equatable {
         // times slower than others, and cutting one of those only closes it), it is hedged; held by
         // one that needs long for the rest while every other byte written meanwhile waits for it
         // too, it is split.
-        if let (index, victim, at) = hedgeCandidate(for: worker, frontierOnly: true),
-            Double(pieces[index].unclaimed) / max(connections[victim]?.steadyRate ?? 1, 1)
+        if let (index, victim, at) = hedgeCandidate(for: worker, now: now, frontierOnly: true),
+            Double(pieces[index].unclaimed) / max(currentRate(of: victim, now: now), 1)
                 >= settings.frontierSlack,
             waitingIndex() == nil || isFarSlower(victim)
                 || backlog(whileWaitingFor: index, heldBy: victim) > Double(settings.frontierBacklog)
@@ -307,7 +351,7 @@ struct SegmentTable: Sendable, Equatable {
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
-        if let (index, victim, at) = hedgeCandidate(for: worker) {
+        if let (index, victim, at) = hedgeCandidate(for: worker, now: now) {
             let new = split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
@@ -315,7 +359,7 @@ struct SegmentTable: Sendable, Equatable {
         // Nothing else is left for this connection, which would end now: the last tails of slower
         // connections are worth taking on smaller gains (what it would cost is a connection that is
         // idle anyway), so the download ends with its fastest connections, not its slowest.
-        if let (index, victim, at) = hedgeCandidate(for: worker, endgame: true) {
+        if let (index, victim, at) = hedgeCandidate(for: worker, now: now, endgame: true) {
             let new = split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
@@ -391,6 +435,10 @@ struct SegmentTable: Sendable, Equatable {
             connection.bytes += count
             connection.lastProgress = now
             connection.awaitingAnswer = false
+            if connection.windowSince == nil {
+                connection.windowSince = now
+                connection.windowBytes = connection.bytes
+            }
             let elapsed = (now - connection.sampleStart).seconds
             if elapsed >= settings.rateSample.seconds {
                 let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
@@ -536,25 +584,35 @@ struct SegmentTable: Sendable, Equatable {
     /// had queued for it are lost: between connections of about one speed it only costs.
     private func stealCandidate() -> (index: Int, victim: Worker, at: Int64)? {
         var best: (index: Int, victim: Worker, at: Int64, upper: Int64)?
-        // Worth a cut: the owner needs long for the rest of its window, by the request cost a new
-        // request has to pay.
         let cutAfter = cutWorthSeconds
-        for (index, piece) in pieces.enumerated() {
-            guard let owner = piece.owner, piece.unclaimed > 0 else { continue }
-            let middle = piece.claimed + (piece.unclaimed + 1) / 2
-            var at = max(middle, piece.windowEnd)
-            // The probe's answer, reaching past its piece, is not cut before its owner's speed is
-            // measured: it may well be done before any other connection could start (an object
-            // store's one answer at a time).
-            if at > middle, let rate = connections[owner].map(\.steadyRate), rate > 0 || !piece.opening {
-                let seconds = Double(min(piece.windowEnd, piece.end) - piece.claimed) / max(rate, 1)
-                if (seconds > cutAfter && isFarSlower(owner)) || seconds > 5 * cutAfter { at = middle }
-            }
-            let upper = piece.end - at
-            guard upper >= settings.minimumSplit, withinHorizon(at) else { continue }
-            if best == nil || upper > best!.upper { best = (index, owner, at, upper) }
+        let typical = typicalRate()
+        for index in pieces.indices {
+            guard let (victim, at) = stealPoint(index, cutAfter: cutAfter, typical: typical) else { continue }
+            let upper = pieces[index].end - at
+            if best == nil || upper > best!.upper { best = (index, victim, at, upper) }
         }
         return best.map { ($0.index, $0.victim, $0.at) }
+    }
+
+    /// Where piece `index` would be split by a steal (see ``stealCandidate()``), if it is worth one.
+    /// `cutAfter` is ``cutWorthSeconds`` and `typical` ``typicalRate()``, worked out once by the caller.
+    private func stealPoint(_ index: Int, cutAfter: Double, typical: Double) -> (victim: Worker, at: Int64)? {
+        let piece = pieces[index]
+        guard let owner = piece.owner, piece.unclaimed > 0 else { return nil }
+        let middle = piece.claimed + (piece.unclaimed + 1) / 2
+        var at = max(middle, piece.windowEnd)
+        // The probe's answer, reaching past its piece, is not cut before its owner's speed is
+        // measured: it may well be done before any other connection could start (an object store's
+        // one answer at a time). Worth a cut: the owner needs long for the rest of its window, by the
+        // request cost a new request has to pay.
+        if at > middle, let rate = connections[owner].map(\.steadyRate), rate > 0 || !piece.opening {
+            let seconds = Double(min(piece.windowEnd, piece.end) - piece.claimed) / max(rate, 1)
+            if (seconds > cutAfter && isFarSlower(owner, typical: typical)) || seconds > 5 * cutAfter {
+                at = middle
+            }
+        }
+        guard piece.end - at >= settings.minimumSplit, withinHorizon(at) else { return nil }
+        return (owner, at)
     }
 
     /// The upper half of the first incomplete piece's unclaimed bytes, when its owner needs so long for
@@ -581,29 +639,37 @@ struct SegmentTable: Sendable, Equatable {
         return (firstIncomplete, owner, at)
     }
 
-    /// A tail worth fetching again: its owner's measured speed would take `hedgeFactor` times longer
-    /// than this connection's (or its peers' typical speed, for a new one). The owner keeps only what
-    /// it will fetch in the next `hedgeGrace` seconds and stops there.
+    /// A tail worth fetching again: its owner's speed now (``Connection/currentRate(now:settle:)``)
+    /// would take `hedgeFactor` times longer than this connection's (or its peers' typical speed,
+    /// for a new one). The owner keeps only what it will fetch in the next `hedgeGrace` seconds and
+    /// stops there.
     ///
     /// With `frontierOnly`, only the first incomplete piece is looked at: the one the hash waits for,
     /// worth taking over before any waiting work, since every byte after it waits for it too.
-    private func hedgeCandidate(for worker: Worker, frontierOnly: Bool = false, endgame: Bool = false) -> (
-        index: Int, victim: Worker, at: Int64
-    )? {
+    private func hedgeCandidate(
+        for worker: Worker, now: ContinuousClock.Instant, frontierOnly: Bool = false, endgame: Bool = false
+    ) -> (index: Int, victim: Worker, at: Int64)? {
         let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
         guard myRate > 0 else { return nil }
+        // The owner keeps what it fetches while this connection's request waits for its answer:
+        // four times its measured cost, within a sixteenth of a second and `hedgeGrace` (the whole
+        // grace for a connection whose requests are not measured yet, a new one among them).
+        let myCost = connections[worker]?.requestCost ?? 0
+        let myGrace =
+            myCost > 0
+            ? min(max(4 * myCost, settings.hedgeGrace / 4), settings.hedgeGrace) : settings.hedgeGrace
         var best: (index: Int, victim: Worker, at: Int64, gain: Double)?
         let candidates =
             frontierOnly ? firstIncomplete..<min(firstIncomplete + 1, pieces.count) : pieces.indices
         for index in candidates {
             let piece = pieces[index]
-            guard let owner = piece.owner, owner != worker, piece.unclaimed > 0,
-                let victimRate = connections[owner]?.rate, victimRate > 0
-            else { continue }
+            guard let owner = piece.owner, owner != worker, piece.unclaimed > 0 else { continue }
+            let victimRate = currentRate(of: owner, now: now)
+            guard victimRate > 0 else { continue }
             // The piece the hash waits for: its owner keeps less, and the gain may be smaller, since
             // every byte after it waits too.
             let relaxed = frontierOnly || endgame
-            let grace = relaxed ? settings.hedgeGrace / 4 : settings.hedgeGrace
+            let grace = relaxed ? settings.hedgeGrace / 4 : myGrace
             let keep = Int64((victimRate * grace).rounded(.up))
             let at = min(piece.claimed + keep, piece.end)
             let tail = piece.end - at
@@ -627,6 +693,19 @@ struct SegmentTable: Sendable, Equatable {
         max(settings.stealCutSeconds, 4 * typicalRequestCost, 10 * settings.roundTrip.seconds)
     }
 
+    /// The connection's speed at `now` (``Connection/currentRate(now:settle:)``) while its window
+    /// still has bytes to come; its measured speed between windows. 0 if unmeasured.
+    private func currentRate(of worker: Worker, now: ContinuousClock.Instant) -> Double {
+        guard let connection = connections[worker] else { return 0 }
+        guard let piece = piece(of: worker), piece.owner == worker, piece.claimed < piece.windowEnd else {
+            return connection.rate
+        }
+        // Long enough to be more than the noise of a request's start: its cost, TCP's round trips.
+        let settle = max(
+            settings.windowSettle.seconds, 2 * connection.requestCost, 4 * settings.roundTrip.seconds)
+        return connection.currentRate(now: now, settle: settle)
+    }
+
     /// The median measured cost of a request (seconds to its first byte), 0 if none is measured.
     var typicalRequestCost: Double {
         Self.median(connections.values.map(\.requestCost).filter { $0 > 0 })
@@ -646,10 +725,10 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     /// Whether `worker` runs ``Settings/slowFactor`` times slower than the typical connection.
-    private func isFarSlower(_ worker: Worker) -> Bool {
+    private func isFarSlower(_ worker: Worker, typical: Double? = nil) -> Bool {
         guard let connection = connections[worker], !connection.awaitingAnswer else { return false }
         let rate = connection.steadyRate
-        return rate > 0 && rate * settings.slowFactor <= typicalRate()
+        return rate > 0 && rate * settings.slowFactor <= (typical ?? typicalRate())
     }
 
     /// The median measured speed of the connections, 0 if none is measured.
@@ -738,6 +817,7 @@ struct SegmentTable: Sendable, Equatable {
     private mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
         let size = windowSize(for: worker)
         connections[worker]?.awaitingAnswer = true
+        connections[worker]?.windowSince = nil
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to

@@ -111,7 +111,8 @@ struct Simulator {
                     perConnection: table.connections.mapValues(\.bytes),
                     requestCost: table.typicalRequestCost,
                     remaining: model.size - table.writtenBytes),
-                hasWork: table.hasWorkForAnotherConnection, isComplete: table.isComplete, stalled: stalled)
+                hasWork: table.hasWorkForAnotherConnection(now: instant(now)),
+                openings: table.openings(now: instant(now)), isComplete: table.isComplete, stalled: stalled)
         }
 
         func apply(_ actions: [FetchLoop.Action]) {
