@@ -19,6 +19,8 @@ struct ConnectionControllerTests {
         var cpu: (Int) -> Double = { _ in 0 }
         /// The whole machine's busy share (nil: not known).
         var machine: (Int) -> Double? = { _ in nil }
+        /// The file's size (infinite: the bytes never run out).
+        var size: Double = .infinity
     }
 
     /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
@@ -43,7 +45,8 @@ struct ConnectionControllerTests {
             machine.busy += (share ?? 0) * 0.025 * Double(controller.settings.cores)
             let sample = ConnectionController.Sample(
                 now: at(time), bytes: total, cpuSeconds: cpu, machine: share == nil ? nil : machine,
-                perConnection: bytes.filter { $0.key < count })
+                perConnection: bytes.filter { $0.key < count },
+                remaining: link.size.isFinite ? Int64(max(link.size - Double(total), 0)) : .max)
             if controller.observe(sample) != seen.last { seen.append(controller.target) }
         }
         return seen
@@ -57,12 +60,12 @@ struct ConnectionControllerTests {
     }
 
     /// Per-connection throttle: every connection adds its share, so it goes to the maximum, and
-    /// quickly (the connections already there lose nothing: 4× a step).
+    /// quickly (the connections already there lose nothing: 8× a step).
     @Test func aPerConnectionLimitRampsToTheMaximum() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let counts = run(&controller, Link(perConnection: 5e6), seconds: 1)
         #expect(controller.target == 64, "\(counts)")
-        #expect(counts.contains(32) && !counts.contains(16), "\(counts)")
+        #expect(counts == [4, 8, 64], "\(counts)")
     }
 
     /// A shared cap that 4 connections fill: one step up shows no gain (and the 4 lose what the
@@ -165,10 +168,10 @@ struct ConnectionControllerTests {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let counts = run(
             &controller, Link(perConnection: 400e6, cap: 1e9, cpu: { $0 >= 2 ? 0.95 : 0.6 }), seconds: 6)
-        // It holds at most 2, probing a third one now and then (and losing).
+        // It comes down to the fewest that carry the cap (3), trying fewer now and then (and losing).
         #expect(counts.suffix(6).min()! <= 2, "\(counts)")
         #expect(controller.target <= 3, "\(counts)")
-        #expect(counts.suffix(6).allSatisfy { $0 <= 3 }, "\(counts)")
+        #expect(counts.suffix(5).allSatisfy { $0 <= 3 }, "\(counts)")
     }
 
     /// A server on the same machine (a loopback download over TLS): the download uses only part of the
@@ -182,6 +185,34 @@ struct ConnectionControllerTests {
         #expect(counts.max()! == settings.initial, "\(counts)")
         #expect(counts.suffix(4).allSatisfy { $0 <= 2 }, "\(counts)")
         #expect(controller.lastReason == .trim || controller.phase == .holding, "\(counts)")
+    }
+
+    /// A step up that does not pay with less than a second's worth left proves nothing (the work runs
+    /// out): it holds the count it has. With more left, the same step goes back and probes down.
+    @Test func nearTheEndAStepThatDidNotPayHolds() {
+        let link = Link(perConnection: 5e6, cap: 30e6)
+        var long = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&long, link, seconds: 0.4)
+        #expect(counts.starts(with: [4, 8, 16]) && long.target < 16, "\(counts)")
+        var ending = ConnectionController(automaticUpTo: 64, settings: settings)
+        var short = link
+        short.size = 30e6
+        let endingCounts = run(&ending, short, seconds: 0.4)
+        #expect(endingCounts == [4, 8, 16], "\(endingCounts)")
+        #expect(ending.phase == .holding && ending.lastReason == .held)
+    }
+
+    /// A step up that finds the CPU busy yet paid several times over (a local server and the kernel's
+    /// shaping take the machine at 64 connections of 20 MB/s each): the count before it is no level
+    /// to go back to. It keeps the step, and trims only while fewer do as well.
+    @Test func aBusyStepThatPaidIsKept() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(
+            &controller,
+            Link(perConnection: 20e6, cpu: { _ in 0.4 }, machine: { $0 >= 32 ? 0.95 : 0.5 }), seconds: 2)
+        // A fourth fewer lose: back to 64, and no second try at once (each retires a quarter of the
+        // connections for a step); one after eight held steps.
+        #expect(counts == [4, 8, 64, 48, 64], "\(counts)")
     }
 
     /// A machine busy with other work while the download itself uses next to no CPU (its connections
