@@ -235,25 +235,26 @@ struct SegmentTable: Sendable, Equatable {
     /// Whether a connection that joined at `now` would get work (``openings(now:)`` is above 0).
     func hasWorkForAnotherConnection(now: ContinuousClock.Instant) -> Bool { openings(now: now) > 0 }
 
-    /// How many connections that joined at `now` would get work: one for each waiting range and
-    /// each range worth stealing from, or one for a tail worth hedging at the connections' typical
-    /// speed when nothing else is left; none when nothing is. Connections opened for more would
-    /// start one after another, find nothing and end (the ones running take what came back to wait
-    /// at the end of their windows too).
-    /// Counting stops at `limit` (more than any download opens at once).
+    /// How many connections that joined at `now` would get work: one for each waiting range, and
+    /// for each range worth stealing from one per two minimum splits past the point a steal would
+    /// take it from (a thief's range is stolen from in turn), or one for a tail worth hedging at the
+    /// connections' typical speed when nothing else is left; none when nothing is. Connections
+    /// opened for more would start one after another, find nothing and end (the ones running take
+    /// what came back to wait at the end of their windows too). Counting stops at `limit` (more
+    /// than any download opens at once).
     func openings(now: ContinuousClock.Instant, limit: Int = 256) -> Int {
         let cutAfter = cutWorthSeconds
         let typical = typicalRate()
         var count = 0
         for index in pieces.indices where count < limit {
             let piece = pieces[index]
-            if (piece.owner == nil && piece.unclaimed > 0 && withinHorizon(piece.claimed))
-                || stealPoint(index, cutAfter: cutAfter, typical: typical) != nil
-            {
-                count += 1
+            if piece.owner == nil {
+                if piece.unclaimed > 0 && withinHorizon(piece.claimed) { count += 1 }
+            } else if let (_, at) = stealPoint(index, cutAfter: cutAfter, typical: typical) {
+                count += Int(max((piece.end - at) / (2 * settings.minimumSplit), 1))
             }
         }
-        if count > 0 { return count }
+        if count > 0 { return min(count, limit) }
         return hedgeCandidate(for: -1, now: now) != nil ? 1 : 0
     }
 
