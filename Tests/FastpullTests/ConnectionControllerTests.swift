@@ -187,6 +187,16 @@ struct ConnectionControllerTests {
         #expect(controller.lastReason == .trim || controller.phase == .holding, "\(counts)")
     }
 
+    /// A free step of eight times the count passes a shared limit on its way (5 MB/s per connection,
+    /// 60 MB/s in all: 8 → 64 pays by half, and the 8 lost a quarter to the newcomers). From the
+    /// maximum no probe looks up, so half as many are tried at once, and kept as they hold.
+    @Test func aStepOfEightThatPassedASharedLimitComesBack() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 5e6, cap: 60e6), seconds: 2)
+        #expect(counts.starts(with: [4, 8, 64, 32]), "\(counts)")
+        #expect(controller.target <= 32, "\(counts)")
+    }
+
     /// A step up that does not pay with less than a second's worth left proves nothing (the work runs
     /// out): it holds the count it has. With more left, the same step goes back and probes down.
     @Test func nearTheEndAStepThatDidNotPayHolds() {

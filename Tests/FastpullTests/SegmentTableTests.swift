@@ -398,15 +398,24 @@ struct SegmentTableTests {
             settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
         _ = silent.nextWindow(for: 0, now: at(0))
         _ = silent.nextWindow(for: 1, now: at(0))
-        write(&silent, 0, mebibyte, at: 0.25)
-        write(&silent, 1, mebibyte, at: 0.25)
-        write(&silent, 1, mebibyte, at: 0.3)
-        #expect(silent.nextWindow(for: 1, now: at(0.3)) == nil)
+        // Bytes come 64 KiB at a time: a pipe's worth is 1 MiB, as from the other connection.
+        var steps = silent
+        for step in 1...16 { write(&silent, 0, 64 << 10, at: 0.25 * Double(step) / 16) }
+        write(&steps, 0, mebibyte, at: 0.25)
+        func finishTheOther(_ state: inout SegmentTable) {
+            write(&state, 1, mebibyte, at: 0.25)
+            write(&state, 1, mebibyte, at: 0.3)
+            #expect(state.nextWindow(for: 1, now: at(0.3)) == nil)
+        }
+        finishTheOther(&silent)
+        finishTheOther(&steps)
         let late = silent.nextWindow(for: 2, now: at(0.4))
         guard case .hedged(0, _)? = late?.1 else {
             Issue.record("expected a hedge of a silent window, got \(String(describing: late))")
             return
         }
+        // Bytes that come a mebibyte at a time are not silent for the same 0.15 s.
+        #expect(steps.nextWindow(for: 2, now: at(0.4)) == nil)
         // A window that has run for less than the settling time is judged by the speed sampled.
         var early = table(
             [4 * mebibyte, 2 * mebibyte],

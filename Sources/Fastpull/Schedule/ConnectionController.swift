@@ -14,7 +14,8 @@
 /// in a row agree, and every other probe tries a third fewer, kept when the throughput holds: so a
 /// lucky step on a noisy shared link cannot ratchet the count up for good. A step whose CPU time reaches
 /// ``Settings/busyCPU`` of the machine's cores counts as no gain (the CPU is the limit; more
-/// connections cannot help), and while holding it trims. A server refusing extra connections
+/// connections cannot help) unless it raised the throughput by the whole gain all the same (then it
+/// is kept, and trimmed while fewer do as well), and while holding it trims. A server refusing extra connections
 /// (``refused(working:)``) holds it at the connections that work, for a while.
 ///
 /// A step is measured only once connections started or retired by the last change have had
@@ -33,8 +34,8 @@ struct ConnectionController: Sendable, Equatable {
         /// The newcomers of a step up cost the connections already there nothing when those keep this
         /// share of their throughput: the limit is each connection's own. A shared one halves them
         /// (when the step doubles the count); a busy machine and the server's scheduling take a
-        /// little from them either way (10–25 % measured on two cores at a step of 8 or 16
-        /// connections of 20 MB/s each).
+        /// little from them either way (10–20 % measured on two cores at a step of 8 or 16
+        /// connections of 20 MB/s each; 25 % at the step from 4, which then doubles).
         var freeShare = 0.8
         /// How long a measurement lasts.
         var step: Duration = .milliseconds(200)
@@ -158,6 +159,8 @@ struct ConnectionController: Sendable, Equatable {
     private var heldSteps = 0
     /// Probes skipped after a server refused connections.
     private var quietSteps = 0
+    /// Held steps during which a busy CPU does not trim again: fewer just lost.
+    private var trimQuietSteps = 0
     /// Steps of the current probe that paid: a probe must pay twice in a row, or a shared link's
     /// noise would ratchet the count up one lucky step at a time.
     private var paidSteps = 0
@@ -368,9 +371,20 @@ struct ConnectionController: Sendable, Equatable {
         }
         let (paid, free) = paid(step)
         if paid {
+            let before = referenceCount
             limitIsShared = false
             adopt(step)
             guard target < maximum else {
+                // Reached by a step of eight times the count whose newcomers took from the others:
+                // a shared limit may lie between the two counts (a cap of twelve connections' worth
+                // pays the step from 8 to 64 by half). No probe looks up from here, so see now
+                // whether half as many hold the throughput.
+                if !free, target > 2 * before, target > settings.initial {
+                    phase = .probingDown
+                    paidSteps = 0
+                    change(to: max(settings.initial, target / 2), .probeDown, now: now)
+                    return
+                }
                 phase = .holding
                 heldSteps = 0
                 lastReason = .held
@@ -436,7 +450,7 @@ struct ConnectionController: Sendable, Equatable {
             if step.retiring { return }
             change(to: referenceCount, .trimLost, now: now)
             // Fewer lost: a busy CPU at this count is no reason to try fewer again at once.
-            quietSteps = settings.probeInterval
+            trimQuietSteps = settings.probeInterval
             return settle(now: now)
         }
         referenceCount = target
@@ -450,7 +464,8 @@ struct ConnectionController: Sendable, Equatable {
         let reference = self.reference ?? step.total
         heldSteps += 1
         if quietSteps > 0 { quietSteps -= 1 }
-        if step.busy && target > 1 && quietSteps == 0 {
+        if trimQuietSteps > 0 { trimQuietSteps -= 1 }
+        if step.busy && target > 1 && trimQuietSteps == 0 {
             self.reference = step.total
             referenceCount = target
             phase = .trimming

@@ -170,10 +170,6 @@ final class Scheduler: Sendable {
     var writtenBytes: Int64 { table.withLock { $0.writtenBytes } }
     var isComplete: Bool { table.withLock { $0.isComplete } }
     var hasWaitingWork: Bool { table.withLock { $0.hasWaitingWork } }
-    var hasWorkForAnotherConnection: Bool {
-        let now = clock.now
-        return table.withLock { $0.hasWorkForAnotherConnection(now: now) }
-    }
     var pieceCount: Int { table.withLock { $0.pieces.count } }
 
     /// Wakes every waiter for good: the download finished, failed or was cancelled.

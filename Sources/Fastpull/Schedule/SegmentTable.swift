@@ -43,14 +43,18 @@ struct SegmentTable: Sendable, Equatable {
         var slowGrace: Duration = .seconds(1)
         /// How often a connection's speed is sampled (then smoothed).
         var rateSample: Duration = .milliseconds(250)
-        /// A window that has run this long shows how fast its connection is now (see
+        /// A window that has run this long (at least; and two of its connection's request costs and
+        /// four round trips) shows how fast its connection is now (see
         /// ``Connection/currentRate(now:settle:)``): hedges judge an owner by it.
         var windowSettle: Duration = .milliseconds(100)
         /// A tail is re-fetched by an idle connection when its owner would take this many times longer
         /// and at least `hedgeMinimumGain` seconds more.
         var hedgeFactor: Double = 2
         var hedgeMinimumGain: Double = 0.2
-        /// What a hedging connection leaves the slow owner: this many seconds of the owner's speed.
+        /// What a hedging connection leaves the slow owner: this many seconds of the owner's speed, or
+        /// less when the hedging connection's requests are measured to cost less (four times their
+        /// cost, at least a quarter of this); a quarter of it for the piece the hash waits for and
+        /// at the end.
         var hedgeGrace: Double = 0.25
         /// No hedge for less than this.
         var minimumHedge: Int64 = 64 << 10
@@ -84,7 +88,8 @@ struct SegmentTable: Sendable, Equatable {
     /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
     /// While the count ramps (from the start, or on from a probe that paid), the work is shared out for
     /// the connections its next steps may open (four times as many: a step multiplies them by two, or
-    /// by eight when the newcomers cost the others nothing): the first four would otherwise join pieces
+    /// by eight when the newcomers cost the others nothing; sharing for the maximum at once made the
+    /// simulator's `limit_rate` model slower): the first four would otherwise join pieces
     /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners'
     /// requests and reconnecting them (on a link that limits each connection, into TCP's slow start,
     /// and into whatever speed the new port gets).
@@ -154,23 +159,25 @@ struct SegmentTable: Sendable, Equatable {
         /// (nil while the window has none yet): what it brought since says how fast it is now.
         var windowSince: ContinuousClock.Instant?
         var windowBytes: Int64 = 0
+        /// The most bytes one commit brought: how far apart its commits may lie at its speed.
+        var largestCommit: Int64 = 0
 
         /// What the connection shows it can do at `now`: its smoothed ``rate``, or less when its
         /// current window's bytes, over at least `settle`, came at a lower rate. Samples come only
         /// every so often, so a connection that slows down in the middle of a window (a server's
         /// bucket ran dry, another flow took its share of a link) keeps the speed it had until the
         /// next one; its progress in the window shows it sooner. The window is timed to its latest
-        /// bytes (they come in steps, a socket buffer's worth at a time), or to `now` once nothing
-        /// has come for `settle` and four such steps at its speed. Never 0 for a measured
-        /// connection.
+        /// bytes (they come in steps: a socket buffer's worth, a pipe's), or to `now` once nothing
+        /// has come for `settle` and four of its largest steps at its speed. At least a sixteenth
+        /// of its smoothed rate (a hedge then still leaves it what is on its way).
         func currentRate(now: ContinuousClock.Instant, settle: Double) -> Double {
             let steady = rate
             guard steady > 0, !awaitingAnswer, let since = windowSince else { return steady }
-            let silence = max(settle, 4 * 65_536 / steady)
+            let silence = max(settle, 4 * Double(max(largestCommit, 65_536)) / steady)
             let end = (now - lastProgress).seconds >= silence ? now : lastProgress
             let elapsed = (end - since).seconds
             guard elapsed >= settle else { return steady }
-            return min(steady, max(Double(bytes - windowBytes) / elapsed, 1))
+            return min(steady, max(Double(bytes - windowBytes) / elapsed, steady / 16))
         }
     }
 
@@ -434,6 +441,7 @@ struct SegmentTable: Sendable, Equatable {
         writtenBytes += count
         if var connection = connections[worker] {
             connection.bytes += count
+            connection.largestCommit = max(connection.largestCommit, count)
             connection.lastProgress = now
             connection.awaitingAnswer = false
             if connection.windowSince == nil {
@@ -653,7 +661,7 @@ struct SegmentTable: Sendable, Equatable {
         let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
         guard myRate > 0 else { return nil }
         // The owner keeps what it fetches while this connection's request waits for its answer:
-        // four times its measured cost, within a sixteenth of a second and `hedgeGrace` (the whole
+        // four times its measured cost, within a quarter of `hedgeGrace` and all of it (the whole
         // grace for a connection whose requests are not measured yet, a new one among them).
         let myCost = connections[worker]?.requestCost ?? 0
         let myGrace =
