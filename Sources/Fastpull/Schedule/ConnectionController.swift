@@ -372,14 +372,16 @@ struct ConnectionController: Sendable, Equatable {
         let (paid, free) = paid(step)
         if paid {
             let before = referenceCount
+            let kept = step.incumbents / max(reference, 1)
             limitIsShared = false
             adopt(step)
             guard target < maximum else {
-                // Reached by a step of eight times the count whose newcomers took from the others:
-                // a shared limit may lie between the two counts (a cap of twelve connections' worth
-                // pays the step from 8 to 64 by half). No probe looks up from here, so see now
-                // whether half as many hold the throughput.
-                if !free, target > 2 * before, target > settings.initial {
+                // Reached by a step of eight times the count whose newcomers took most of what the
+                // others had: a shared limit lies between the two counts (a cap of twelve
+                // connections' worth pays the step from 8 to 64 by half, and leaves the 8 a fifth).
+                // No probe looks up from here, so see now whether half as many hold the throughput.
+                // (A busy machine takes a quarter or so from them on a per-connection limit.)
+                if kept < 0.5, target > 2 * before, target > settings.initial {
                     phase = .probingDown
                     paidSteps = 0
                     change(to: max(settings.initial, target / 2), .probeDown, now: now)
