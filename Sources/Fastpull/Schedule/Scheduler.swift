@@ -118,9 +118,9 @@ final class Scheduler: Sendable {
     struct Reading: Sendable {
         var written: Int64
         var perConnection: [Int: Int64]
-        var hasWork: Bool
         /// How many connections joining now would get work (``SegmentTable/openings(now:)``).
         var openings: Int
+        var hasWork: Bool { openings > 0 }
         var isComplete: Bool
         var requestCost: Double
         var size: Int64
@@ -129,10 +129,9 @@ final class Scheduler: Sendable {
     func reading() -> Reading {
         let now = clock.now
         return table.withLock { table in
-            let openings = table.openings(now: now)
-            return Reading(
+            Reading(
                 written: table.writtenBytes, perConnection: table.connections.mapValues(\.bytes),
-                hasWork: openings > 0, openings: openings, isComplete: table.isComplete,
+                openings: table.openings(now: now), isComplete: table.isComplete,
                 requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0)
         }
     }

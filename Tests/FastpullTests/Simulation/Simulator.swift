@@ -105,14 +105,14 @@ struct Simulator {
         let initialWritten = table.writtenBytes
 
         func situation(stalled: [Int] = []) -> FetchLoop.Situation {
-            FetchLoop.Situation(
+            let openings = table.openings(now: instant(now))
+            return FetchLoop.Situation(
                 sample: .init(
                     now: instant(now), bytes: table.writtenBytes - initialWritten, cpuSeconds: cpu,
                     perConnection: table.connections.mapValues(\.bytes),
                     requestCost: table.typicalRequestCost,
                     remaining: model.size - table.writtenBytes),
-                hasWork: table.hasWorkForAnotherConnection(now: instant(now)),
-                openings: table.openings(now: instant(now)), isComplete: table.isComplete, stalled: stalled)
+                hasWork: openings > 0, openings: openings, isComplete: table.isComplete, stalled: stalled)
         }
 
         func apply(_ actions: [FetchLoop.Action]) {
