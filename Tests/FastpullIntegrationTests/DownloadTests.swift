@@ -334,6 +334,23 @@ struct TLSDownloadTests {
         #expect(report.finalURL.scheme == "https")
     }
 
+    /// Over TLS a connection claims a few milliseconds of bytes ahead of its reads (``ClaimLease``):
+    /// answers cut by the server, and windows cut by steals from the slow connections, give back what
+    /// they claimed and did not write. The file is the server's, and no byte is written twice.
+    @Test func cutTLSAnswersLoseNothingAndWriteNothingTwice() async throws {
+        let server = try server()
+        let size = 8 << 20
+        let report = try await Fastpull.download(
+            from: server.url("/gen/\(size)?seed=9&drop-after=700000&drops=6&slow-every=3&slow-rate=400000"),
+            to: folder.url("tls.bin"),
+            configuration: Configuration(
+                connections: .fixed(4), caFile: caFile, retryBaseDelay: .milliseconds(5)))
+        #expect(
+            try Data(contentsOf: folder.url("tls.bin")) == Data(FixtureContent.bytes(count: size, seed: 9)))
+        #expect(report.bytesFetched == Int64(size))
+        #expect(report.retries > 0, "no answer was cut")
+    }
+
     @Test func unknownAuthorityIsRejected() async throws {
         let server = try server()
         await #expect {

@@ -738,6 +738,47 @@ struct SegmentTableTests {
         state.horizon = nil
         #expect(state.nextWindow(for: 1, now: at(0.6)) != nil)
     }
+
+    /// A connection that asks for its next window has nothing in flight: bytes it claimed and never
+    /// wrote (its answer failed after the claim) come in its next window, not never.
+    @Test func aConnectionAskingAgainStartsAtItsFirstUnwrittenByte() {
+        var state = table([4 * mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        #expect(state.claim(0, count: 300_000) == 300_000)
+        state.commit(0, count: 100_000, now: at(0.01))
+        let next = state.nextWindow(for: 0, now: at(0.02))
+        #expect(next?.0.range.lowerBound == 100_000)
+        #expect(next?.1 == .continued)
+        checkTiling(state, size: 4 * mebibyte)
+    }
+
+    /// A connection that claimed ahead of its reads (``ClaimLease``) and stopped gives back what it
+    /// did not write: its next window starts at its first unwritten byte, never past it, and nothing
+    /// goes below what it wrote.
+    @Test func bytesClaimedAheadAndNotWrittenGoBack() {
+        var state = table([4 * mebibyte])
+        let window = state.nextWindow(for: 0, now: at(0))
+        #expect(window?.0.range.lowerBound == 0)
+        #expect(state.claim(0, count: 300_000) == 300_000)
+        state.commit(0, count: 100_000, now: at(0.01))
+        state.unclaim(0, count: 200_000)
+        #expect(state.pieces[0].claimed == 100_000)
+        let next = state.nextWindow(for: 0, now: at(0.02))
+        #expect(next?.0.range.lowerBound == 100_000)
+        #expect(next?.1 == .continued)
+        // More than was claimed and not written: only down to what is written.
+        #expect(state.claim(0, count: 50_000) == 50_000)
+        state.commit(0, count: 20_000, now: at(0.03))
+        state.unclaim(0, count: 1_000_000)
+        #expect(state.pieces[0].claimed == 120_000)
+        // Another connection's unclaim changes nothing of a piece it does not own.
+        _ = state.nextWindow(for: 1, now: at(0.04))
+        let claimed = state.pieces.map(\.claimed)
+        state.unclaim(1, count: 0)
+        state.unclaim(2, count: 10_000)
+        #expect(state.pieces.map(\.claimed) == claimed)
+        checkTiling(state, size: 4 * mebibyte)
+    }
 }
 
 /// A small deterministic generator for reproducible schedules.

@@ -316,12 +316,23 @@ struct SegmentFetcher: Sendable {
             guard end - received <= Self.drainLimit else { throw Cut() }
             draining = true
         }
+        // Bytes read into memory are claimed and committed a few milliseconds' worth at a time.
+        var lease = ClaimLease()
+        func settleLease() {
+            lease.settle { commit, unclaim in
+                scheduler.settle(worker, commit: commit, unclaim: unclaim)
+                counters.addWritten(commit)
+            }
+        }
+        defer { settleLease() }
         // Bytes spliced straight into the file, claimed as they arrive exactly like buffered ones.
         let splice: HTTPConnection.Splice? = pipe.flatMap { pipe in
             guard let file = destination.spliceTarget, pipe.canSplice(from: connection.transport) else {
                 return nil
             }
             return { transport, remaining in
+                // Bytes that came with the head went through memory: their lease ends here.
+                settleLease()
                 let (count, allowed) = try pipe.land(
                     from: transport, upTo: Int(min(remaining, end - received)),
                     claim: { draining ? 0 : scheduler.claim(worker, count: $0) }, into: file, at: offset)
@@ -343,11 +354,14 @@ struct SegmentFetcher: Sendable {
             }
             received += count
             guard !draining else { return }
-            let allowed = scheduler.claim(worker, count: bytes.count)
+            let allowed = Int(
+                lease.allow(count, room: end - offset - lease.leased) { commit, claim in
+                    counters.addWritten(commit)
+                    return scheduler.exchange(worker, commit: commit, claim: claim)
+                })
             if allowed > 0 {
                 try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
-                scheduler.commit(worker, count: allowed)
-                counters.addWritten(Int64(allowed))
+                lease.wrote(Int64(allowed))
                 offset += Int64(allowed)
                 total += Int64(allowed)
             }

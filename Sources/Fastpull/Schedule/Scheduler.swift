@@ -91,6 +91,34 @@ final class Scheduler: Sendable {
         if moved { signal() }
     }
 
+    /// Commits `commit` written bytes and claims up to `claim` more in one look at the table: a
+    /// connection that reads many small pieces (TLS records) settles them a few milliseconds at a time
+    /// (``ClaimLease``) instead of taking the shared lock twice per read. Returns the bytes granted
+    /// (fewer when the range was cut) and the connection's measured rate.
+    func exchange(_ worker: Worker, commit: Int64, claim: Int64) -> (granted: Int64, rate: Double) {
+        let now = clock.now
+        let (granted, rate, moved) = table.withLock { table in
+            let moved = commit > 0 && table.commit(worker, count: commit, now: now)
+            let granted = claim > 0 ? table.claim(worker, count: claim) : 0
+            return (granted, table.connections[worker]?.rate ?? 0, moved)
+        }
+        if moved { signal() }
+        return (granted, rate)
+    }
+
+    /// Commits `commit` written bytes and gives back `unclaim` claimed bytes that will not be written:
+    /// what a connection settles when its answer ends or fails.
+    func settle(_ worker: Worker, commit: Int64, unclaim: Int64) {
+        guard commit > 0 || unclaim > 0 else { return }
+        let now = clock.now
+        let moved = table.withLock { table in
+            let moved = commit > 0 && table.commit(worker, count: commit, now: now)
+            table.unclaim(worker, count: unclaim)
+            return moved
+        }
+        if moved { signal() }
+    }
+
     /// A request of `worker` got its first byte `delay` after it was sent.
     /// `worker` fetches from source `group` of several (``SegmentTable/setGroup(_:_:)``).
     func setGroup(_ worker: Worker, _ group: Int) {

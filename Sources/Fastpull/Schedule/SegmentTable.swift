@@ -312,6 +312,11 @@ struct SegmentTable: Sendable, Equatable {
     mutating func nextWindow(for worker: Worker, now: ContinuousClock.Instant) -> (Window, Assignment)? {
         join(worker, now: now)
         if let start = connections[worker]?.piece, let index = index(of: start) {
+            // A connection asking again has nothing in flight: what it claimed and did not write (it
+            // read ahead of an answer that then failed) goes back, or those bytes would never come.
+            if pieces[index].owner == worker {
+                pieces[index].claimed = pieces[index].segment.resumeOffset
+            }
             if pieces[index].owner == worker, pieces[index].unclaimed > 0,
                 withinHorizon(pieces[index].claimed)
             {
@@ -387,6 +392,16 @@ struct SegmentTable: Sendable, Equatable {
         }
         pieces[index].claimed += allowed
         return allowed
+    }
+
+    /// Gives back the last `count` bytes the connection claimed and will not write (it read ahead of
+    /// its answer and stopped before them): they become unclaimed bytes of its piece again. Never goes
+    /// below what it has written.
+    mutating func unclaim(_ worker: Worker, count: Int64) {
+        guard count > 0, let start = connections[worker]?.piece, let index = index(of: start),
+            pieces[index].owner == worker
+        else { return }
+        pieces[index].claimed = max(pieces[index].claimed - count, pieces[index].segment.resumeOffset)
     }
 
     /// A connection that already holds an answer for bytes `0..<end` (the probe's opening GET) takes
