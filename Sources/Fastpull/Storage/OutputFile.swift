@@ -9,6 +9,8 @@ import Glibc
 final class OutputFile: Sendable {
     let path: String
     private let descriptor: Int32
+    /// Writers take turns here rather than spinning on the inode lock in the kernel.
+    private let writers = WriterLock()
 
     /// Whether opening the file created it (it was not there before).
     let wasCreated: Bool
@@ -109,6 +111,10 @@ final class OutputFile: Sendable {
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
+        try writers.withLock { () throws(StorageError) in try writeAll(bytes, at: offset) }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
         var done = 0
         while done < bytes.count {
             let result = pwrite(
@@ -128,7 +134,7 @@ final class OutputFile: Sendable {
         var done = 0
         while done < count {
             var position = CLongLong(offset + Int64(done))
-            let result = fp_splice(pipe, descriptor, &position, count - done)
+            let result = writers.withLock { fp_splice(pipe, descriptor, &position, count - done) }
             if result < 0 {
                 if errno == EINTR { continue }
                 return .failure(StorageError(call: "splice", path: path, errno: errno))
