@@ -152,6 +152,8 @@ public final class Batch: Sendable {
     private let downloads: Mutex<[Int: Download]>
     /// Output paths by the item that saves there: two items never write one file.
     private let reservations = Mutex<[String: Int]>([:])
+    /// Output folders as written, and where their symlinks lead.
+    private let resolvedFolders = Mutex<[String: URL]>([:])
     /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
     private let naming: TurnTaker
     /// Kept-alive connections the files share: a file after the first reuses one (no TCP or TLS
@@ -343,7 +345,17 @@ public final class Batch: Sendable {
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     private func reserve(_ file: URL, for index: Int) -> Int? {
-        let folder = file.deletingLastPathComponent().standardizedFileURL.resolvingSymlinksInPath()
+        let parent = file.deletingLastPathComponent()
+        // Folders are resolved once each: a batch of hundreds of files into one folder would otherwise
+        // look up every component of its path again for each.
+        let written = parent.path(percentEncoded: false)
+        let folder =
+            resolvedFolders.withLock { $0[written] }
+            ?? {
+                let resolved = parent.standardizedFileURL.resolvingSymlinksInPath()
+                resolvedFolders.withLock { $0[written] = resolved }
+                return resolved
+            }()
         let key = folder.appendingPathComponent(file.lastPathComponent).path(percentEncoded: false)
         return reservations.withLock { taken in
             if let other = taken[key], other != index { return other }

@@ -21,7 +21,8 @@ extension Pipeline {
                 try part.truncate(to: 0)
                 if let size = remote.size {
                     try part.checkRoom(for: size)
-                    try part.preallocate(size: size)
+                    // A small file is written in a moment from one answer: checking the room is enough.
+                    if size > Self.largestUnjournaledFile { try part.preallocate(size: size) }
                 }
                 file = part
             } else {
@@ -59,7 +60,9 @@ extension Pipeline {
                 result = StreamFetcher.Result(
                     size: 0, digests: DigestSet(fetcher.algorithms).finalize(), lastByteAt: .now)
             } else {
-                result = try await withTaskExecutorPreference(executors[1]) { [fetcher] in
+                // On the download's own thread, where this already runs: nothing else runs there
+                // meanwhile, and a small file then takes no hop between threads at all.
+                result = try await withTaskExecutorPreference(executors.control) { [fetcher] in
                     try await fetcher.run(pending: pending)
                 }
             }

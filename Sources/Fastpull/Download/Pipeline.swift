@@ -161,15 +161,17 @@ struct Pipeline {
         oneSource: Bool
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let journaled = store.exists
         let (outcome, roundTrip) = try await probeAndAnnounce(
-            pool: pool, policy: policy, executor: executors[0], opensWithGet: opensWithGet)
+            pool: pool, policy: policy, executor: executors.control,
+            opensWithGet: opensWithGet(journaled: journaled))
         let remote = outcome.remote
         // The probe's 206, unread: the first connection's answer.
         let opening = outcome.pendingBody.flatMap { OpeningAnswer(connection: $0.connection, head: $0.head) }
         defer { opening?.discard() }
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
-            if store.exists {
+            if journaled {
                 download.emit(
                     .warning("the server does not offer byte ranges now; the earlier progress is discarded"))
                 try discardProgress()
@@ -196,7 +198,7 @@ struct Pipeline {
         // connection, hashed as it passes: one request, as with the scheduler, but without its
         // threads, its hasher, its controller or a journal (a file this small is not journaled).
         if sources == nil, configuration.pieceHashes == nil, size <= Self.largestUnjournaledFile,
-            !store.exists, let opening, opening.end == size, let answer = opening.take()
+            !journaled, let opening, opening.end == size, let answer = opening.take()
         {
             return try await stream(
                 outcome: Probe.Outcome(remote: remote, pendingBody: (answer.connection, answer.head)),
@@ -307,8 +309,8 @@ struct Pipeline {
     /// resumes (its bytes start elsewhere), one with mirrors or piece hashes (the bytes are spread over
     /// sources from the start), one matched in a checksum file by the name the probe finds, or one with
     /// a malformed checksum (that fails before any request).
-    private var opensWithGet: Bool {
-        !store.exists && configuration.mirrors.isEmpty && configuration.pieceHashes == nil
+    private func opensWithGet(journaled: Bool) -> Bool {
+        !journaled && configuration.mirrors.isEmpty && configuration.pieceHashes == nil
             && configuration.checksumFiles.isEmpty
             && configuration.knownChecksums.allSatisfy { $0.checksum.expectedBytes != nil }
     }
