@@ -11,6 +11,8 @@ struct ClaimLeaseTests {
         var exchanges: [(commit: Int64, claim: Int64)] = []
         var claimed: Int64 = 0
         var committed: Int64 = 0
+        /// What each write committed at once (0: left for the next exchange).
+        var committedAtOnce: [Int64] = []
 
         init(limit: Int64 = .max, rate: Double = 0) {
             self.limit = limit
@@ -31,7 +33,9 @@ struct ClaimLeaseTests {
     @discardableResult
     func read(_ count: Int64, _ lease: inout ClaimLease, _ ledger: Ledger, room: Int64 = 1 << 30) -> Int64 {
         let allowed = lease.allow(count, room: room - lease.leased, exchange: ledger.exchange)
-        lease.wrote(allowed)
+        let now = lease.wrote(allowed)
+        ledger.committedAtOnce.append(now)
+        ledger.committed += now
         return allowed
     }
 
@@ -40,10 +44,12 @@ struct ClaimLeaseTests {
         let ledger = Ledger()
         for _ in 0..<3 { #expect(read(16_384, &lease, ledger) == 16_384) }
         #expect(ledger.exchanges.map(\.claim) == [16_384, 16_384, 16_384])
-        // Each exchange commits what the read before it wrote.
-        #expect(ledger.exchanges.map(\.commit) == [0, 16_384, 16_384])
+        // Each read's bytes are committed as soon as they are written: a connection that waits long
+        // for its next read holds nothing back meanwhile.
+        #expect(ledger.committedAtOnce == [16_384, 16_384, 16_384])
+        #expect(ledger.exchanges.map(\.commit) == [0, 0, 0])
         #expect(lease.leased == 0)
-        #expect(lease.pending == 16_384)
+        #expect(lease.pending == 0)
     }
 
     @Test func aMeasuredConnectionClaimsAFewMillisecondsAtOnce() {
@@ -63,6 +69,8 @@ struct ClaimLeaseTests {
         read(16_384, &lease, ledger)
         #expect(ledger.exchanges.count == 3)
         #expect(ledger.exchanges[2].commit == 16_384 * (covered + 1))
+        // Within a lease nothing is committed at once (the first read claimed for itself alone).
+        #expect(ledger.committedAtOnce.dropFirst().allSatisfy { $0 == 0 })
     }
 
     @Test func aLeaseIsAtMostItsCeilingAndNeverPastTheAnswer() {

@@ -752,6 +752,25 @@ struct SegmentTableTests {
         checkTiling(state, size: 4 * mebibyte)
     }
 
+    /// A connection whose lease reached its piece's end and that then went silent has nothing left to
+    /// give back, and is closed all the same after the stall timeout: it owns the piece still, and
+    /// asks again from its first unwritten byte.
+    @Test func aSilentConnectionThatClaimedItsWholePieceIsClosed() {
+        var settings = SegmentTable.Settings(initialWindow: 1 << 20)
+        settings.stallTimeout = .seconds(1)
+        var state = table([mebibyte], settings: settings)
+        _ = state.nextWindow(for: 0, now: at(0))
+        #expect(state.claim(0, count: mebibyte) == mebibyte)
+        state.commit(0, count: 100_000, now: at(0.01))
+        #expect(state.stalledConnections(now: at(0.5)) == [])
+        #expect(state.stalledConnections(now: at(1.1)) == [0])
+        #expect(state.pieces.count == 1)
+        #expect(state.pieces[0].owner == 0)
+        state.unclaim(0, count: mebibyte - 100_000)
+        #expect(state.nextWindow(for: 0, now: at(1.2))?.0.range.lowerBound == 100_000)
+        checkTiling(state, size: mebibyte)
+    }
+
     /// A connection that claimed ahead of its reads (``ClaimLease``) and stopped gives back what it
     /// did not write: its next window starts at its first unwritten byte, never past it, and nothing
     /// goes below what it wrote.

@@ -60,8 +60,8 @@ extension Pipeline {
                 result = StreamFetcher.Result(
                     size: 0, digests: DigestSet(fetcher.algorithms).finalize(), lastByteAt: .now)
             } else {
-                // On the download's own thread, where this already runs: nothing else runs there
-                // meanwhile, and a small file then takes no hop between threads at all.
+                // On the download's own control thread (where a download into a file already runs):
+                // nothing else runs there meanwhile, and a small file takes no hop between threads.
                 result = try await withTaskExecutorPreference(executors.control) { [fetcher] in
                     try await fetcher.run(pending: pending)
                 }

@@ -20,6 +20,10 @@ struct ClaimLease {
 
     /// The connection's rate as the scheduler measured it at the latest exchange (0: not yet).
     private var rate: Double = 0
+    /// Whether the latest claim was for that read alone (the rate is unknown, or a lease would be no
+    /// larger than one read): its bytes are then committed as soon as they are written, as a
+    /// connection that waits long for its next read must not hold written bytes back meanwhile.
+    private var claimsEachRead = true
 
     /// How many of `count` bytes just read may be written, claiming more when the lease does not cover
     /// them. `room` is how many bytes of the answer lie past the lease (no claim reaches beyond the
@@ -33,6 +37,7 @@ struct ClaimLease {
             return count
         }
         let ahead = min(Self.most, Int64(rate * Self.span))
+        claimsEachRead = ahead <= count - leased
         let want = min(max(count - leased, ahead), room)
         let (granted, measured) = exchange(pending, want)
         pending = 0
@@ -43,9 +48,13 @@ struct ClaimLease {
         return allowed
     }
 
-    /// `count` bytes allowed by ``allow(_:room:exchange:)`` are in the file.
-    mutating func wrote(_ count: Int64) {
+    /// `count` bytes allowed by ``allow(_:room:exchange:)`` are in the file. Returns how many written
+    /// bytes to commit now (0: they wait for the next exchange, a few milliseconds away).
+    mutating func wrote(_ count: Int64) -> Int64 {
         pending += count
+        guard claimsEachRead, leased == 0 else { return 0 }
+        defer { pending = 0 }
+        return pending
     }
 
     /// The answer ended or failed: commits what is written and gives back what was claimed and not

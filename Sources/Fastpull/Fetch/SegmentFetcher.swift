@@ -361,7 +361,11 @@ struct SegmentFetcher: Sendable {
                 })
             if allowed > 0 {
                 try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
-                lease.wrote(Int64(allowed))
+                let commit = lease.wrote(Int64(allowed))
+                if commit > 0 {
+                    scheduler.commit(worker, count: Int(commit))
+                    counters.addWritten(commit)
+                }
                 offset += Int64(allowed)
                 total += Int64(allowed)
             }

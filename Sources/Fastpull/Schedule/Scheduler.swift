@@ -36,6 +36,7 @@ final class Scheduler: Sendable {
     }
 
     /// The next window for `worker` (see ``SegmentTable/nextWindow(for:now:)``), or why there is none.
+    /// Only the worker's own fetcher asks, between its answers (nothing of its is in flight then).
     func nextWork(for worker: Worker) -> Work {
         let now = clock.now
         return table.withLock { table in
@@ -51,11 +52,6 @@ final class Scheduler: Sendable {
     func adopt(_ worker: Worker, end: Int64, requestCost: Duration) -> SegmentTable.Window? {
         let now = clock.now
         return table.withLock { $0.adopt(worker, end: end, requestCost: requestCost, now: now) }
-    }
-
-    func nextWindow(for worker: Worker) -> (SegmentTable.Window, SegmentTable.Assignment)? {
-        let now = clock.now
-        return table.withLock { $0.nextWindow(for: worker, now: now) }
     }
 
     /// The limit windows stay within (nil: none); see ``SegmentTable/horizon``.

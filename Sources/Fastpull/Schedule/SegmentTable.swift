@@ -538,7 +538,12 @@ struct SegmentTable: Sendable, Equatable {
                 && connection.rate * settings.slowFactor < typical
             connections[worker]?.slowSince = slow ? (connection.slowSince ?? now) : nil
             let slowTooLong = slow && now - (connection.slowSince ?? now) >= settings.slowGrace
-            guard silent || slowTooLong, giveBackUnclaimed(of: worker) else { continue }
+            // A silent one that claimed all of its piece (a lease reaching the piece's end, see
+            // ``ClaimLease``) has nothing to give back, and is closed all the same: it gives back
+            // what it claimed and did not write, and asks again.
+            guard silent || slowTooLong,
+                giveBackUnclaimed(of: worker) || (silent && holdsClaimedUnwrittenTail(worker))
+            else { continue }
             // Its next connection is a new one: measure it afresh.
             connections[worker]?.rate = 0
             connections[worker]?.slowSince = nil
@@ -575,6 +580,14 @@ struct SegmentTable: Sendable, Equatable {
             // A leaving connection goes on into no other piece.
             pieces[index].windowEnd = min(pieces[index].windowEnd, pieces[index].end)
         }
+    }
+
+    /// Whether the worker owns a piece it has claimed to the end and not written to the end.
+    private func holdsClaimedUnwrittenTail(_ worker: Worker) -> Bool {
+        guard let start = connections[worker]?.piece, let index = index(of: start),
+            pieces[index].owner == worker
+        else { return false }
+        return pieces[index].unclaimed == 0 && !pieces[index].segment.isComplete
     }
 
     /// Cuts the worker's piece at what it has claimed; returns false if it had nothing unclaimed.
