@@ -110,8 +110,10 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     // MARK: - Helpers shared by the HTTP layer
 
-    /// ASCII case-insensitive comparison, without allocating.
+    /// ASCII case-insensitive comparison, without allocating. Names of other lengths differ at once:
+    /// a lookup compares its name with every field's, and most have another length.
     static func namesEqual<A: StringProtocol, B: StringProtocol>(_ lhs: A, _ rhs: B) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {
