@@ -241,14 +241,15 @@ public final class Download: Sendable {
             }
         }
         running.withLock { $0 = task }
-        let ticker = Task { [self] in await tick() }
+        let beat = ProgressBeat(interval: ProgressMetronome.shared.interval)
+        let ticker = ProgressMetronome.shared.register { [self] in report(beat) }
         stopReason.withLock { $0 = nil }
         let watch = configuration.effectiveLowestSpeed.map { floor in
             Task { [self] in await watchSpeed(floor, stopping: task) }
         }
         defer {
             watch?.cancel()
-            ticker.cancel()
+            ProgressMetronome.shared.unregister(ticker)
             running.withLock { $0 = nil }
             scheduler.withLock { $0 = nil }
         }
@@ -314,23 +315,19 @@ public final class Download: Sendable {
         sink.finish()
     }
 
-    /// Sends a ``Event/progress(_:)`` event every ``progressInterval`` until cancelled.
-    private func tick() async {
-        // The speed is this run's: bytes fetched since it started (a resume's kept bytes do not count),
-        // measured from the start, so that the first event has one too.
-        var meter = SpeedMeter()
-        meter.add(bytes: 0, at: .now)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: Self.progressInterval)
-            if Task.isCancelled { return }
-            let now = counters.snapshot
-            meter.add(bytes: counters.bytesFetched.load(ordering: .relaxed), at: .now)
-            emit(
-                .progress(
-                    Event.Progress(
-                        bytes: now.bytesWritten, totalBytes: now.totalBytes,
-                        bytesPerSecond: meter.bytesPerSecond, connections: now.activeConnections)))
-        }
+    /// Sends a ``Event/progress(_:)`` event, at a beat of the ``ProgressMetronome`` (about once a
+    /// second). The speed is this run's: bytes fetched since it started (a resume's kept bytes do not
+    /// count), measured from the start, so that the first event has one too.
+    private func report(_ beat: ProgressBeat) {
+        // A beat that started as the run ended says nothing after its last event.
+        guard running.withLock({ $0 != nil }) else { return }
+        let now = counters.snapshot
+        guard let speed = beat.speed(bytes: counters.bytesFetched.load(ordering: .relaxed)) else { return }
+        emit(
+            .progress(
+                Event.Progress(
+                    bytes: now.bytesWritten, totalBytes: now.totalBytes, bytesPerSecond: speed,
+                    connections: now.activeConnections)))
     }
 
     /// Called by the pipeline when the segmented fetch starts with `scheduler`.
