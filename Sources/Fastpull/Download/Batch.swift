@@ -207,18 +207,28 @@ public final class Batch: Sendable {
         for index in items.indices where outcomes[index] != nil { naming.take(index) }
         let pending = items.indices.filter { outcomes[$0] == nil }
         let width = max(options.parallelFiles, 1)
-        await withTaskGroup(of: BatchOutcome.self) { group in
+        // One control thread per lane, for the lane's files one after another
+        // (``ExecutorSet/laneThread``), rather than one started and ended for each file.
+        let lanes = (0..<min(width, pending.count)).map { ThreadExecutor(name: "fastpull-ctl\($0)") }
+        defer { for lane in lanes { lane.shutdown() } }
+        await withTaskGroup(of: (BatchOutcome, Int).self) { group in
+            func start(_ index: Int, in lane: Int) {
+                group.addTask {
+                    let outcome = await ExecutorSet.$laneThread.withValue(lanes[lane]) {
+                        await self.fetch(index)
+                    }
+                    return (outcome, lane)
+                }
+            }
             var next = 0
-            while next < min(width, pending.count) {
-                let index = pending[next]
-                group.addTask { await self.fetch(index) }
+            while next < lanes.count {
+                start(pending[next], in: next)
                 next += 1
             }
-            while let outcome = await group.next() {
+            while let (outcome, lane) = await group.next() {
                 outcomes[outcome.index] = outcome
                 if next < pending.count {
-                    let index = pending[next]
-                    group.addTask { await self.fetch(index) }
+                    start(pending[next], in: lane)
                     next += 1
                 }
             }

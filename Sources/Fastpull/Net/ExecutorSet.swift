@@ -4,6 +4,19 @@ import Synchronization
 /// each started the first time it is asked for.
 final class ExecutorSet: Sendable {
     private let executors = Mutex<[Int: ThreadExecutor]>([:])
+    /// The batch lane's control thread this download uses, when it has one: not shut down with the
+    /// set, as the lane's next file uses it too.
+    private let lane: ThreadExecutor?
+
+    /// The control thread of the batch lane the current task fetches files in, if any: a download
+    /// started there runs its control work (the probe, a small file, the fetch loop's ticks) on it
+    /// rather than on a thread started for it and ended after it.
+    @TaskLocal static var laneThread: ThreadExecutor?
+
+    init() {
+        lane = Self.laneThread
+        if let lane { executors.withLock { $0[-1] = lane } }
+    }
 
     subscript(index: Int) -> ThreadExecutor {
         executors.withLock { all in
@@ -19,7 +32,10 @@ final class ExecutorSet: Sendable {
 
     /// Ends one executor's thread once its queue drains; a later request for the index starts anew.
     func retire(_ index: Int) {
-        executors.withLock { $0.removeValue(forKey: index) }?.shutdown()
+        guard let retired = executors.withLock({ $0.removeValue(forKey: index) }), retired !== lane else {
+            return
+        }
+        retired.shutdown()
     }
 
     func shutdown() {
@@ -27,6 +43,6 @@ final class ExecutorSet: Sendable {
             defer { all.removeAll() }
             return Array(all.values)
         }
-        for executor in all { executor.shutdown() }
+        for executor in all where executor !== lane { executor.shutdown() }
     }
 }
