@@ -739,6 +739,28 @@ struct SegmentTableTests {
         #expect(state.nextWindow(for: 1, now: at(0.6)) != nil)
     }
 
+    /// In the endgame a connection with nothing left halves the range that needs longest, even from an
+    /// owner as fast as itself (no hedge pays then) and below two minimum splits (no steal then): the
+    /// last ranges are not carried by one connection each while the others end.
+    @Test func inTheEndgameAnEquallyFastOwnersRestIsHalved() {
+        func endgame(ownerWrote: Int64) -> (SegmentTable.Window, SegmentTable.Assignment)? {
+            var state = table([2 * mebibyte, mebibyte], settings: .init(initialWindow: 2 * mebibyte))
+            _ = state.nextWindow(for: 0, now: at(0))
+            _ = state.nextWindow(for: 1, now: at(0))
+            write(&state, 0, ownerWrote, at: 0.25)
+            write(&state, 1, mebibyte, at: 0.25)
+            let next = state.nextWindow(for: 1, now: at(0.25))
+            checkTiling(state, size: 3 * mebibyte)
+            return next
+        }
+        // 1 MiB left at 4 MiB/s: each takes half.
+        let next = endgame(ownerWrote: mebibyte)
+        #expect(next?.1 == .stolen(from: 0, at: mebibyte + mebibyte / 2))
+        #expect(next?.0.range == (mebibyte + mebibyte / 2)..<(2 * mebibyte))
+        // 256 KiB left: halves below a quarter of the minimum split are not worth a request.
+        #expect(endgame(ownerWrote: 2 * mebibyte - 256 << 10) == nil)
+    }
+
     /// A connection that asks for its next window has nothing in flight: bytes it claimed and never
     /// wrote (its answer failed after the claim) come in its next window, not never.
     @Test func aConnectionAskingAgainStartsAtItsFirstUnwrittenByte() {

@@ -377,6 +377,11 @@ struct SegmentTable: Sendable, Equatable {
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
+        if let (index, victim, at) = endgameSplit(for: worker, now: now) {
+            let new = split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+        }
         return nil
     }
 
@@ -721,6 +726,40 @@ struct SegmentTable: Sendable, Equatable {
             if best == nil || gain > best!.gain { best = (index, owner, at, gain) }
         }
         return best.map { ($0.index, $0.victim, $0.at) }
+    }
+
+    /// The endgame between connections of about one speed: a connection that would end now takes the
+    /// upper half of the range that needs longest, when halving it saves more than the half's request
+    /// costs. A hedge pays only against a slower owner, and a steal only splits ranges of two
+    /// ``Settings/minimumSplit``s, so on a link that holds every connection to one rate the last
+    /// ranges (up to 2 MiB at 5 MB/s: 0.4 s) were carried by one connection each while the others
+    /// ended. Each half is at least a quarter of ``Settings/minimumSplit`` (and
+    /// ``Settings/minimumHedge``): 256 KiB by default.
+    private func endgameSplit(
+        for worker: Worker, now: ContinuousClock.Instant
+    ) -> (index: Int, victim: Worker, at: Int64)? {
+        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
+        guard myRate > 0 else { return nil }
+        let floor = max(settings.minimumHedge, settings.minimumSplit / 4)
+        var longest: (index: Int, owner: Worker, rate: Double, seconds: Double)?
+        for index in pieces.indices {
+            let piece = pieces[index]
+            guard let owner = piece.owner, owner != worker, piece.unclaimed >= 2 * floor else { continue }
+            let rate = currentRate(of: owner, now: now)
+            guard rate > 0 else { continue }
+            let seconds = Double(piece.unclaimed) / rate
+            if longest == nil || seconds > longest!.seconds { longest = (index, owner, rate, seconds) }
+        }
+        guard let longest else { return nil }
+        let piece = pieces[longest.index]
+        let at = piece.claimed + (piece.unclaimed + 1) / 2
+        guard piece.end - at >= floor, withinHorizon(at) else { return nil }
+        let myCost = connections[worker].map { $0.requestCost > 0 ? $0.requestCost : typicalRequestCost } ?? 0
+        let ownerSeconds = Double(at - piece.claimed) / longest.rate
+        let mySeconds = Double(piece.end - at) / myRate + myCost
+        let gain = longest.seconds - max(ownerSeconds, mySeconds)
+        guard gain >= max(settings.hedgeMinimumGain / 4, 2 * myCost) else { return nil }
+        return (longest.index, longest.owner, at)
     }
 
     /// How long an owner must still need for the rest of its window before cutting it pays: the cut
