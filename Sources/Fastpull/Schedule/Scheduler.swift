@@ -115,12 +115,12 @@ final class Scheduler: Sendable {
         if moved { signal() }
     }
 
-    /// A request of `worker` got its first byte `delay` after it was sent.
     /// `worker` fetches from source `group` of several (``SegmentTable/setGroup(_:_:)``).
     func setGroup(_ worker: Worker, _ group: Int) {
         table.withLock { $0.setGroup(worker, group) }
     }
 
+    /// A request of `worker` got its first byte `delay` after it was sent.
     func recordFirstByte(_ worker: Worker, after delay: Duration) {
         table.withLock { $0.recordFirstByte(worker, after: delay) }
     }
