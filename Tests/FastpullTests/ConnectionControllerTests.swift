@@ -21,6 +21,8 @@ struct ConnectionControllerTests {
         var machine: (Int) -> Double? = { _ in nil }
         /// The file's size (infinite: the bytes never run out).
         var size: Double = .infinity
+        /// Each connection's rate at a count, where they differ (nil: all alike, as above).
+        var rates: ((Int) -> [Double])? = nil
     }
 
     /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
@@ -35,9 +37,10 @@ struct ConnectionControllerTests {
             time += 0.025
             let count = controller.target
             let rate = min(link.perConnection * Double(count), link.cap) / Double(count)
+            let rates = link.rates?(count) ?? Array(repeating: rate, count: count)
             for worker in 0..<count {
-                bytes[worker, default: 0] += Int64(rate * 0.025)
-                total += Int64(rate * 0.025)
+                bytes[worker, default: 0] += Int64(rates[worker] * 0.025)
+                total += Int64(rates[worker] * 0.025)
             }
             cpu += link.cpu(count) * 0.025 * Double(controller.settings.cores)
             let share = link.machine(count)
@@ -65,6 +68,22 @@ struct ConnectionControllerTests {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let counts = run(&controller, Link(perConnection: 5e6), seconds: 1)
         #expect(controller.target == 64, "\(counts)")
+        #expect(counts == [4, 8, 64], "\(counts)")
+    }
+
+    /// A per-connection limit on a busy machine: the connections there before lose 30 % to each step's
+    /// newcomers (no free step, then), yet the throughput grows by 70 % of the count's growth: the
+    /// newcomers add what a shared limit would not. It goes to 64 in one step of eight, as a free
+    /// step does, not 4, 8, 16, 32, 64.
+    @Test func aThroughputGrowingWithTheCountStepsByEight() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let link = Link(
+            perConnection: 5e6,
+            rates: { count in
+                // The first half of the connections (those there before the latest doubling) at 70 %.
+                (0..<count).map { $0 < count / 2 && count > 4 ? 3.5e6 : 5e6 }
+            })
+        let counts = run(&controller, link, seconds: 1)
         #expect(counts == [4, 8, 64], "\(counts)")
     }
 

@@ -392,8 +392,12 @@ struct ConnectionController: Sendable, Equatable {
                 lastReason = .held
                 return
             }
-            // Connections that cost the others nothing: the limit is theirs alone, so go faster.
-            change(to: min(target * (free ? 8 : 2), maximum), .gain, now: now)
+            // Connections that cost the others nothing: the limit is theirs alone, so go faster. So
+            // too when the throughput grew nearly as the count did (by 60 % of it or more: a busy
+            // machine takes from the others what a per-connection limit would not).
+            let grown =
+                (step.total / max(reference, 1) - 1) / max(Double(target) / Double(max(before, 1)) - 1, 0.01)
+            change(to: min(target * (free || grown >= 0.6 ? 8 : 2), maximum), .gain, now: now)
             return
         }
         // Less than a second's worth left: the throughput falls as the work runs out (the last
