@@ -55,13 +55,17 @@ struct ProxyTests {
                 "\(kind): no absolute-form GET reached the proxy:\n\(wire)")
             // Every request went through the proxy: the proxy (which caches nothing) logged as many of
             // each method for the file as the origin did, and the relay saw every connection.
-            let allProxied = await proxy.accessLog.entries(since: proxyMark)
+            // Every request at the origin came through the proxy: the proxy (which caches nothing)
+            // logged at least as many of each method for the file. It may log more: a request the
+            // client cut (a steal ends a window early) before the proxy forwarded it never reaches
+            // the origin. The origin logs a cut request once it notices: wait for its log to settle.
             let allAtOrigin = await nginx.accessLog.entries(since: originMark)
+            let allProxied = await proxy.accessLog.entries(since: proxyMark)
             for method in ["HEAD", "GET"] {
                 let viaProxy = allProxied.count { $0.method == method && $0.target == url }
                 let atOrigin = allAtOrigin.count { $0.method == method && $0.path == "/via-proxy.bin" }
                 #expect(
-                    viaProxy == atOrigin,
+                    atOrigin <= viaProxy,
                     "\(kind): \(atOrigin) \(method) requests at the origin, \(viaProxy) through the proxy:\n\(Self.lines(allAtOrigin))"
                 )
             }
