@@ -316,11 +316,9 @@ struct SegmentTable: Sendable, Equatable {
             // read ahead of an answer that then failed) goes back, or those bytes would never come.
             if pieces[index].owner == worker {
                 pieces[index].claimed = pieces[index].segment.resumeOffset
-            }
-            if pieces[index].owner == worker, pieces[index].unclaimed > 0,
-                withinHorizon(pieces[index].claimed)
-            {
-                return (openWindow(index, for: worker), .continued)
+                if pieces[index].unclaimed > 0, withinHorizon(pieces[index].claimed) {
+                    return (openWindow(index, for: worker), .continued)
+                }
             }
             drop(worker)
         }
