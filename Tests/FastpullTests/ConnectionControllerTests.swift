@@ -309,6 +309,19 @@ struct ConnectionControllerTests {
             ConnectionController.Settings(roundTrip: .milliseconds(2), requestCost: .milliseconds(100))
                 .initial == 64)
         #expect(ConnectionController.Settings(roundTrip: .milliseconds(200)).step == .milliseconds(500))
-        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(50))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(30))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).warmUp == .microseconds(10_100))
+    }
+
+    /// A ramp is looked at every 10 ms, so its steps last what they are set to; a held count every
+    /// 25 ms.
+    @Test func aRampIsLookedAtMoreOftenThanAHeldCount() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        #expect(controller.phase == .ramping)
+        #expect(controller.tickInterval == .milliseconds(10))
+        controller = ConnectionController(automaticUpTo: 4, settings: settings)
+        #expect(controller.phase == .holding)
+        #expect(controller.tickInterval == .milliseconds(25))
+        #expect(ConnectionController(fixed: 8).tickInterval == .milliseconds(25))
     }
 }

@@ -9,9 +9,6 @@ extension Pipeline {
         case tick
     }
 
-    /// How often the fetch loop looks at stalls and the connection count.
-    static let tickInterval: Duration = .milliseconds(25)
-
     /// Runs the prefix hasher, the checkpointer and the connections, each on a thread of its own, and
     /// returns the file's SHA-256 once every byte is written and hashed. The decisions (which
     /// connections to start, retire or evict, when to give up) are ``FetchLoop``'s; this carries them
@@ -111,8 +108,9 @@ extension Pipeline {
                         return .checkpointerDone
                     }
                 }
+                let firstTick = loop.controller.tickInterval
                 group.addTask {
-                    try? await Task.sleep(for: Self.tickInterval)
+                    try? await Task.sleep(for: firstTick)
                     return .tick
                 }
                 var slots: [Int: CancellationSlot] = [:]
@@ -203,8 +201,9 @@ extension Pipeline {
                             }
                             if digest == nil || !slots.isEmpty {
                                 try perform(loop.tick(situation(stalled: scheduler.takeStalledConnections())))
+                                let interval = loop.controller.tickInterval
                                 group.addTask {
-                                    try? await Task.sleep(for: Self.tickInterval)
+                                    try? await Task.sleep(for: interval)
                                     return .tick
                                 }
                             }

@@ -5,7 +5,8 @@
 /// sockets, no threads) against a ``LinkModel``. Each simulated connection behaves as a
 /// ``SegmentFetcher`` does: it connects, asks the table for a window, sends the request, receives the
 /// window at the rate the model allows (claiming and committing bytes as they come, stopping where a
-/// cut moved its end), and asks again; the loop ticks every 50 ms as the real one does.
+/// cut moved its end), and asks again; the loop looks as often as the real one does
+/// (``ConnectionController/tickInterval``).
 struct Simulator {
     /// How the download chose its connections.
     enum Mode: Sendable {
@@ -57,7 +58,6 @@ struct Simulator {
     let mode: Mode
     /// The clock's step: a millisecond, or a tenth of the round trip where that is longer (5 ms at most).
     var tick: Double { min(max(model.roundTrip / 10, 0.001), 0.005) }
-    var loopInterval = 0.025
     var timeLimit = 600.0
     /// Prints every change of the connection count (for looking into a model).
     var traced = false
@@ -149,7 +149,7 @@ struct Simulator {
         }
 
         apply(loop.start(situation()))
-        var nextLoop = loopInterval
+        var nextLoop = loop.controller.tickInterval.seconds
         var hashed = 0.0
         var lastByte: Double?
         while now < timeLimit, hashed < Double(model.size) {
@@ -259,7 +259,7 @@ struct Simulator {
             }
 
             if now >= nextLoop {
-                nextLoop += loopInterval
+                nextLoop += loop.controller.tickInterval.seconds
                 let stalled = table.stalledConnections(now: instant(now))
                 let before = loop.controller.target
                 apply(loop.tick(situation(stalled: stalled)))
