@@ -216,6 +216,17 @@ struct ConnectionControllerTests {
         #expect(controller.target <= 32, "\(counts)")
     }
 
+    /// A free step to 8, then one of eight times that gains less than the gain but more than noise
+    /// (a cap of eleven connections' worth: 8 bring 80 MB/s, 64 bring 88): the limit lies between 8
+    /// and 64, so half of 64 are tried, and kept as they hold. (It used to go back to 8, take the
+    /// limit for one that 8 fill, and try 4: twice below what 64 brought, for a second and more.)
+    @Test func aStepOfEightThatGainedLessThanTheGainTriesHalfAsMany() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Link(perConnection: 10e6, cap: 88e6), seconds: 2)
+        #expect(counts.starts(with: [4, 8, 64, 32]), "\(counts)")
+        #expect(counts.dropFirst(2).allSatisfy { $0 >= 16 }, "\(counts)")
+    }
+
     /// A step up that does not pay with less than a second's worth left proves nothing (the work runs
     /// out): it holds the count it has. With more left, the same step goes back and probes down.
     @Test func nearTheEndAStepThatDidNotPayHolds() {

@@ -416,6 +416,19 @@ struct ConnectionController: Sendable, Equatable {
             lastReason = .held
             return
         }
+        // A step of eight times the count that raised the throughput, if by less than the gain: the
+        // limit lies between the two counts, and the few before it did not fill it (a cap of twelve
+        // connections' worth gives 8 most of it and 64 the rest). Back at the few, or half of them,
+        // the step's gain would be lost until a probe found it again: see whether half the many hold
+        // it, as when such a step paid, and come back up if not.
+        if target > 2 * referenceCount, !step.busy, step.total >= reference * (1 + settings.tolerance) {
+            limitIsShared = !free
+            adopt(step)
+            phase = .probingDown
+            paidSteps = 0
+            change(to: max(settings.initial, target / 2), .probeDown, now: now)
+            return
+        }
         // The step up did not pay: back to the count before it, holding the better of the two
         // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
         // Shared, and filled by the few it started with (a capped link): where many connections fill
