@@ -149,11 +149,11 @@ public final class Batch: Sendable {
     public let options: BatchOptions
     private let eventStream: AsyncStream<BatchEvent>
     private let eventSink: AsyncStream<BatchEvent>.Continuation
-    private let downloads: Mutex<[Int: Download]>
+    private let downloads: PlainMutex<[Int: Download]>
     /// Output paths by the item that saves there: two items never write one file.
-    private let reservations = Mutex<[String: Int]>([:])
+    private let reservations = PlainMutex<[String: Int]>([:])
     /// Output folders as written, and where their symlinks lead.
-    private let resolvedFolders = Mutex<[String: URL]>([:])
+    private let resolvedFolders = PlainMutex<[String: URL]>([:])
     /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
     private let naming: TurnTaker
     /// Kept-alive connections the files share: a file after the first reuses one (no TCP or TLS
@@ -166,7 +166,7 @@ public final class Batch: Sendable {
         self.items = items
         self.configuration = configuration
         self.options = options
-        downloads = Mutex([:])
+        downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
         connections = ConnectionCache(
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),

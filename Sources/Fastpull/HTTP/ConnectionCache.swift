@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Kept-alive connections and the TLS context, by origin and proxy. One download has its own; the
 /// files of a batch share one, so that a file after the first reuses a connection (no TCP or TLS
 /// handshake) and the CA store is loaded once, not once per file.
@@ -15,8 +13,8 @@ final class ConnectionCache: Sendable {
 
     let tlsOptions: TLSOptions
     let timeouts: Timeouts
-    private let idle = Mutex<[Key: [HTTPConnection]]>([:])
-    private let tls = Mutex<TLSContext?>(nil)
+    private let idle = PlainMutex<[Key: [HTTPConnection]]>([:])
+    private let tls = PlainMutex<TLSContext?>(nil)
 
     /// Idle connections kept per origin; more are closed as they come back.
     static let idleLimit = 64

@@ -6,7 +6,7 @@ final class HostConnectionLimiter: Sendable {
     /// The one limiter of this process.
     static let shared = HostConnectionLimiter()
 
-    private let open = Mutex<[String: Int]>([:])
+    private let open = PlainMutex<[String: Int]>([:])
 
     /// Takes a connection slot for `host` if fewer than `limit` are taken.
     func acquire(_ host: String, limit: Int) -> Bool {

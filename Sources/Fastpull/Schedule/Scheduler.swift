@@ -6,7 +6,7 @@ import Synchronization
 final class Scheduler: Sendable {
     typealias Worker = SegmentTable.Worker
 
-    private let table: Mutex<SegmentTable>
+    private let table: PlainMutex<SegmentTable>
     /// Signalled whenever the frontier moves or the download stops; guards nothing else.
     private let frontierChanged = NSCondition()
     private let stopped = Atomic<Bool>(false)
@@ -21,7 +21,7 @@ final class Scheduler: Sendable {
     static let hashLag: Int64 = 64 << 20
 
     init(segments: [Segment], settings: SegmentTable.Settings = .init()) {
-        table = Mutex(SegmentTable(segments: segments, settings: settings))
+        table = PlainMutex(SegmentTable(segments: segments, settings: settings))
     }
 
     /// What a connection asking for work is told.
