@@ -27,6 +27,16 @@ struct ProgressMetronomeTests {
         metronome.unregister(c)
     }
 
+    /// Downloads that look at their speed every 100 ms share one clock, as their progress reports
+    /// share the one of a second.
+    @Test func everyIntervalHasOneSharedMetronome() {
+        #expect(ProgressMetronome.shared(every: Download.progressInterval) === ProgressMetronome.shared)
+        let tenth = ProgressMetronome.shared(every: .milliseconds(100))
+        #expect(tenth.interval == .milliseconds(100))
+        #expect(ProgressMetronome.shared(every: .milliseconds(100)) === tenth)
+        #expect(ProgressMetronome.shared(every: .milliseconds(200)) !== tenth)
+    }
+
     @Test func theFirstReportComesAfterHalfAnIntervalWithASpeed() throws {
         let start = ContinuousClock.now
         let beat = ProgressBeat(started: start, interval: .seconds(1))

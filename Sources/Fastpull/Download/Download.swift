@@ -244,11 +244,15 @@ public final class Download: Sendable {
         let beat = ProgressBeat(interval: ProgressMetronome.shared.interval)
         let ticker = ProgressMetronome.shared.register { [self] in report(beat) }
         stopReason.withLock { $0 = nil }
+        // The lowest speed is checked on a shared clock too, not by a task of this download's own
+        // that sleeps between looks (its timer woke the dispatch manager thread twice per file).
         let watch = configuration.effectiveLowestSpeed.map { floor in
-            Task { [self] in await watchSpeed(floor, stopping: task) }
+            let speedWatch = PlainMutex(SpeedWatch(floor: floor))
+            let metronome = ProgressMetronome.shared(every: speedWatch.withLock { $0.interval })
+            return (metronome, metronome.register { [self] in checkSpeed(speedWatch, stopping: task) })
         }
         defer {
-            watch?.cancel()
+            if let (metronome, ticker) = watch { metronome.unregister(ticker) }
             ProgressMetronome.shared.unregister(ticker)
             running.withLock { $0 = nil }
             scheduler.withLock { $0 = nil }
@@ -278,30 +282,27 @@ public final class Download: Sendable {
     /// Why this run stopped itself, if it did; nil when it was stopped (if at all) by its caller.
     var selfStopReason: FastpullError? { stopReason.withLock { $0 } }
 
-    /// Cancels `task` once the download stays below `floor` for its duration.
-    private func watchSpeed(_ floor: LowestSpeed, stopping task: Task<Report, any Error>) async {
-        var watch = SpeedWatch(floor: floor)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: watch.interval)
-            if Task.isCancelled { return }
-            let progress = counters.snapshot
-            let hashed = scheduler.withLock { $0?.hashedBytes } ?? 0
-            let fetched = counters.bytesFetched.load(ordering: .relaxed)
-            if let total = progress.totalBytes, progress.bytesWritten >= total { continue }
-            if watch.tooSlow(
-                progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now)
-            {
-                let speed = ByteFormat.speed(Double(floor.bytesPerSecond))
-                stopReason.withLock {
-                    $0 = FastpullError(
-                        .network,
-                        "\(url.redactedForDisplay) came slower than \(speed) for \(ByteFormat.duration(floor.duration.seconds)) (the lowest speed allowed)"
-                    )
-                }
-                task.cancel()
-                return
-            }
+    /// Looks at the progress once: cancels `task` when it stayed below the watch's floor for its
+    /// duration.
+    private func checkSpeed(_ watch: PlainMutex<SpeedWatch>, stopping task: Task<Report, any Error>) {
+        guard !task.isCancelled else { return }
+        let progress = counters.snapshot
+        if let total = progress.totalBytes, progress.bytesWritten >= total { return }
+        let hashed = scheduler.withLock { $0?.hashedBytes } ?? 0
+        let fetched = counters.bytesFetched.load(ordering: .relaxed)
+        let tooSlow = watch.withLock {
+            $0.tooSlow(progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now)
         }
+        guard tooSlow else { return }
+        let floor = watch.withLock { $0.floor }
+        let speed = ByteFormat.speed(Double(floor.bytesPerSecond))
+        stopReason.withLock {
+            $0 = FastpullError(
+                .network,
+                "\(url.redactedForDisplay) came slower than \(speed) for \(ByteFormat.duration(floor.duration.seconds)) (the lowest speed allowed)"
+            )
+        }
+        task.cancel()
     }
 
     /// Sends the run's last event and, unless it can be resumed into the same sequence, ends it.

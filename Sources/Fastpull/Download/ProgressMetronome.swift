@@ -1,8 +1,8 @@
 import Synchronization
 
-/// One clock for the progress events of every running download: a single task sleeps for the
-/// interval and then tells each registered download to report, where each download used to sleep on
-/// a timer of its own. Every such timer woke the dispatch manager thread when it was set and again
+/// One clock for the progress events of every running download (and its lowest-speed check): a
+/// single task sleeps for the interval and then tells each registered download to report, where each
+/// download used to sleep on a timer of its own. Every such timer woke the dispatch manager thread when it was set and again
 /// when the download ended before it: a fifth of all the thread wake-ups of a batch of small files.
 ///
 /// A download's reports come about once per interval; the first at least half an interval after it
@@ -10,6 +10,20 @@ import Synchronization
 final class ProgressMetronome: Sendable {
     /// The metronome of every download of this process.
     static let shared = ProgressMetronome(interval: Download.progressInterval)
+
+    /// Metronomes of other intervals (a short ``LowestSpeed`` is looked at more often), one each.
+    private static let others = Mutex<[Duration: ProgressMetronome]>([:])
+
+    /// The metronome that beats every `interval`, shared by every download of this process.
+    static func shared(every interval: Duration) -> ProgressMetronome {
+        if interval == shared.interval { return shared }
+        return others.withLock { others in
+            if let found = others[interval] { return found }
+            let made = ProgressMetronome(interval: interval)
+            others[interval] = made
+            return made
+        }
+    }
 
     let interval: Duration
 
