@@ -324,7 +324,11 @@ package struct CommandOptions: Sendable {
             settings.credentials = user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
             settings.proxy = proxySetting(for: clean, environment: environment)
             let destination: BatchItem.Destination =
-                output.map { .file(URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL) }
+                output.map {
+                    .file(
+                        URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
+                            .standardizedFileURL)
+                }
                 ?? .folder(folder.standardizedFileURL)
             jobs.append(
                 Job(

@@ -18,12 +18,11 @@ extension Pipeline {
         }
     }
 
-    /// The ordered output the destination is, or nil for a regular file (or none yet).
-    var orderedTarget: OrderedTarget? {
+    /// The ordered output the destination is, given its kind (``FileSystem/kind(of:)``), or nil for a
+    /// regular file, a folder, or none yet.
+    func orderedTarget(kind: mode_t?) -> OrderedTarget? {
         if FileSystem.isStandardOutput(outputPath) { return .standardOutput }
-        var info = stat()
-        guard stat(outputPath, &info) == 0 else { return nil }
-        let kind = info.st_mode & S_IFMT
+        guard let kind else { return nil }
         return kind == S_IFREG || kind == S_IFDIR ? nil : .path(outputPath)
     }
 

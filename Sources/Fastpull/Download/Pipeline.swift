@@ -36,8 +36,8 @@ struct Pipeline {
         let started = ContinuousClock.now
         counters.bytesFetched.store(0, ordering: .relaxed)
         counters.retries.store(0, ordering: .relaxed)
-        try validate()
-        if !download.planOnly, let target = orderedTarget {
+        let ordered = try validate()
+        if !download.planOnly, let target = ordered {
             do {
                 return try await runOrdered(target, started: started)
             } catch let error as FastpullError {
@@ -380,7 +380,9 @@ struct Pipeline {
         return failure.with(message: "\(failure.message) (\(saved))").with(remedy: failure.remedy ?? .resume)
     }
 
-    private func validate() throws {
+    /// Checks the settings and the destination; returns the ordered output the destination is, if
+    /// it is one (the destination is looked up once).
+    private func validate() throws -> OrderedTarget? {
         if case .fixed(let count) = configuration.connections, !(1...128).contains(count) {
             throw FastpullError(.usage, "connections must be between 1 and 128, got \(count)")
         }
@@ -406,13 +408,14 @@ struct Pipeline {
             throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
         }
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
-        if orderedTarget != nil { return }
+        let output = FileSystem.kind(of: outputPath)
+        if let ordered = orderedTarget(kind: output) { return ordered }
         let folder = download.destination.deletingLastPathComponent().path(percentEncoded: false)
         guard FileSystem.isDirectory(folder.isEmpty ? "." : folder) else {
             throw FastpullError(
                 .localIO, "the folder \(folder) does not exist; create it or choose another output path")
         }
-        guard !FileSystem.isDirectory(outputPath) else {
+        guard output != S_IFDIR else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
         }
         let name = download.destination.lastPathComponent
@@ -424,6 +427,7 @@ struct Pipeline {
                 "the file name of \(outputPath) is \(name.utf8.count) bytes long, but its folder allows \(room) and the files kept beside it while it downloads add \(suffix); choose a name of at most \(room - suffix) bytes"
             )
         }
+        return nil
     }
 }
 

@@ -202,16 +202,14 @@ final class OutputFile: Sendable {
     /// and unlink where the file system lacks it). Something other than a regular file or a symlink
     /// (a device, a FIFO, a folder) is never replaced.
     func place(at destination: String, replacing: Bool) throws {
-        var info = stat()
-        if lstat(destination, &info) == 0 {
-            let kind = info.st_mode & S_IFMT
-            guard kind == S_IFREG || kind == S_IFLNK else { throw PlacementError.notAFile(destination) }
-            guard replacing else { throw PlacementError.appeared(destination) }
-        }
         if replacing {
+            if let taken = Self.refusal(at: destination), case .notAFile = taken { throw taken }
             try rename(to: destination)
             return
         }
+        // Not replacing, the rename itself refuses a name that is taken: nothing is looked up before
+        // (in a folder that many files arrive in at once, every lookup of a name not there waits for
+        // the folder's lock).
         var result = fp_rename_noreplace(path, destination)
         if result != 0 && (errno == EINVAL || errno == ENOSYS) {
             // No RENAME_NOREPLACE here: link(2) fails the same way when the name exists.
@@ -219,10 +217,20 @@ final class OutputFile: Sendable {
             if result == 0 { _ = unlink(path) }
         }
         guard result == 0 else {
-            if errno == EEXIST { throw PlacementError.appeared(destination) }
-            throw StorageError(call: "rename", path: destination, errno: errno)
+            let code = errno
+            if code == EEXIST { throw Self.refusal(at: destination) ?? PlacementError.appeared(destination) }
+            throw StorageError(call: "rename", path: destination, errno: code)
         }
         FileSystem.syncDirectory(containing: destination)
+    }
+
+    /// Why what is at `destination` keeps the file from its name, or nil when nothing is there: it is
+    /// not a regular file or a symlink (never replaced), or it is one (replaced only when asked).
+    private static func refusal(at destination: String) -> PlacementError? {
+        var info = stat()
+        guard lstat(destination, &info) == 0 else { return nil }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFREG || kind == S_IFLNK ? .appeared(destination) : .notAFile(destination)
     }
 }
 
@@ -251,6 +259,13 @@ enum FileSystem {
     /// Whether `path` names this process's standard output (`/dev/stdout`), whatever stdout is.
     static func isStandardOutput(_ path: String) -> Bool {
         path == "/dev/stdout" || path == "/proc/self/fd/1"
+    }
+
+    /// The kind of what `path` names, following symbolic links (`S_IFREG`, `S_IFDIR`, `S_IFIFO`, …), or
+    /// nil when nothing is there.
+    static func kind(of path: String) -> mode_t? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
     }
 
     /// Whether `path` is (or a symlink there leads to) a regular file.
