@@ -2,8 +2,9 @@ import Synchronization
 
 /// One clock for the progress events of every running download (and its lowest-speed check): a
 /// single task sleeps for the interval and then tells each registered download to report, where each
-/// download used to sleep on a timer of its own. Every such timer woke the dispatch manager thread when it was set and again
-/// when the download ended before it: a fifth of all the thread wake-ups of a batch of small files.
+/// download used to sleep on a timer of its own. Every such timer woke the dispatch manager thread
+/// when it was set and again when the download ended before it: a fifth of all the thread wake-ups of
+/// a batch of small files.
 ///
 /// A download's reports come about once per interval; the first at least half an interval after it
 /// registered (``ProgressBeat``), so that its speed is measured over some time.

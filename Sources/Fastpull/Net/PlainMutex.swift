@@ -1,7 +1,7 @@
 import Glibc
 
 /// A lock around a value, for critical sections of a few instructions that many threads enter: the
-/// connections a batch's files share, the segment table, the counters.
+/// connections a batch's files share, the segment table, the per-host connection count.
 ///
 /// The standard library's `Mutex` waits on a priority-inheriting futex on Linux. Once two threads
 /// meet at one, the kernel hands the lock to the sleeper at every unlock, so each thread that comes
@@ -11,9 +11,9 @@ import Glibc
 /// spins briefly (the holder is about to let go), sleeps only then, and a running thread may take it
 /// before a woken one.
 ///
-/// `@unchecked Sendable`: `value` is read and written only inside ``withLock(_:)``, while the mutex is
-/// held.
-final class PlainMutex<Value>: @unchecked Sendable {
+/// `@unchecked Sendable`: `value` (itself `Sendable`) is read and written only inside
+/// ``withLock(_:)``, while the mutex is held.
+final class PlainMutex<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
