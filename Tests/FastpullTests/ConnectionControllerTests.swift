@@ -320,8 +320,8 @@ struct ConnectionControllerTests {
             ConnectionController.Settings(roundTrip: .milliseconds(2), requestCost: .milliseconds(100))
                 .initial == 64)
         #expect(ConnectionController.Settings(roundTrip: .milliseconds(200)).step == .milliseconds(500))
-        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(30))
-        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).warmUp == .microseconds(10_100))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(50))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).warmUp == .microseconds(20_000))
     }
 
     /// A ramp is looked at every 10 ms, so its steps last what they are set to; a held count every
