@@ -321,7 +321,7 @@ struct ConnectionControllerTests {
                 .initial == 64)
         #expect(ConnectionController.Settings(roundTrip: .milliseconds(200)).step == .milliseconds(500))
         #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).step == .milliseconds(50))
-        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).warmUp == .microseconds(20_000))
+        #expect(ConnectionController.Settings(roundTrip: .microseconds(100)).warmUp == .microseconds(10_100))
     }
 
     /// A ramp is looked at every 10 ms, so its steps last what they are set to; a held count every

@@ -66,7 +66,7 @@ struct ConnectionController: Sendable, Equatable {
         /// object), on a machine with `cores` cores. The longer a connection waits, the more it takes to
         /// keep the path busy, so the more start (4; 8 from 10 ms, 16 from 30 ms, 32 from 60 ms, the
         /// ceiling from 100 ms) and the faster the first step multiplies (4× from 20 ms);
-        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (20–300 ms). Holding and
+        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (10–300 ms). Holding and
         /// probing look for gains of a few tens of percent, not the doublings of a ramp: their steps
         /// last at least ``quietStep``, or they would measure TCP's sawtooth and a shaped link's bursts.
         init(roundTrip: Duration = .milliseconds(1), requestCost: Duration = .zero, cores: Int = 2) {
@@ -78,7 +78,7 @@ struct ConnectionController: Sendable, Equatable {
                     ? 32 : wait >= .milliseconds(30) ? 16 : wait >= .milliseconds(10) ? 8 : 4
             firstMultiplier = wait >= .milliseconds(20) ? 4 : 2
             step = min(max(wait * 3, .milliseconds(50)), .milliseconds(500))
-            warmUp = min(max(wait + .milliseconds(10), .milliseconds(20)), .milliseconds(300))
+            warmUp = min(max(wait + .milliseconds(10), .milliseconds(10)), .milliseconds(300))
             self.cores = max(cores, 1)
         }
     }
@@ -237,7 +237,7 @@ struct ConnectionController: Sendable, Equatable {
 
     /// How soon the loop should look again. While a ramp measures its steps, every 10 ms: a step is
     /// measured from the first look after its warm-up to the first look after its length, so looks
-    /// 25 ms apart would stretch a step of 50 ms and its warm-up of 20 to 75, and every step of the
+    /// 25 ms apart would stretch a step of 50 ms and its warm-up of 10 to 75, and every step of the
     /// ramp is time at too few connections. Else every 25 ms (stalls, slow connections, holding).
     var tickInterval: Duration { phase == .ramping ? .milliseconds(10) : .milliseconds(25) }
 
@@ -259,10 +259,11 @@ struct ConnectionController: Sendable, Equatable {
             return target
         }
         let elapsed = (sample.now - base.now).seconds
-        // The first measurement of a fresh ramp is a reference only: half a step is enough for it.
+        // The first measurement of a fresh ramp is a reference only: a quarter of a step is enough for
+        // it (what the few connections there do; the step after it compares with them).
         let phaseStep = phase == .ramping ? settings.step : max(settings.step, settings.quietStep)
         let step = max(phaseStep.seconds, 3 * sample.requestCost)
-        let needed = reference == nil ? step / 2 : step
+        let needed = reference == nil ? step / 4 : step
         guard elapsed >= needed else { return target }
         var incumbents: Int64 = 0
         for worker in self.incumbents {
