@@ -255,6 +255,18 @@ struct ConnectionControllerTests {
         #expect(counts == [4, 8, 64, 48, 64], "\(counts)")
     }
 
+    /// The same busy step with less than a second's worth of the file left (256 MiB at 20 MB/s per
+    /// connection): a trim could not be measured before the end and would only retire connections
+    /// the tail needs. It holds 64. (It used to trim to 48 for the rest of the download.)
+    @Test func nearTheEndABusyStepThatPaidHolds() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let link = Link(
+            perConnection: 20e6, cpu: { _ in 0.4 }, machine: { $0 >= 32 ? 0.95 : 0.5 }, size: 256e6)
+        let counts = run(&controller, link, seconds: 0.5)
+        #expect(counts == [4, 8, 64], "\(counts)")
+        #expect(controller.phase == .holding && controller.lastReason == .held)
+    }
+
     /// A machine busy with other work while the download itself uses next to no CPU (its connections
     /// are throttled one by one): more connections still pay, and it ramps to the maximum.
     @Test func aBusyMachineDoesNotHoldBackADownloadThatUsesLittleCPU() {

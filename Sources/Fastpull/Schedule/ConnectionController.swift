@@ -372,6 +372,15 @@ struct ConnectionController: Sendable, Equatable {
             limitIsShared = false
             self.reference = step.total
             referenceCount = target
+            // Less than a second's worth left: a trim could not be measured before the end, and the
+            // connections it retires are throughput the tail needs. Hold.
+            if Double(remainingBytes) < step.total {
+                phase = .holding
+                heldSteps = 0
+                trimQuietSteps = settings.probeInterval
+                lastReason = .held
+                return
+            }
             phase = .trimming
             change(to: max(1, target * 3 / 4), .cpuBound, now: now)
             return
