@@ -53,12 +53,10 @@ struct ProxyTests {
             #expect(
                 wire.contains("GET \(url) HTTP/1.1"),
                 "\(kind): no absolute-form GET reached the proxy:\n\(wire)")
-            // Every request went through the proxy: the proxy (which caches nothing) logged as many of
-            // each method for the file as the origin did, and the relay saw every connection.
             // Every request at the origin came through the proxy: the proxy (which caches nothing)
-            // logged at least as many of each method for the file. It may log more: a request the
-            // client cut (a steal ends a window early) before the proxy forwarded it never reaches
-            // the origin. The origin logs a cut request once it notices: wait for its log to settle.
+            // logged at least as many of each method for the file, and the relay saw every
+            // connection. It may log more: a request the client cut (a steal ends a window early)
+            // before the proxy forwarded it never reaches the origin.
             let allAtOrigin = await nginx.accessLog.entries(since: originMark)
             let allProxied = await proxy.accessLog.entries(since: proxyMark)
             for method in ["HEAD", "GET"] {

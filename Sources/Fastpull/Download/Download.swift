@@ -247,9 +247,10 @@ public final class Download: Sendable {
         // The lowest speed is checked on a shared clock too, not by a task of this download's own
         // that sleeps between looks (its timer woke the dispatch manager thread twice per file).
         let watch = configuration.effectiveLowestSpeed.map { floor in
-            let speedWatch = PlainMutex(SpeedWatch(floor: floor))
-            let metronome = ProgressMetronome.shared(every: speedWatch.withLock { $0.interval })
-            return (metronome, metronome.register { [self] in checkSpeed(speedWatch, stopping: task) })
+            let speedWatch = SpeedWatch(floor: floor)
+            let metronome = ProgressMetronome.shared(every: speedWatch.interval)
+            let state = PlainMutex(speedWatch)
+            return (metronome, metronome.register { [self] in checkSpeed(state, stopping: task) })
         }
         defer {
             if let (metronome, ticker) = watch { metronome.unregister(ticker) }
@@ -290,11 +291,13 @@ public final class Download: Sendable {
         if let total = progress.totalBytes, progress.bytesWritten >= total { return }
         let hashed = scheduler.withLock { $0?.hashedBytes } ?? 0
         let fetched = counters.bytesFetched.load(ordering: .relaxed)
-        let tooSlow = watch.withLock {
-            $0.tooSlow(progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now)
+        let (tooSlow, floor) = watch.withLock {
+            (
+                $0.tooSlow(progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now),
+                $0.floor
+            )
         }
         guard tooSlow else { return }
-        let floor = watch.withLock { $0.floor }
         let speed = ByteFormat.speed(Double(floor.bytesPerSecond))
         stopReason.withLock {
             $0 = FastpullError(

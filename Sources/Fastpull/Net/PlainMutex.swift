@@ -7,9 +7,9 @@ import Glibc
 /// meet at one, the kernel hands the lock to the sleeper at every unlock, so each thread that comes
 /// next finds it held by a thread not yet running and sleeps too: a convoy. Three hundred small files
 /// over sixteen lanes met that way at the shared connection cache in a quarter of their lookups, each
-/// meeting two context switches. This lock is a plain adaptive mutex: a thread that finds it taken
-/// spins briefly (the holder is about to let go), sleeps only then, and a running thread may take it
-/// before a woken one.
+/// meeting two context switches. This lock is a plain mutex, adaptive by default: a thread that
+/// finds it taken spins briefly (the holder is about to let go), sleeps only then, and a running
+/// thread may take it before a woken one.
 ///
 /// `@unchecked Sendable`: `value` (itself `Sendable`) is read and written only inside
 /// ``withLock(_:)``, while the mutex is held.
@@ -17,12 +17,15 @@ final class PlainMutex<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    /// `spins`: whether a thread that finds the lock taken spins briefly before it sleeps (right for
+    /// a few instructions; not for a holder that copies megabytes, ``WriterLock``).
+    init(_ value: Value, spins: Bool = true) {
         self.value = value
         mutex = .allocate(capacity: 1)
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutexattr_settype(
+            &attributes, Int32(spins ? PTHREAD_MUTEX_ADAPTIVE_NP : PTHREAD_MUTEX_NORMAL))
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
     }

@@ -270,14 +270,12 @@ enum FileSystem {
 
     /// Whether `path` is (or a symlink there leads to) a regular file.
     static func isRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        kind(of: path) == S_IFREG
     }
 
     /// Whether `path` is an existing directory.
     static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        kind(of: path) == S_IFDIR
     }
 
     /// Best effort: fsync the folder holding `path`, so a rename survives a crash.

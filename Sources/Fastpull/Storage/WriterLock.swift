@@ -1,5 +1,3 @@
-import Glibc
-
 /// Lets one thread at a time write into a file, the others sleeping until it is done.
 ///
 /// The kernel takes a file's inode lock for every `pwrite` and `splice` into it anyway (tmpfs, ext4
@@ -7,23 +5,11 @@ import Glibc
 /// taken spins on the CPU while the holder copies its bytes. With sixteen connections on two cores
 /// that spinning took 5 % of the download's CPU time, time that decrypting TLS records needed. A
 /// writer waiting here sleeps instead (a plain futex: no spinning, no priority inheritance).
-final class WriterLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+final class WriterLock: Sendable {
+    private let lock = PlainMutex((), spins: false)
 
     /// Runs `body` while holding the lock.
     func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try lock.withLock { (_: inout Void) throws(Failure) -> Result in try body() }
     }
 }
