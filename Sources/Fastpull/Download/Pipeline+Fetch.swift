@@ -76,8 +76,9 @@ extension Pipeline {
                 slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map,
                 opening: worker == 0 ? opening : nil)
         }
-        // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, so
-        // an application that keeps the cooperative pool busy cannot hold the scheduler's heartbeat.
+        // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, and
+        // its sleeps end on the alarm thread (``AlarmClock``), so an application that keeps the
+        // cooperative pool or Dispatch's queues busy cannot hold the scheduler's heartbeat.
         return try await withTaskExecutorPreference(executors.control) {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
@@ -110,7 +111,7 @@ extension Pipeline {
                 }
                 let firstTick = loop.controller.tickInterval
                 group.addTask {
-                    try? await Task.sleep(for: firstTick)
+                    try? await AlarmClock.sleep(for: firstTick)
                     return .tick
                 }
                 var slots: [Int: CancellationSlot] = [:]
@@ -152,7 +153,7 @@ extension Pipeline {
                             stagger += 1
                             group.addTask(executorPreference: executors[worker + 2]) {
                                 defer { HostConnectionLimiter.shared.release(host) }
-                                if delay > .zero { try await Task.sleep(for: delay) }
+                                if delay > .zero { try await AlarmClock.sleep(for: delay) }
                                 return .fetcher(worker, try await fetcher.run())
                             }
                         case .retire(let worker):
@@ -203,7 +204,7 @@ extension Pipeline {
                                 try perform(loop.tick(situation(stalled: scheduler.takeStalledConnections())))
                                 let interval = loop.controller.tickInterval
                                 group.addTask {
-                                    try? await Task.sleep(for: interval)
+                                    try? await AlarmClock.sleep(for: interval)
                                     return .tick
                                 }
                             }

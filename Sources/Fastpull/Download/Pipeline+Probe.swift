@@ -61,7 +61,7 @@ extension Pipeline {
                         counters.waitForRetry(
                             failures, of: retries, reason: failure.error.message, delay: delay)
                         defer { counters.retryStarted() }
-                        try await Task.sleep(for: delay)
+                        try await AlarmClock.sleep(for: delay)
                     }
                 }
             } onCancel: {

@@ -63,7 +63,7 @@ final class ProgressMetronome: Sendable {
 
     private func run() async {
         while true {
-            try? await Task.sleep(for: interval)
+            try? await AlarmClock.sleep(for: interval)
             let beats = state.withLock { state -> [@Sendable () -> Void]? in
                 guard !state.beats.isEmpty else {
                     state.running = false

@@ -202,7 +202,7 @@ struct SegmentFetcher: Sendable {
                     )
                     counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
                     defer { counters.retryStarted() }
-                    try await Task.sleep(for: delay)
+                    try await AlarmClock.sleep(for: delay)
                 }
             }
         } onCancel: {

@@ -59,7 +59,7 @@ struct StreamFetcher: Sendable {
                     let delay = policy.delay(after: failure, attempt: failures)
                     counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
                     defer { counters.retryStarted() }
-                    try await Task.sleep(for: delay)
+                    try await AlarmClock.sleep(for: delay)
                 }
             }
         } onCancel: {

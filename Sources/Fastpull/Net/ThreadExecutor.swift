@@ -54,7 +54,7 @@ extension ThreadExecutor {
     /// Names the calling thread (`prctl(PR_SET_NAME)`, at most 15 bytes). (Foundation's `Thread.name`
     /// reaches the kernel only sometimes on Linux, racing with `start()`; unnamed threads inherit their
     /// creator's name.)
-    fileprivate static func nameCurrentThread(_ name: String) {
+    static func nameCurrentThread(_ name: String) {
         _ = fp_name_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
     }
 }

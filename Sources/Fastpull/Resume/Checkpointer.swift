@@ -88,7 +88,7 @@ final class Checkpointer: Sendable {
         var lastDurable = clock.now
         while true {
             do {
-                try await Task.sleep(for: Self.liveInterval)
+                try await AlarmClock.sleep(for: Self.liveInterval)
             } catch {
                 return
             }

@@ -1,0 +1,149 @@
+import Foundation
+import Glibc
+
+/// Sleeps that wake on a thread of their own: the fetch loop's ticks, the pauses that start new
+/// connections a moment apart, retry delays and the journal's interval.
+///
+/// `Task.sleep` on Linux arms a Dispatch timer that, when it fires, waits for a thread of Dispatch's
+/// global queue of the task's priority: the queue where every other sleeping task of the process
+/// wakes and goes on with its work. Where an application keeps many such tasks busy, a sleep of a
+/// millisecond came back after 1.3 seconds (six hundred tests in one process), so the connections
+/// of a download started that much after its first one, and its ticks came as late. Here one thread
+/// waits for the earliest deadline and resumes each sleeper, which then runs on its own executor (a
+/// connection's thread, the download's control thread) without queueing behind anyone's work.
+final class AlarmClock: @unchecked Sendable {
+    /// The one alarm thread of the process.
+    static let shared = AlarmClock()
+
+    /// A sleep waiting for its deadline. Its fields are read and written only with `mutex` held.
+    private final class Sleeper: @unchecked Sendable {
+        let deadline: Int64
+        var continuation: UnsafeContinuation<Void, any Error>?
+        var cancelled = false
+
+        init(deadline: Int64) { self.deadline = deadline }
+    }
+
+    // `@unchecked Sendable`: `waiting` and `started` are read and written only with `mutex` held.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// The sleepers, earliest deadline first.
+    private var waiting: [Sleeper] = []
+    private var started = false
+
+    private init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    /// Suspends the calling task for `duration` (at least), then resumes it on its executor. Throws
+    /// `CancellationError` as soon as the task is cancelled, as `Task.sleep` does.
+    static func sleep(for duration: Duration) async throws {
+        try await shared.sleep(for: duration)
+    }
+
+    func sleep(for duration: Duration) async throws {
+        try Task.checkCancellation()
+        guard duration > .zero else { return }
+        let sleeper = Sleeper(deadline: Self.now() &+ Self.nanoseconds(duration))
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                if !add(sleeper, continuation) { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            cancel(sleeper)?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Queues `sleeper` with `continuation`; false when it was cancelled already.
+    private func add(_ sleeper: Sleeper, _ continuation: UnsafeContinuation<Void, any Error>) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard !sleeper.cancelled else { return false }
+        sleeper.continuation = continuation
+        let index = waiting.partitioningIndex { $0.deadline > sleeper.deadline }
+        waiting.insert(sleeper, at: index)
+        if !started {
+            started = true
+            Thread { [self] in
+                ThreadExecutor.nameCurrentThread("fastpull-alarm")
+                run()
+            }.start()
+        } else if index == 0 {
+            pthread_cond_signal(condition)
+        }
+        return true
+    }
+
+    /// Marks `sleeper` cancelled and takes it out of the queue; returns its continuation to resume
+    /// when it was still waiting.
+    private func cancel(_ sleeper: Sleeper) -> UnsafeContinuation<Void, any Error>? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        sleeper.cancelled = true
+        guard let continuation = sleeper.continuation else { return nil }
+        sleeper.continuation = nil
+        waiting.removeAll { $0 === sleeper }
+        return continuation
+    }
+
+    /// The alarm thread: waits for the earliest deadline, then resumes every sleeper that is due.
+    private func run() {
+        pthread_mutex_lock(mutex)
+        while true {
+            guard let first = waiting.first else {
+                pthread_cond_wait(condition, mutex)
+                continue
+            }
+            let now = Self.now()
+            guard first.deadline <= now else {
+                var until = timespec(
+                    tv_sec: Int(first.deadline / 1_000_000_000), tv_nsec: Int(first.deadline % 1_000_000_000))
+                pthread_cond_timedwait(condition, mutex, &until)
+                continue
+            }
+            let due = waiting.prefix { $0.deadline <= now }
+            waiting.removeFirst(due.count)
+            let continuations = due.compactMap { sleeper in
+                defer { sleeper.continuation = nil }
+                return sleeper.continuation
+            }
+            pthread_mutex_unlock(mutex)
+            for continuation in continuations { continuation.resume() }
+            pthread_mutex_lock(mutex)
+        }
+    }
+
+    /// Nanoseconds on the monotonic clock the condition waits by.
+    private static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+            ? Int64.max / 2 : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `belongsAfter`, in an array where every element that
+    /// does comes after every one that does not (a binary search).
+    fileprivate func partitioningIndex(where belongsAfter: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if belongsAfter(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}
