@@ -205,7 +205,7 @@ package enum OptionTable {
         OptionSpec(
             "max-connections-per-host", .value(placeholder: "N"), group: .batch,
             help:
-                "Connections to one host across all files, 1-256 (default: \(Configuration.Defaults.maximumConnectionsPerHost))."
+                "Connections to one host (name and port) across all files, 1-256 (default: \(Configuration.Defaults.maximumConnectionsPerHost))."
         ),
 
         // Display

@@ -190,4 +190,14 @@ struct HostConnectionLimiterTests {
         limiter.release("b")
         #expect(limiter.count("a") == 0 && limiter.count("b") == 0)
     }
+
+    /// Connections count per host and port: another port of the same machine is another server.
+    @Test func aHostIsANameAndAPort() throws {
+        let key = { (text: String) in HostConnectionLimiter.key(for: URL(string: text)!) }
+        #expect(key("http://127.0.0.1:8080/a") == "127.0.0.1:8080")
+        #expect(key("http://127.0.0.1:8081/b") == "127.0.0.1:8081")
+        #expect(key("http://Example.org/x") == key("http://example.org:80/y"))
+        #expect(key("https://example.org/x") == "example.org:443")
+        #expect(key("http://[::1]:9000/") == "::1:9000")
+    }
 }

@@ -43,8 +43,9 @@ enum Expected {
 
 extension Configuration {
     /// Fast retries, so failure tests finish quickly.
-    /// Tests run side by side in one process, all against 127.0.0.1: the process-wide per-host
-    /// limit is raised so that it does not decide how many connections a test gets.
+    /// The process-wide per-host limit (a host and port: each test's own server) is raised so that
+    /// it does not decide how many connections a test gets, even where several of its downloads
+    /// share one server.
     static func quickRetries(_ retries: Int = 5, connections: Int = 8) -> Configuration {
         var configuration = Configuration(
             connections: .fixed(connections), retries: retries, retryBaseDelay: .milliseconds(5))

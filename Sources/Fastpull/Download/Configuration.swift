@@ -15,7 +15,7 @@ public struct Configuration: Sendable {
     /// Report every request head sent and the response head that answered it as an
     /// ``Event/exchange(_:)`` event (credentials and signatures redacted): what `--verbose` prints.
     public var verbose = false
-    /// Connections to one host, shared by every download in the process (default
+    /// Connections to one host (a name and a port), shared by every download in the process (default
     /// ``Defaults/maximumConnectionsPerHost``).
     public var maximumConnectionsPerHost: Int
     /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.

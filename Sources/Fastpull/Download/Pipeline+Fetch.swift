@@ -28,7 +28,7 @@ extension Pipeline {
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         // The probe's answer goes to worker 0, which owns the first piece before any other starts.
         if let opening { opening.assign(scheduler.adopt(0, end: opening.end, requestCost: requestCost)) }
-        let host = Origin(remote.finalURL)?.host ?? ""
+        let host = HostConnectionLimiter.key(for: remote.finalURL)
         let perHost = max(configuration.maximumConnectionsPerHost, 1)
         let download = download
         // Connections beyond the descriptors left (ulimit -n) would only fail: fewer start.

@@ -1,10 +1,19 @@
-import Synchronization
+import Foundation
 
 /// The per-host connection limit shared by every download in the process, so that several downloads
-/// from one server together stay polite.
+/// from one server together stay polite. A host is a name and a port, as curl counts its
+/// connections per host: two servers on one machine (or a test's servers on 127.0.0.1) each have
+/// their own limit.
 final class HostConnectionLimiter: Sendable {
     /// The one limiter of this process.
     static let shared = HostConnectionLimiter()
+
+    /// What `url`'s connections count against: its host and port (the scheme's default when the URL
+    /// names none).
+    static func key(for url: URL) -> String {
+        guard let origin = Origin(url) else { return url.host(percentEncoded: false) ?? "" }
+        return "\(origin.host.lowercased()):\(origin.port)"
+    }
 
     private let open = PlainMutex<[String: Int]>([:])
 
