@@ -389,12 +389,16 @@ public final class Batch: Sendable {
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil
     ) async throws(FastpullError) -> (URL, Download.Probed) {
         let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
+        // The probe is the file's first GET, its answer kept for the download: a small file comes in
+        // that one request. Not where the file may be there already (a rerun): a HEAD then tells
+        // whether it is, and costs no body that nobody reads.
+        let fresh = !FileSystem.isRegularFile(fallback.path(percentEncoded: false))
         let planned: Download.PlanOnly
         do {
             planned = try await Download(
                 from: url, to: fallback, configuration: configuration, observer: nil,
                 sharedConnections: connections
-            ).planned()
+            ).planned(keepingAnswer: fresh && configuration.maximumBytesPerSecond == nil)
         } catch let error as FastpullError {
             throw error
         } catch {

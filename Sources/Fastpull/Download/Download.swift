@@ -40,6 +40,9 @@ public final class Download: Sendable {
     private let observer: (@Sendable (Event) -> Void)?
     /// Stops right after the probe (``plan()``).
     let planOnly: Bool
+    /// For a plan: probe with the file's first GET and keep its answer unread in the findings
+    /// (``Probed/answer``), for the download that follows to read.
+    let keepsProbeAnswer: Bool
     /// Kept-alive connections shared with the other files of a batch (nil: the download's own).
     let sharedConnections: ConnectionCache?
     /// What a probe of the URL found just before (a batch probes to name the file): the first attempt
@@ -87,10 +90,11 @@ public final class Download: Sendable {
     /// downloads' events this way).
     init(
         from url: URL, to destination: URL, configuration: Configuration,
-        observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false,
+        observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false, keepsProbeAnswer: Bool = false,
         sharedConnections: ConnectionCache? = nil, probed: Probed? = nil
     ) {
         self.planOnly = planOnly
+        self.keepsProbeAnswer = keepsProbeAnswer
         self.sharedConnections = sharedConnections
         self.probed = Mutex(probed)
         self.url = url
@@ -186,8 +190,10 @@ public final class Download: Sendable {
         }
     }
 
-    /// The plan and the probe's findings behind it.
-    func planned() async throws -> PlanOnly {
+    /// The plan and the probe's findings behind it. `keepingAnswer`: probe with the file's first GET
+    /// and keep its answer unread for the download that follows (``Probed/answer``); only over
+    /// ``sharedConnections``, where that download finds its connections too.
+    func planned(keepingAnswer: Bool = false) async throws -> PlanOnly {
         var settings = configuration
         settings.resumeFromJournal = true
         settings.traceFile = nil
@@ -195,7 +201,7 @@ public final class Download: Sendable {
         let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
         let probe = Download(
             from: url, to: placeholder, configuration: settings, observer: nil, planOnly: true,
-            sharedConnections: sharedConnections)
+            keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections)
         do {
             _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
         } catch let stop as PlanOnly {
@@ -219,6 +225,8 @@ public final class Download: Sendable {
         var remote: RemoteFile
         var requestCost: Duration
         var roundTrip: Duration
+        /// The probe's GET, its body unread: the download's first answer (a small file's only one).
+        var answer: UnreadAnswer? = nil
     }
 
     /// The findings of the probe made just before, once (a restart probes again).
@@ -359,8 +367,12 @@ extension Pipeline {
         let remote = outcome.remote
         download.emit(.probe(Event.Probe(remote)))
         guard download.planOnly else { return }
-        outcome.pendingBody?.connection.close()
-        let probed = Download.Probed(remote: remote, requestCost: outcome.requestCost, roundTrip: roundTrip)
+        let answer =
+            download.keepsProbeAnswer
+            ? outcome.pendingBody.map { UnreadAnswer(connection: $0.connection, head: $0.head) } : nil
+        if answer == nil { outcome.pendingBody?.connection.close() }
+        let probed = Download.Probed(
+            remote: remote, requestCost: outcome.requestCost, roundTrip: roundTrip, answer: answer)
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             let segments = remote.size.map { [0..<$0] } ?? []
             throw Download.PlanOnly(

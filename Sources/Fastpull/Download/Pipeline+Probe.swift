@@ -13,14 +13,16 @@ extension Pipeline {
         let outcome: Probe.Outcome
         let roundTrip: Duration
         if let probed = download.takeProbed() {
-            // A probe a moment ago (the batch's, to name the file) found this: no need to ask again.
-            outcome = Probe.Outcome(remote: probed.remote, pendingBody: nil, requestCost: probed.requestCost)
+            // A probe a moment ago (the batch's, to name the file) found this: no need to ask again. Its
+            // answer, when it kept one, is this download's first.
+            outcome = Probe.Outcome(
+                remote: probed.remote, pendingBody: probed.answer?.take(), requestCost: probed.requestCost)
             roundTrip = probed.roundTrip
         } else {
             let probeStarted = ContinuousClock.now
             outcome = try await probe(
                 pool: pool, policy: policy, executor: executor,
-                opensWithGet: opensWithGet && !download.planOnly)
+                opensWithGet: opensWithGet && (!download.planOnly || download.keepsProbeAnswer))
             roundTrip = pool.quickestConnectTime ?? (ContinuousClock.now - probeStarted)
         }
         try announce(outcome, roundTrip: roundTrip)
