@@ -21,7 +21,7 @@ struct SchedulerTests {
         return (report, await log.finish())
     }
 
-    func traceRecords(_ path: String) throws -> [[String: Any]] {
+    static func traceRecords(_ path: String) throws -> [[String: Any]] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -39,7 +39,7 @@ struct SchedulerTests {
         configuration.traceFile = folder.path + "/trace.jsonl"
         let (report, _) = try await run("/gen/\(size)?ttfb=1000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         let opened = records.filter { $0["event"] as? String == "window" && $0["how"] as? String == "opened" }
         #expect(opened.count == 1)
         #expect(opened.first?["conn"] as? Int == 0 && opened.first?["end"] as? Int == size)
@@ -62,7 +62,7 @@ struct SchedulerTests {
         // Its range is taken over: stolen or hedged by the fast ones, or given back when it is
         // replaced for being far slower than its peers (whichever comes first on this machine).
         let takeovers = events.filter { if case .steal = $0 { true } else { false } }
-        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         let replaced = records.contains(where: Self.reconnects)
         #expect(
             !takeovers.isEmpty || replaced, "\(records.filter { $0["event"] as? String != "progress" })")
@@ -96,7 +96,7 @@ struct SchedulerTests {
         let (report, _) = try await run(
             "/gen/\(size)?rate=4000000&slow-every=4&slow-rate=100000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         let reconnects = records.filter(Self.reconnects)
         #expect(!reconnects.isEmpty, "\(records.filter { $0["event"] as? String != "progress" }.suffix(40))")
         // Its first answer was cut short: the slow connection fetched little before it was replaced.
@@ -114,7 +114,7 @@ struct SchedulerTests {
         // The first response stops sending after 100 000 bytes and never closes.
         let (report, _) = try await run("/gen/\(size)?stall-after=100000&stalls=1", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         #expect(records.contains { $0["event"] as? String == "stall" })
     }
 
@@ -125,43 +125,11 @@ struct SchedulerTests {
         #expect(!events.contains { if case .connections(let count) = $0 { count > 3 } else { false } })
     }
 
-    /// A host application whose own tasks keep waking from `Task.sleep` and computing (a build tool
-    /// hashing as it goes) keeps Dispatch's queue for their priority busy, and a `Task.sleep` that
-    /// ends waits there behind them. The connections that start a moment after the first (and the
-    /// fetch loop's ticks) sleep on the download's own alarm thread instead: they start while the
-    /// first still fetches its own piece, and the piece after it is theirs. (With `Task.sleep` they
-    /// started later, once the first had gone on into the pieces they would have taken; in a test
-    /// process of six hundred tests it once fetched the whole file alone.)
-    @Test func aHostWhoseTasksKeepTheQueueBusyDoesNotHoldBackTheConnections() async throws {
-        let size = 6 << 20
-        var configuration = Configuration.quickRetries(connections: 4)
-        configuration.traceFile = folder.path + "/trace.jsonl"
-        let server = server
-        // Until the whole file is sent, about two seconds of their work waits in the queue.
-        let others = (0..<16).map { _ in
-            Task {
-                while server.stats.bodyBytesSent < size {
-                    try await Task.sleep(for: .milliseconds(1))
-                    let end = ContinuousClock.now + .milliseconds(250)
-                    while ContinuousClock.now < end, server.stats.bodyBytesSent < size {}
-                }
-            }
-        }
-        defer { for task in others { task.cancel() } }
-        let (report, _) = try await run("/gen/\(size)?rate=4000000", configuration)
-        #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try traceRecords(folder.path + "/trace.jsonl")
-        let windows = records.filter { $0["event"] as? String == "window" }
-        #expect(
-            windows.contains { $0["conn"] as? Int != 0 && $0["start"] as? Int == 1 << 20 },
-            "\(records.filter { $0["event"] as? String != "progress" })")
-    }
-
     @Test func theTraceIsValidJSONLines() async throws {
         var configuration = Configuration.quickRetries(connections: 4)
         configuration.traceFile = folder.path + "/trace.jsonl"
         _ = try await run("/gen/\(6 << 20)?rate=4000000", configuration)
-        let records = try traceRecords(folder.path + "/trace.jsonl")
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         #expect(records.allSatisfy { $0["t"] is Double && $0["event"] is String })
         let windows = records.filter { $0["event"] as? String == "window" }
         #expect(!windows.isEmpty)

@@ -52,36 +52,4 @@ struct AlarmClockTests {
         }
         await #expect(throws: CancellationError.self) { try await cancelled.value }
     }
-
-    /// Tasks that wake from `Task.sleep` and then compute keep Dispatch's queue for their priority
-    /// busy, and a `Task.sleep` that ends meanwhile waits behind all of them (in a test process of six
-    /// hundred tests, a millisecond's sleep took 1.3 seconds; here a `Task.sleep` in its place went
-    /// on after 24 to 58 of the hundred). An alarm sleep started after them all goes on before a
-    /// tenth of them have had their turn.
-    @Test func aSleepWakesWhileOtherWokenTasksKeepTheQueueBusy() async throws {
-        let executor = ThreadExecutor(name: "test-alarm")
-        defer { executor.shutdown() }
-        let others = 100
-        let ran = PlainMutex(0)
-        let seen = try await withThrowingTaskGroup(of: Int?.self) { group in
-            for _ in 0..<others {
-                group.addTask {
-                    try await Task.sleep(for: .milliseconds(1))
-                    let end = ContinuousClock.now + .milliseconds(10)
-                    while ContinuousClock.now < end {}
-                    ran.withLock { $0 += 1 }
-                    return nil
-                }
-            }
-            group.addTask(executorPreference: executor) {
-                try await AlarmClock.sleep(for: .milliseconds(1))
-                return ran.withLock { $0 }
-            }
-            var seen: Int?
-            for try await value in group where value != nil { seen = value }
-            return seen
-        }
-        let count = try #require(seen)
-        #expect(count < others / 10, "\(count) of \(others) woken tasks had their turn first")
-    }
 }
