@@ -123,6 +123,15 @@ struct CLITests {
         }
         #expect(!result.stderr.contains("Basic "), "\(result.stderr)")
 
+        // A file named by the server: the probe that names it is its one request, and it is shown.
+        let small = server.url("/gen/40000?seed=3").absoluteString
+        let named = try await CLIRunner.run(["-v", small], in: folder)
+        #expect(named.status == 0, "\(named.stderr)")
+        let requests = named.stderr.split(separator: "\n").filter { $0.hasPrefix("fastpull: > GET ") }
+        #expect(requests == ["fastpull: > GET /gen/40000?seed=3 HTTP/1.1"], "\(named.stderr)")
+        #expect(named.stderr.contains("fastpull: < HTTP/1.1 206 Partial Content"), "\(named.stderr)")
+        #expect(!named.stderr.contains("fastpull: > HEAD "), "\(named.stderr)")
+
         let both = try await CLIRunner.run(["-v", "-q", url], in: folder)
         #expect(both.status == 2)
         #expect(both.stderr.contains("--verbose and --quiet cannot be used together"))

@@ -273,8 +273,10 @@ public final class Batch: Sendable {
         case .folder(let folder):
             var named: URL
             do {
+                // The naming probe is the file's first request: `--verbose` shows it as the file's.
                 (named, probed) = try await Self.name(
-                    item.url, in: folder, configuration: settings, connections: connections)
+                    item.url, in: folder, configuration: settings, connections: connections,
+                    exchanges: { [self] in emit(index, $0) })
                 if let found = probed,
                     let followed = try await Self.followedMetalink(
                         item.url, probed: found, folder: folder, configuration: settings)
@@ -384,9 +386,10 @@ public final class Batch: Sendable {
 
     /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else
     /// the URL (see ``OutputName``). Probes the URL for the header, and returns what the probe found
-    /// for the download that follows.
+    /// for the download that follows; `exchanges` gets the probe's request and response heads.
     static func name(
-        _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil
+        _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
+        exchanges: (@Sendable (Event) -> Void)? = nil
     ) async throws(FastpullError) -> (URL, Download.Probed) {
         let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
         // The probe is the file's first GET, its answer kept for the download: a small file comes in
@@ -395,8 +398,13 @@ public final class Batch: Sendable {
         let fresh = !FileSystem.isRegularFile(fallback.path(percentEncoded: false))
         let planned: Download.PlanOnly
         do {
+            // Of the probe's events only its request and response heads (`--verbose`) are passed on:
+            // the download tells the rest itself.
+            let observer = exchanges.map { forward in
+                { @Sendable (event: Event) in if case .exchange = event { forward(event) } }
+            }
             planned = try await Download(
-                from: url, to: fallback, configuration: configuration, observer: nil,
+                from: url, to: fallback, configuration: configuration, observer: observer,
                 sharedConnections: connections
             ).planned(keepingAnswer: fresh && configuration.maximumBytesPerSecond == nil)
         } catch let error as FastpullError {

@@ -192,7 +192,8 @@ public final class Download: Sendable {
 
     /// The plan and the probe's findings behind it. `keepingAnswer`: probe with the file's first GET
     /// and keep its answer unread for the download that follows (``Probed/answer``); only over
-    /// ``sharedConnections``, where that download finds its connections too.
+    /// ``sharedConnections``, where that download finds its connections too. The probe's events go
+    /// to this download's observer.
     func planned(keepingAnswer: Bool = false) async throws -> PlanOnly {
         var settings = configuration
         settings.resumeFromJournal = true
@@ -200,7 +201,7 @@ public final class Download: Sendable {
         // The destination is not looked at: nothing is written, and its folder need not exist yet.
         let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
         let probe = Download(
-            from: url, to: placeholder, configuration: settings, observer: nil, planOnly: true,
+            from: url, to: placeholder, configuration: settings, observer: observer, planOnly: true,
             keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections)
         do {
             _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
