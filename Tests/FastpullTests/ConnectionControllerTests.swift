@@ -69,6 +69,11 @@ struct ConnectionControllerTests {
         let counts = run(&controller, Link(perConnection: 5e6), seconds: 1)
         #expect(controller.target == 64, "\(counts)")
         #expect(counts == [4, 8, 64], "\(counts)")
+        // The step from the starting count lasts half a step (a quarter for the first measurement):
+        // at the maximum within a tenth of a second here, where whole steps took half as long again.
+        var quick = ConnectionController(automaticUpTo: 64, settings: settings)
+        _ = run(&quick, Link(perConnection: 5e6), seconds: 0.1)
+        #expect(quick.target == 64)
     }
 
     /// A per-connection limit on a busy machine: the connections there before lose 30 % to each step's
@@ -164,7 +169,7 @@ struct ConnectionControllerTests {
     @Test func whatItLearnedIsTheCountItHolds() throws {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         #expect(controller.learned == nil)
-        _ = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 0.1)
+        _ = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 0.05)
         #expect(controller.phase == .ramping)
         #expect(controller.learned == nil)
         _ = run(&controller, Link(perConnection: 30e6, cap: 12.5e6), seconds: 3)

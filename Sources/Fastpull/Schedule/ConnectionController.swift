@@ -263,7 +263,11 @@ struct ConnectionController: Sendable, Equatable {
         // it (what the few connections there do; the step after it compares with them).
         let phaseStep = phase == .ramping ? settings.step : max(settings.step, settings.quietStep)
         let step = max(phaseStep.seconds, 3 * sample.requestCost)
-        let needed = reference == nil ? step / 4 : step
+        // The step after it, from the starting count to the first multiple, is the ramp's biggest
+        // relative change: half a step tells it.
+        let needed =
+            reference == nil
+            ? step / 4 : phase == .ramping && referenceCount == settings.initial ? step / 2 : step
         guard elapsed >= needed else { return target }
         var incumbents: Int64 = 0
         for worker in self.incumbents {
