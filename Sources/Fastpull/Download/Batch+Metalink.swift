@@ -19,6 +19,8 @@ extension Batch {
             Metalink.isMediaType(remote.contentType) || remote.finalURL.pathExtension.lowercased() == "meta4",
             (remote.size ?? 0) <= largestMetalink
         else { return nil }
+        // The document is fetched whole on its own; an answer the naming probe kept goes now.
+        probed.answer?.take()?.connection.close()
         let data = try await fetchDocument(url, configuration: configuration)
         let metalink: Metalink
         do {

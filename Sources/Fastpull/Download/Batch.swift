@@ -302,6 +302,9 @@ public final class Batch: Sendable {
         if options.existingFiles != .replace, !FileSystem.isStandardOutput(path),
             FileSystem.isRegularFile(path)
         {
+            // A file named by the server is there already: what it needs is looked at with a HEAD
+            // (or not at all), and the naming probe's answer would only wait, unread, meanwhile.
+            probed?.answer?.take()?.connection.close()
             let started = ContinuousClock.now
             if let report = await ExistingFile.verify(
                 file, url: source, configuration: settings, started: started)
@@ -395,7 +398,8 @@ public final class Batch: Sendable {
         // The probe is the file's first GET, its answer kept for the download: a small file comes in
         // that one request. Not where the file may be there already (a rerun): a HEAD then tells
         // whether it is, and costs no body that nobody reads.
-        let fresh = !FileSystem.isRegularFile(fallback.path(percentEncoded: false))
+        let path = fallback.path(percentEncoded: false)
+        let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
         let planned: Download.PlanOnly
         do {
             // Of the probe's events only its request and response heads (`--verbose`) are passed on:

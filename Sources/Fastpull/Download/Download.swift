@@ -262,6 +262,9 @@ public final class Download: Sendable {
             return (metronome, metronome.register { [self] in checkSpeed(state, stopping: task) })
         }
         defer {
+            // A run that failed before its probe (the output is a folder, another process writes the
+            // `.part`) leaves the findings it was handed: an answer kept in them closes now.
+            takeProbed()?.answer?.take()?.connection.close()
             if let (metronome, ticker) = watch { metronome.unregister(ticker) }
             ProgressMetronome.shared.unregister(ticker)
             running.withLock { $0 = nil }
