@@ -182,6 +182,14 @@ enum ToolTable {
             batch: .native(["-q", "-n", "16", "-i", "{pairs}"], requiresOption: "--input-file"),
             resume: .rerun([]), sources: .fastpull(["-n", "16"]), metalink: .fastpull(["-n", "16"])),
         ToolVariant(
+            name: "fastpull-named", program: .fastpull, setting: .default,
+            note: "defaults; a batch into a folder, each file named by the server as a user's `-d DIR -i "
+                + "URLS` is (the probe that names a file is its GET); only with --tool",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-d", "{output-dir}", "-i", "{urls}"], requiresOption: "--input-file"),
+            resume: .unsupported("the batch path of a folder only; the fastpull row resumes"),
+            selectedByDefault: false),
+        ToolVariant(
             name: "aria2c", program: .external("aria2c"), setting: .default,
             note: "defaults (1 connection per file, -j 5 files at a time; with several URIs -s 5 and one "
                 + "connection per host, so one to each mirror)",
