@@ -396,8 +396,8 @@ public final class Batch: Sendable {
     ) async throws(FastpullError) -> (URL, Download.Probed) {
         let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
         // The probe is the file's first GET, its answer kept for the download: a small file comes in
-        // that one request. Not where the file may be there already (a rerun): a HEAD then tells
-        // whether it is, and costs no body that nobody reads.
+        // that one request. Not where the file may be there already (a rerun) or resumes from its
+        // `.part`: a HEAD then tells what is needed, and costs no body that nobody reads.
         let path = fallback.path(percentEncoded: false)
         let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
         let planned: Download.PlanOnly
