@@ -761,25 +761,6 @@ struct SegmentTableTests {
         #expect(endgame(ownerWrote: 2 * mebibyte - 256 << 10) == nil)
     }
 
-    /// At the very end a slow owner's tail below the smallest hedge is taken whole by an idle
-    /// connection far faster than it: 50 kB at 100 kB/s (0.5 s) against 4 MB/s. Before, nothing could
-    /// take it (a hedge leaves at least 64 KiB, an endgame split halves 512 KiB or more), and the last
-    /// bytes of a download waited for its slowest connection.
-    @Test func atTheEndASlowOwnersSmallTailIsTakenWhole() throws {
-        var state = table([200_000, mebibyte])
-        _ = state.nextWindow(for: 0, now: at(0))
-        _ = state.nextWindow(for: 1, now: at(0))
-        write(&state, 1, mebibyte, at: 0.25)
-        for step in 1...6 { write(&state, 0, 25_000, at: 0.25 * Double(step)) }
-        let assigned = state.nextWindow(for: 1, now: at(1.5))
-        let next = try #require(assigned)
-        #expect(next.1 == .hedged(from: 0, at: 150_000))
-        #expect(next.0.range == 150_000..<200_000)
-        checkTiling(state, size: 200_000 + mebibyte)
-        // The owner stops where it is: nothing more is its to write.
-        #expect(state.claim(0, count: 1000) == 0)
-    }
-
     /// A connection that asks for its next window has nothing in flight: bytes it claimed and never
     /// wrote (its answer failed after the claim) come in its next window, not never.
     @Test func aConnectionAskingAgainStartsAtItsFirstUnwrittenByte() {

@@ -711,15 +711,9 @@ struct SegmentTable: Sendable, Equatable {
             let relaxed = frontierOnly || endgame
             let grace = relaxed ? settings.hedgeGrace / 4 : myGrace
             let keep = Int64((victimRate * grace).rounded(.up))
-            var at = min(piece.claimed + keep, piece.end)
-            // At the very end a tail too small to split is taken whole from an owner that needs long
-            // for it: the download's last bytes otherwise wait for its slowest connection (58 KiB
-            // for 0.43 s on a shaped straggler, every other connection done).
-            if endgame, piece.end - at < settings.minimumHedge, piece.claimed > piece.start {
-                at = piece.claimed
-            }
+            let at = min(piece.claimed + keep, piece.end)
             let tail = piece.end - at
-            guard tail >= (endgame ? 1 : settings.minimumHedge), withinHorizon(at) else { continue }
+            guard tail >= settings.minimumHedge, withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
             let mySeconds = Double(tail) / myRate + grace
             let minimumGain = relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
