@@ -20,7 +20,7 @@ extension Batch {
             (remote.size ?? 0) <= largestMetalink
         else { return nil }
         // The document is fetched whole on its own; an answer the naming probe kept goes now.
-        probed.answer?.take()?.connection.close()
+        probed.answer?.discard()
         let data = try await fetchDocument(url, configuration: configuration)
         let metalink: Metalink
         do {

@@ -304,7 +304,7 @@ public final class Batch: Sendable {
         {
             // A file named by the server is there already: what it needs is looked at with a HEAD
             // (or not at all), and the naming probe's answer would only wait, unread, meanwhile.
-            probed?.answer?.take()?.connection.close()
+            probed?.answer?.discard()
             let started = ContinuousClock.now
             if let report = await ExistingFile.verify(
                 file, url: source, configuration: settings, started: started)

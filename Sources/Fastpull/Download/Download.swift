@@ -264,7 +264,7 @@ public final class Download: Sendable {
         defer {
             // A run that failed before its probe (the output is a folder, another process writes the
             // `.part`) leaves the findings it was handed: an answer kept in them closes now.
-            takeProbed()?.answer?.take()?.connection.close()
+            takeProbed()?.answer?.discard()
             if let (metronome, ticker) = watch { metronome.unregister(ticker) }
             ProgressMetronome.shared.unregister(ticker)
             running.withLock { $0 = nil }

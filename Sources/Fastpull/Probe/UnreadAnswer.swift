@@ -13,7 +13,7 @@ final class UnreadAnswer: Sendable {
         answer = PlainMutex(Answer(connection: connection, head: head))
     }
 
-    deinit { take()?.connection.close() }
+    deinit { discard() }
 
     /// The connection and head, to the first caller only.
     func take() -> (connection: HTTPConnection, head: ResponseHead)? {
@@ -22,4 +22,7 @@ final class UnreadAnswer: Sendable {
             return answer.map { ($0.connection, $0.head) }
         }
     }
+
+    /// Closes the connection unless it was taken.
+    func discard() { take()?.connection.close() }
 }
