@@ -44,6 +44,10 @@ struct SegmentFetcher: Sendable {
             var failures = 0
             var stale = StaleConnectionRetry()
             let pipe = SplicePipe()
+            // This connection's own kept-alive socket between its requests, back to the shared idle
+            // ones when it ends (``ConnectionPool/exchange(_:to:slot:preferring:)``).
+            var kept: HTTPConnection?
+            defer { if let kept { pool.giveBack(kept) } }
             while true {
                 if slot.isCancelled { throw CancellationError() }
                 if slot.isRetired {
@@ -95,7 +99,7 @@ struct SegmentFetcher: Sendable {
                 }
                 do {
                     let drained = try fetch(
-                        window, from: source, pipe: pipe, written: &written,
+                        window, from: source, pipe: pipe, written: &written, kept: &kept,
                         answered: answered.map { ($0.connection, $0.head) })
                     complete = true
                     trace?.record(
@@ -258,10 +262,13 @@ struct SegmentFetcher: Sendable {
     /// rest is read and dropped, so the connection stays open for the next request; returns true then.
     /// With more left the connection closes (``Cut``).
     ///
+    /// `kept`: this connection's own idle socket, which the request goes on when it can; the
+    /// socket the answer came on is kept there afterwards when it can take another request.
+    ///
     /// `answered`: the answer is here already (the probe's), and no request is sent.
     private func fetch(
         _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64,
-        answered: (HTTPConnection, ResponseHead)? = nil
+        kept: inout HTTPConnection?, answered: (HTTPConnection, ResponseHead)? = nil
     ) throws -> Bool {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
@@ -283,7 +290,7 @@ struct SegmentFetcher: Sendable {
             let request = pool.request(
                 "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
             let sent = ContinuousClock.now
-            (connection, head) = try pool.exchange(request, to: origin, slot: slot)
+            (connection, head) = try pool.exchange(request, to: origin, slot: slot, preferring: kept.take())
             // What the request cost: the wait for its answer, less a new connection's setup.
             let setup = connection.requestCount == 1 ? connection.setupTime : .zero
             scheduler.recordFirstByte(worker, after: max(.zero, ContinuousClock.now - sent - setup))
@@ -294,7 +301,13 @@ struct SegmentFetcher: Sendable {
         defer {
             counters.activeConnections.subtract(1, ordering: .relaxed)
             slot.detach()
-            if !handedOver { pool.giveBack(connection) }
+            if !handedOver {
+                if connection.isReusable {
+                    kept = connection
+                } else {
+                    connection.close()
+                }
+            }
         }
         do {
             try Self.validate(head, requested: requested, remote: remote, size: size, connection: connection)

@@ -72,12 +72,28 @@ final class ConnectionPool: Sendable {
     /// While in use the connection is attached to `slot`, so that cancellation reaches it; on success it
     /// stays attached and the caller, once the body is read, detaches it and gives it back. Blocks: call
     /// from a connection thread.
-    func exchange(_ request: RequestHead, to origin: Origin, slot: CancellationSlot) throws -> (
-        connection: HTTPConnection, head: ResponseHead
-    ) {
+    ///
+    /// `preferring`: the caller's own idle connection from its previous request, used first when it
+    /// goes to `origin` (else it goes back to the idle ones). A connection thread that keeps its own
+    /// keeps its speed: on a link that serves some connections slower than others, one taken from
+    /// the idle ones may be a slow one another thread left.
+    func exchange(
+        _ request: RequestHead, to origin: Origin, slot: CancellationSlot,
+        preferring own: HTTPConnection? = nil
+    ) throws -> (connection: HTTPConnection, head: ResponseHead) {
         var fresh = false
+        var own = own
+        if let kept = own, kept.origin != origin {
+            giveBack(kept)
+            own = nil
+        }
         while true {
-            let connection = try self.connection(to: origin, fresh: fresh)
+            var kept = own.take()
+            if let dead = kept, dead.isDeadWhileIdle {
+                dead.close()
+                kept = nil
+            }
+            let connection = try kept ?? self.connection(to: origin, fresh: fresh)
             try slot.attach(connection)
             let reused = connection.wasUsed
             do {
