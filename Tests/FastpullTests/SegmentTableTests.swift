@@ -761,6 +761,70 @@ struct SegmentTableTests {
         #expect(endgame(ownerWrote: 2 * mebibyte - 256 << 10) == nil)
     }
 
+    /// At the very end a slow owner's tail below the smallest hedge is taken whole by an idle
+    /// connection far faster than it: 50 kB at 100 kB/s (0.5 s) against 4 MB/s. Otherwise nothing
+    /// could take it (a hedge leaves at least 64 KiB, an endgame split halves 512 KiB or more), and the
+    /// last bytes of a download waited for its slowest connection.
+    @Test func atTheEndASlowOwnersSmallTailIsTakenWhole() throws {
+        var state = table([200_000, mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        for step in 1...6 { write(&state, 0, 25_000, at: 0.25 * Double(step)) }
+        let assigned = state.nextWindow(for: 1, now: at(1.5))
+        let next = try #require(assigned)
+        #expect(next.1 == .hedged(from: 0, at: 150_000))
+        #expect(next.0.range == 150_000..<200_000)
+        checkTiling(state, size: 200_000 + mebibyte)
+        // The owner stops where it is: nothing more is its to write.
+        #expect(state.claim(0, count: 1000) == 0)
+    }
+
+    /// The last connection still running is a straggler with a small tail, every fast one gone (the
+    /// last to leave were stragglers too): a connection opened now would take that tail whole, so the
+    /// fetch loop is told there is an opening. Before, newcomers were judged by the latest leavers
+    /// alone (nearly as slow as the owner) and no opening was seen for a tail below the smallest
+    /// hedge: the download waited half a second for 75 kB.
+    @Test func atTheEndAStragglersSmallTailIsAnOpening() {
+        let fast = 20
+        let slow = 9
+        let owner = fast + slow
+        var settings = SegmentTable.Settings(initialWindow: mebibyte)
+        settings.rateSample = .milliseconds(10)
+        var state = table(Array(repeating: mebibyte, count: owner) + [200_000], settings: settings)
+        for worker in 0..<owner { _ = state.nextWindow(for: worker, now: at(0)) }
+        // 20 connections at 20 MB/s finish and leave, then 9 at 1 MB/s.
+        for worker in 0..<fast {
+            for step in 1...4 { write(&state, worker, mebibyte / 4, at: 0.0131 * Double(step)) }
+            state.leave(worker)
+        }
+        for worker in fast..<owner {
+            for step in 1...4 { write(&state, worker, mebibyte / 4, at: 0.262 * Double(step)) }
+            state.leave(worker)
+        }
+        // The owner brings 150 kB at 300 kB/s, a third of the latest leavers' speed; 50 kB are left.
+        let now = 1.05 + 0.5
+        _ = state.nextWindow(for: owner, now: at(1.05))
+        for step in 1...6 { write(&state, owner, 25_000, at: 1.05 + 0.5 * Double(step) / 6) }
+        #expect(state.openings(now: at(now)) == 1)
+        let next = state.nextWindow(for: owner + 1, now: at(now))
+        #expect(next?.1 == .hedged(from: owner, at: Int64(owner) * mebibyte + 150_000))
+    }
+
+    /// An owner as fast as its peers that went quiet for a moment (a busy machine did not run it)
+    /// keeps its small tail: cutting it would drop what its socket already holds, and it catches up.
+    @Test func aBrieflyQuietFastOwnerKeepsItsSmallTail() {
+        var state = table([1_000_000, mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        for step in 1...19 { write(&state, 0, 50_000, at: 0.025 * Double(step)) }
+        // 50 kB left, its owner silent since 0.475 s: by 3 s it shows 0.3 MB/s in this window.
+        let next = state.nextWindow(for: 1, now: at(3))
+        #expect(next == nil)
+        #expect(state.claim(0, count: 50_000) == 50_000)
+    }
+
     /// A connection that asks for its next window has nothing in flight: bytes it claimed and never
     /// wrote (its answer failed after the claim) come in its next window, not never.
     @Test func aConnectionAskingAgainStartsAtItsFirstUnwrittenByte() {

@@ -210,12 +210,13 @@ extension Pipeline {
                             }
                         }
                         // Everything is fetched and hashed: the checkpointer can stop, and a
-                        // connection still waiting for an answer whose bytes another connection's
-                        // answer brought stops waiting (on a server that answers one request at a
-                        // time, that answer comes only now).
+                        // connection still at work stops: one waiting for an answer whose bytes another
+                        // connection's answer brought (on a server that answers one request at a
+                        // time, that answer comes only now), one reading and dropping the rest of an
+                        // answer that was cut (at a straggler's speed, 50 kB took 0.17 s).
                         if digest != nil && slots.isEmpty { group.cancelAll() }
                         if digest != nil {
-                            for worker in scheduler.waitingWithoutWork { slots[worker]?.evict() }
+                            for slot in slots.values { slot.evict() }
                         }
                     }
                 } catch {

@@ -172,10 +172,6 @@ final class Scheduler: Sendable {
         table.withLock { $0.release(worker) }
     }
 
-    /// Connections waiting for an answer whose bytes another connection brought
-    /// (``SegmentTable/waitingWithoutWork``).
-    var waitingWithoutWork: [Worker] { table.withLock { $0.waitingWithoutWork } }
-
     /// Other connections that are receiving bytes right now.
     func workingConnections(besides worker: Worker) -> Int {
         let now = clock.now

@@ -208,9 +208,11 @@ struct SegmentTable: Sendable, Equatable {
     /// The measured speeds of the latest connections that left (at most ``departedMemory``): a
     /// connection that joins is judged by its peers' speed, and when the fast ones have finished and
     /// left, the one still running is no peer to judge by (a newcomer would look as slow as the slow
-    /// connection whose tail it should take over).
+    /// connection whose tail it should take over). As many as a download runs at once: the last few
+    /// to leave are its stragglers (the fast ones finished first), and a newcomer judged by them alone
+    /// looked as slow as they (1 MB/s where four connections in five ran at 20).
     private var departedRates: [Double] = []
-    private static let departedMemory = 8
+    private static let departedMemory = 64
     /// The first piece that is not complete.
     private var firstIncomplete = 0
 
@@ -245,7 +247,8 @@ struct SegmentTable: Sendable, Equatable {
     /// How many connections that joined at `now` would get work: one for each waiting range, and
     /// for each range worth stealing from one per two minimum splits past the point a steal would
     /// take it from (a thief's range is stolen from in turn), or one for a tail worth hedging at the
-    /// connections' typical speed when nothing else is left; none when nothing is. Connections
+    /// connections' typical speed when nothing else is left (at the end, on the smaller gains
+    /// ``nextWindow(for:now:)`` takes then); none when nothing is. Connections
     /// opened for more would start one after another, find nothing and end (the ones running take
     /// what came back to wait at the end of their windows too). Counting stops at `limit` (more
     /// than any download opens at once).
@@ -262,7 +265,9 @@ struct SegmentTable: Sendable, Equatable {
             }
         }
         if count > 0 { return min(count, limit) }
-        return hedgeCandidate(for: -1, now: now) != nil ? 1 : 0
+        // As ``nextWindow(for:now:)`` would give a newcomer: a hedge, or at the end a smaller one.
+        let hedge = hedgeCandidate(for: -1, now: now) ?? hedgeCandidate(for: -1, now: now, endgame: true)
+        return hedge != nil ? 1 : 0
     }
 
     /// Whether unclaimed bytes lie past the ``horizon``: work a connection with nothing to do now will
@@ -285,12 +290,6 @@ struct SegmentTable: Sendable, Equatable {
         connections.filter {
             $0.key != worker && $0.value.bytes > 0 && now - $0.value.lastProgress < .seconds(2)
         }.count
-    }
-
-    /// Connections whose request still waits for its answer while they own nothing: their piece was
-    /// taken over by an answer that reached it first (``claim(_:count:)``).
-    var waitingWithoutWork: [Worker] {
-        connections.filter { $0.value.awaitingAnswer && $0.value.piece == nil }.map(\.key)
     }
 
     func piece(of worker: Worker) -> Piece? {
@@ -711,9 +710,19 @@ struct SegmentTable: Sendable, Equatable {
             let relaxed = frontierOnly || endgame
             let grace = relaxed ? settings.hedgeGrace / 4 : myGrace
             let keep = Int64((victimRate * grace).rounded(.up))
-            let at = min(piece.claimed + keep, piece.end)
+            var at = min(piece.claimed + keep, piece.end)
+            // At the very end a tail too small to split is taken whole from an owner far slower than
+            // its peers (the ones that left count: the owner is often the last one): the download's
+            // last bytes otherwise wait for its slowest connection (75 kB for 0.5 s on a shaped
+            // straggler, every other connection done). Never from one only briefly behind (a busy
+            // machine starves a fast one for a moment): cutting that one would drop what its socket
+            // already holds.
+            let whole =
+                endgame && piece.end - at < settings.minimumHedge && piece.claimed > piece.start
+                && isFarSlower(owner, typical: newcomerRate())
+            if whole { at = piece.claimed }
             let tail = piece.end - at
-            guard tail >= settings.minimumHedge, withinHorizon(at) else { continue }
+            guard tail >= (whole ? 1 : settings.minimumHedge), withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
             let mySeconds = Double(tail) / myRate + grace
             let minimumGain = relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
