@@ -70,8 +70,8 @@ final class ConnectionPool: Sendable {
     /// once more on a new connection, and no failure is counted.
     ///
     /// While in use the connection is attached to `slot`, so that cancellation reaches it; on success it
-    /// stays attached and the caller, once the body is read, detaches it and gives it back. Blocks: call
-    /// from a connection thread.
+    /// stays attached and the caller, once the body is read, detaches it and gives it back (or keeps it
+    /// for its next request). Blocks: call from a connection thread.
     ///
     /// `preferring`: the caller's own idle connection from its previous request, used first when it
     /// goes to `origin` (else it goes back to the idle ones). A connection thread that keeps its own
@@ -94,7 +94,12 @@ final class ConnectionPool: Sendable {
                 kept = nil
             }
             let connection = try kept ?? self.connection(to: origin, fresh: fresh)
-            try slot.attach(connection)
+            do {
+                try slot.attach(connection)
+            } catch {
+                connection.close()
+                throw error
+            }
             let reused = connection.wasUsed
             do {
                 try connection.send(request)
