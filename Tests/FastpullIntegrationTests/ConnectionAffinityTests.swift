@@ -15,20 +15,28 @@ struct ConnectionAffinityTests {
         server = try FixtureServer()
     }
 
+    /// Fetches `url` through `pool` (on `own` when given and usable) and returns the connection the
+    /// answer came on, idle and detached.
+    func fetch(_ url: URL, from pool: ConnectionPool, preferring own: HTTPConnection? = nil) throws
+        -> HTTPConnection
+    {
+        let origin = try #require(Origin(url))
+        let slot = CancellationSlot()
+        let (connection, head) = try pool.exchange(
+            pool.request("GET", url, origin: origin), to: origin, slot: slot, preferring: own)
+        connection.discardBody(of: head, method: "GET")
+        slot.detach()
+        return connection
+    }
+
     /// Two sockets answer and go idle; the request that prefers the first goes on the first, though
     /// the second went idle later (the shared idle ones hand out the latest first).
     @Test func theRequestGoesOnTheSocketItPrefers() throws {
         let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
         defer { pool.closeAll() }
         let url = server.url("/gen/4096")
-        let origin = try #require(Origin(url))
         func fetch(preferring own: HTTPConnection? = nil) throws -> HTTPConnection {
-            let slot = CancellationSlot()
-            let (connection, head) = try pool.exchange(
-                pool.request("GET", url, origin: origin), to: origin, slot: slot, preferring: own)
-            connection.discardBody(of: head, method: "GET")
-            slot.detach()
-            return connection
+            try self.fetch(url, from: pool, preferring: own)
         }
         let first = try fetch()
         let second = try fetch()
@@ -50,13 +58,7 @@ struct ConnectionAffinityTests {
         let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
         defer { pool.closeAll() }
         func fetch(_ url: URL, preferring own: HTTPConnection? = nil) throws -> HTTPConnection {
-            let origin = try #require(Origin(url))
-            let slot = CancellationSlot()
-            let (connection, head) = try pool.exchange(
-                pool.request("GET", url, origin: origin), to: origin, slot: slot, preferring: own)
-            connection.discardBody(of: head, method: "GET")
-            slot.detach()
-            return connection
+            try self.fetch(url, from: pool, preferring: own)
         }
         let mine = try fetch(server.url("/gen/4096"))
         let elsewhere = try fetch(other.url("/gen/4096"), preferring: mine)

@@ -761,16 +761,25 @@ struct SegmentTableTests {
         #expect(endgame(ownerWrote: 2 * mebibyte - 256 << 10) == nil)
     }
 
+    /// Connection 0 owns a piece of `length` bytes and writes `writes` steps of `count`, one every
+    /// `every` seconds; connection 1 fetched its own MiB in 0.25 s and has nothing left.
+    func ownerBesideAFinishedPeer(owning length: Int64, writes: Int, of count: Int64, every: Double)
+        -> SegmentTable
+    {
+        var state = table([length, mebibyte])
+        _ = state.nextWindow(for: 0, now: at(0))
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        for step in 1...writes { write(&state, 0, count, at: every * Double(step)) }
+        return state
+    }
+
     /// At the very end a slow owner's tail below the smallest hedge is taken whole by an idle
     /// connection far faster than it: 50 kB at 100 kB/s (0.5 s) against 4 MB/s. Otherwise nothing
     /// could take it (a hedge leaves at least 64 KiB, an endgame split halves 512 KiB or more), and the
     /// last bytes of a download waited for its slowest connection.
     @Test func atTheEndASlowOwnersSmallTailIsTakenWhole() throws {
-        var state = table([200_000, mebibyte])
-        _ = state.nextWindow(for: 0, now: at(0))
-        _ = state.nextWindow(for: 1, now: at(0))
-        write(&state, 1, mebibyte, at: 0.25)
-        for step in 1...6 { write(&state, 0, 25_000, at: 0.25 * Double(step)) }
+        var state = ownerBesideAFinishedPeer(owning: 200_000, writes: 6, of: 25_000, every: 0.25)
         let assigned = state.nextWindow(for: 1, now: at(1.5))
         let next = try #require(assigned)
         #expect(next.1 == .hedged(from: 0, at: 150_000))
@@ -814,11 +823,7 @@ struct SegmentTableTests {
     /// An owner as fast as its peers that went quiet for a moment (a busy machine did not run it)
     /// keeps its small tail: cutting it would drop what its socket already holds, and it catches up.
     @Test func aBrieflyQuietFastOwnerKeepsItsSmallTail() {
-        var state = table([1_000_000, mebibyte])
-        _ = state.nextWindow(for: 0, now: at(0))
-        _ = state.nextWindow(for: 1, now: at(0))
-        write(&state, 1, mebibyte, at: 0.25)
-        for step in 1...19 { write(&state, 0, 50_000, at: 0.025 * Double(step)) }
+        var state = ownerBesideAFinishedPeer(owning: 1_000_000, writes: 19, of: 50_000, every: 0.025)
         // 50 kB left, its owner silent since 0.475 s: by 3 s it shows 0.3 MB/s in this window.
         let next = state.nextWindow(for: 1, now: at(3))
         #expect(next == nil)
