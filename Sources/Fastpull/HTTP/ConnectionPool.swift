@@ -83,17 +83,8 @@ final class ConnectionPool: Sendable {
     ) throws -> (connection: HTTPConnection, head: ResponseHead) {
         var fresh = false
         var own = own
-        if let kept = own, kept.origin != origin {
-            giveBack(kept)
-            own = nil
-        }
         while true {
-            var kept = own.take()
-            if let dead = kept, dead.isDeadWhileIdle {
-                dead.close()
-                kept = nil
-            }
-            let connection = try kept ?? self.connection(to: origin, fresh: fresh)
+            let connection = try self.connection(to: origin, fresh: fresh, preferring: own.take())
             do {
                 try slot.attach(connection)
             } catch {
@@ -135,8 +126,20 @@ final class ConnectionPool: Sendable {
     }
 
     /// An idle connection to `origin` (one the server has closed meanwhile is dropped), or a new one
-    /// (always with `fresh`). Blocks: call from a connection thread.
-    func connection(to origin: Origin, fresh: Bool = false) throws -> HTTPConnection {
+    /// (always with `fresh`): `own`, the caller's, first (to another origin, it goes back to the idle
+    /// ones). Blocks: call from a connection thread.
+    func connection(to origin: Origin, fresh: Bool = false, preferring own: HTTPConnection? = nil) throws
+        -> HTTPConnection
+    {
+        if let own {
+            if own.origin != origin {
+                giveBack(own)
+            } else if fresh || own.isDeadWhileIdle {
+                own.close()
+            } else {
+                return own
+            }
+        }
         let route = route(to: origin)
         while !fresh, let reused = cache.take(ConnectionCache.Key(origin: origin, proxy: route.proxy)) {
             if !reused.isDeadWhileIdle { return reused }
