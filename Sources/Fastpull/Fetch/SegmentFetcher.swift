@@ -144,9 +144,13 @@ struct SegmentFetcher: Sendable {
                         }
                     }
                     if slot.takeEviction() {
-                        // Stopped because the file is in (its piece was taken over while it waited):
-                        // no failure.
+                        // Stopped because the file is in (its piece was taken over while it waited, or
+                        // it was dropping the rest of a cut answer): no failure. Its window ends here,
+                        // with what it wrote (a cut, as a drained one: no reconnect follows).
                         if scheduler.isComplete {
+                            trace?.record(
+                                "cut", connection: worker,
+                                ["start": window.range.lowerBound, "bytes": written])
                             trace?.record("close", connection: worker, ["reason": "finished"])
                             return .finished
                         }
