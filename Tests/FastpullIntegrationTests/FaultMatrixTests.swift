@@ -841,6 +841,8 @@ final class RawResponder: Sendable {
     private struct State {
         var stopped = false
         var connections: Set<Int32> = []
+        /// Set by the accept thread as it closes the listener, which only it does.
+        var listenerClosed = false
     }
 
     private final class Shared: Sendable {
@@ -856,10 +858,19 @@ final class RawResponder: Sendable {
         self.port = port
         let shared = shared
         Thread {
+            // The listener closes here, as the accept thread ends, never while it may still call
+            // accept, and stop() shuts it down only while it is open: closed elsewhere, its number
+            // could go to another test's socket, which either would then touch.
+            defer {
+                shared.state.withLock { state in
+                    close(fd)
+                    state.listenerClosed = true
+                }
+            }
             while true {
                 let connection = accept(fd, nil, nil)
                 if connection < 0 {
-                    if errno == EINTR { continue }
+                    if errno == EINTR || errno == ECONNABORTED { continue }
                     break
                 }
                 let accepted = shared.state.withLock { state in
@@ -883,13 +894,7 @@ final class RawResponder: Sendable {
         }.start()
     }
 
-    /// The listener closes only here, after stop(): closed by the accept thread (say, after an
-    /// accept error under load), its number could go to another test's socket, which stop() would
-    /// then shut down (that test saw "connection refused" from its own server).
-    deinit {
-        stop()
-        close(listener)
-    }
+    deinit { stop() }
 
     func url(_ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
@@ -900,7 +905,7 @@ final class RawResponder: Sendable {
         shared.state.withLock { state in
             guard !state.stopped else { return }
             state.stopped = true
-            Glibc.shutdown(listener, Int32(SHUT_RDWR))
+            if !state.listenerClosed { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
             for connection in state.connections { Glibc.shutdown(connection, Int32(SHUT_RDWR)) }
         }
     }

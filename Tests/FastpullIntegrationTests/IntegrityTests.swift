@@ -599,7 +599,11 @@ final class DigestResponder: Sendable {
     let port: Int
     private let listener: Int32
     private let routes: [String: Route]
-    private let state = Mutex<(requests: [String], clients: [Int32], stopped: Bool)>(([], [], false))
+    /// Requests seen, open clients, and whether the server stopped and the accept thread closed the
+    /// listener. A descriptor is closed only by its own thread, under this lock, and shut down by
+    /// `stop()` only while listed here: no thread ever touches a number another socket was given.
+    private let state = Mutex<(requests: [String], clients: Set<Int32>, stopped: Bool, listenerClosed: Bool)>(
+        ([], [], false, false))
 
     init(routes: [String: Route]) throws {
         self.routes = routes
@@ -614,41 +618,45 @@ final class DigestResponder: Sendable {
     /// Every request head received, in order.
     var requests: [String] { state.withLock { $0.requests } }
 
-    /// Shuts the listener and every client down (their descriptors stay open until `deinit`).
+    /// Shuts the listener and every client down; each closes as its thread ends.
     func stop() {
         state.withLock { state in
             state.stopped = true
             for client in state.clients { shutdown(client, Int32(SHUT_RDWR)) }
+            if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
     }
 
-    deinit {
-        close(listener)
-        for client in state.withLock({ $0.clients }) { close(client) }
-    }
+    deinit { stop() }
 
     private func acceptLoop() {
+        defer {
+            state.withLock { state in
+                close(listener)
+                state.listenerClosed = true
+            }
+        }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
             let stopped = state.withLock { state in
-                state.clients.append(client)
+                if state.stopped {
+                    close(client)
+                } else {
+                    state.clients.insert(client)
+                }
                 return state.stopped
             }
-            if stopped {
-                // Listed, so deinit closes it.
-                shutdown(client, Int32(SHUT_RDWR))
-                return
-            }
+            if stopped { return }
             Thread.detachNewThread { [self] in
                 serve(client)
-                // Ended but not closed until the responder goes: a closed number could be handed to
-                // another test's socket, which stop() would then shut down.
-                shutdown(client, Int32(SHUT_RDWR))
+                state.withLock { state in
+                    state.clients.remove(client)
+                    close(client)
+                }
             }
         }
     }

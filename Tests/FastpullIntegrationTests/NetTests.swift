@@ -435,14 +435,35 @@ enum NetTestKit {
     /// for each on a thread of its own. After the handler returns, the connection stays open until the
     /// client closes it or `stop()` is called (so a handler that does nothing is a server that "accepts
     /// and sends nothing").
+    ///
+    /// A connection's descriptor is closed once the server is stopped *and* its handler has returned
+    /// (or by `reset()`), always under the lock that lists it: a handler still running after `stop()`
+    /// never reads, writes or closes a number that another socket (another test's, or a child
+    /// process's pipe) has been given meanwhile.
     final class Server: Sendable {
         let port: Int
         private let listener: Int32
         private let shared = Shared()
 
         fileprivate final class Shared: Sendable {
-            let connections = Mutex<[Int32]>([])
+            /// Open connections, and whether each one's handler has returned.
+            let connections = Mutex<[Int32: Bool]>([:])
             let stopped = Atomic<Bool>(false)
+            /// Whether the accept thread has closed the listener (it alone does, as it ends).
+            let listenerClosed = Mutex(false)
+
+            /// The handler of `fd` returned: its connection closes now if the server has stopped.
+            func handlerReturned(_ fd: Int32) {
+                connections.withLock { list in
+                    guard list[fd] != nil else { return }
+                    if stopped.load(ordering: .sequentiallyConsistent) {
+                        list[fd] = nil
+                        Glibc.close(fd)
+                    } else {
+                        list[fd] = true
+                    }
+                }
+            }
         }
 
         /// One accepted connection, as handed to the handler.
@@ -453,8 +474,7 @@ enum NetTestKit {
             /// Closes the connection with an RST (linger 0) instead of a FIN.
             func reset() {
                 shared.connections.withLock { list in
-                    guard let index = list.firstIndex(of: fd) else { return }
-                    list.remove(at: index)
+                    guard list.removeValue(forKey: fd) != nil else { return }
                     var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
                     setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
                     Glibc.close(fd)
@@ -496,15 +516,23 @@ enum NetTestKit {
             let listener = self.listener
             let shared = self.shared
             Thread {
+                // The listener closes here, as the thread ends, and stop() shuts it down only while it
+                // is open: neither ever touches a number another socket has been given.
+                defer {
+                    shared.listenerClosed.withLock { closed in
+                        Glibc.close(listener)
+                        closed = true
+                    }
+                }
                 while true {
                     let fd = accept(listener, nil, nil)
                     if fd < 0 {
-                        if errno == EINTR { continue }
+                        if errno == EINTR || errno == ECONNABORTED { continue }
                         return
                     }
                     let accepted = shared.connections.withLock { list -> Bool in
                         guard !shared.stopped.load(ordering: .sequentiallyConsistent) else { return false }
-                        list.append(fd)
+                        list[fd] = false
                         return true
                     }
                     guard accepted else {
@@ -512,25 +540,32 @@ enum NetTestKit {
                         return
                     }
                     let connection = Connection(fd: fd, shared: shared)
-                    Thread { handler(connection) }.start()
+                    Thread {
+                        handler(connection)
+                        shared.handlerReturned(fd)
+                    }.start()
                 }
             }.start()
         }
 
-        /// Stops accepting and shuts down every connection (their descriptors are closed on deinit).
+        /// Stops accepting and shuts down every connection; each closes once its handler has returned.
         func stop() {
             shared.connections.withLock { list in
                 shared.stopped.store(true, ordering: .sequentiallyConsistent)
-                for fd in list { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+                for (fd, handlerReturned) in list {
+                    Glibc.shutdown(fd, Int32(SHUT_RDWR))
+                    if handlerReturned {
+                        list[fd] = nil
+                        Glibc.close(fd)
+                    }
+                }
             }
-            Glibc.shutdown(listener, Int32(SHUT_RDWR))
+            shared.listenerClosed.withLock { closed in
+                if !closed { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
+            }
         }
 
-        deinit {
-            stop()
-            Glibc.close(listener)
-            for fd in shared.connections.withLock({ $0 }) { Glibc.close(fd) }
-        }
+        deinit { stop() }
 
     }
 }

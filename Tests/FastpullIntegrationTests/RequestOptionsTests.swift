@@ -386,8 +386,11 @@ final class TestProxy: Sendable {
     private struct State {
         var requests: [String] = []
         var connections = 0
-        var sockets: [Int32] = []
+        /// Open sockets: each is closed only by `release(_:)`, and `stop()` shuts down only these, all
+        /// under the lock, so no thread touches a number another socket has been given.
+        var sockets: Set<Int32> = []
         var stopped = false
+        var listenerClosed = false
     }
     private let state = Mutex(State())
 
@@ -405,38 +408,53 @@ final class TestProxy: Sendable {
     var connections: Int { state.withLock { $0.connections } }
 
     func stop() {
-        let sockets = state.withLock { state in
+        state.withLock { state in
             state.stopped = true
-            return state.sockets
+            if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+            for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
-    deinit { close(listener) }
+    deinit { stop() }
 
     /// Registers `fd` so that `stop()` reaches it; false (and closes it) once stopped.
     private func track(_ fd: Int32) -> Bool {
-        let stopped = state.withLock { state in
-            state.sockets.append(fd)
-            return state.stopped
+        state.withLock { state in
+            guard !state.stopped else {
+                close(fd)
+                return false
+            }
+            state.sockets.insert(fd)
+            return true
         }
-        if stopped { close(fd) }
-        return !stopped
+    }
+
+    /// Closes a socket `track(_:)` registered.
+    private func release(_ fd: Int32) {
+        state.withLock { state in
+            if state.sockets.remove(fd) != nil { close(fd) }
+        }
     }
 
     private func acceptLoop() {
+        // The listener closes here, as the thread ends: stop() shuts it down only while it is open.
+        defer {
+            state.withLock { state in
+                close(listener)
+                state.listenerClosed = true
+            }
+        }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
             guard track(client) else { return }
             state.withLock { $0.connections += 1 }
             Thread.detachNewThread { [self] in
                 serve(client)
-                close(client)
+                release(client)
             }
         }
     }
@@ -483,7 +501,7 @@ final class TestProxy: Sendable {
     private func serve(_ client: Int32) {
         let stream = Stream(client)
         var upstream: (authority: String, stream: Stream)?
-        defer { if let upstream { close(upstream.stream.fd) } }
+        defer { if let upstream { release(upstream.stream.fd) } }
         while let head = stream.head() {
             state.withLock { $0.requests.append(head) }
             let lines = head.components(separatedBy: "\r\n")
@@ -509,7 +527,8 @@ final class TestProxy: Sendable {
             }
             let authority = "\(host):\(port)"
             if upstream?.authority != authority {
-                if let upstream { close(upstream.stream.fd) }
+                if let upstream { release(upstream.stream.fd) }
+                upstream = nil
                 guard let fd = Self.connect(port: port), track(fd) else { return }
                 upstream = (authority, Stream(fd))
             }
@@ -537,7 +556,7 @@ final class TestProxy: Sendable {
             _ = Self.send(Array("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".utf8), to: client)
             return
         }
-        defer { close(upstream) }
+        defer { release(upstream) }
         guard Self.send(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8), to: client),
             Self.send(stream.pending, to: upstream)
         else { return }
