@@ -36,12 +36,15 @@ struct Run {
         if options.configuration.insecure && !options.quiet {
             console.note("warning: --insecure: TLS certificates are not verified")
         }
+        // Quiet, without `--json` or `--verbose`, nothing is told while the batch runs: no event is
+        // kept, and no task wakes for each.
+        let listens = !options.quiet || options.json || options.configuration.verbose
         let batch = Batch(
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(
                 parallelFiles: options.parallelFiles,
                 maximumConnectionsPerHost: options.maximumConnectionsPerHost,
-                existingFiles: options.force ? .keepIfVerified : .refuse))
+                existingFiles: options.force ? .keepIfVerified : .refuse, keepsEvents: listens))
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
@@ -50,8 +53,9 @@ struct Run {
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
         let items = batch.items
-        let events = batch.events
+        let events = listens ? batch.events : nil
         let listener = Task {
+            guard let events else { return }
             for await tagged in events {
                 let index = tagged.index
                 json?.write(tagged.event, index: index, url: items[index].url)

@@ -165,6 +165,28 @@ struct LibraryAPITests {
         #expect(batch.download(at: 0)?.progress.bytesWritten == 100_000)
     }
 
+    /// A batch told that nobody reads its events keeps none: asked for after the run, the sequence
+    /// has already ended, empty; the files are fetched all the same.
+    @Test func aBatchThatKeepsNoEventsStillFetches() async throws {
+        let batch = Batch(
+            [
+                BatchItem(
+                    url: server.url("/gen/70000"), destination: folder.appendingPathComponent("q1.bin")),
+                BatchItem(url: server.url("/gen/5"), destination: folder.appendingPathComponent("q2.bin")),
+            ], options: BatchOptions(keepsEvents: false))
+        let outcomes = await batch.run()
+        #expect(outcomes.allSatisfy { $0.error == nil }, "\(outcomes.compactMap(\.error))")
+        var late: [BatchEvent] = []
+        for await event in batch.events { late.append(event) }
+        #expect(late.isEmpty, "\(late.count) events kept")
+        let kept = Batch(
+            [BatchItem(url: server.url("/gen/5"), destination: folder.appendingPathComponent("q3.bin"))])
+        _ = await kept.run()
+        var all: [BatchEvent] = []
+        for await event in kept.events { all.append(event) }
+        #expect(all.contains { if case .finished = $0.event { true } else { false } })
+    }
+
     @Test func downloadEventsTellTheWholeStoryAndEnd() async throws {
         let download = Download(
             from: server.url("/gen/\(3 << 20)?rate=300000"), to: folder.appendingPathComponent("ev.bin"),

@@ -89,16 +89,21 @@ public struct BatchOptions: Sendable {
     public var maximumConnectionsPerHost: Int
     /// What to do with a file that already exists (default ``ExistingFiles/keepIfVerified``).
     public var existingFiles: ExistingFiles
+    /// Whether ``Batch/events`` keeps every event from the moment the batch is created (default
+    /// true). A caller that never reads them sets false: then no event is kept, nothing wakes for
+    /// each, and the sequence, if asked for after all, tells only what happens from then on.
+    public var keepsEvents: Bool
 
     /// Creates options; every parameter has the documented default.
     public init(
         parallelFiles: Int = Configuration.Defaults.parallelFiles,
         maximumConnectionsPerHost: Int = Configuration.Defaults.maximumConnectionsPerHost,
-        existingFiles: ExistingFiles = .keepIfVerified
+        existingFiles: ExistingFiles = .keepIfVerified, keepsEvents: Bool = true
     ) {
         self.parallelFiles = parallelFiles
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
         self.existingFiles = existingFiles
+        self.keepsEvents = keepsEvents
     }
 }
 
@@ -147,13 +152,14 @@ public final class Batch: Sendable {
     public let configuration: Configuration
     /// How the batch runs.
     public let options: BatchOptions
-    private let eventStream: AsyncStream<BatchEvent>
-    private let eventSink: AsyncStream<BatchEvent>.Continuation
+    /// The sequence ``events`` hands out: made with the batch, or, without
+    /// ``BatchOptions/keepsEvents``, when first asked for.
+    private let eventChannel = PlainMutex<EventChannel>(EventChannel())
     private let downloads: PlainMutex<[Int: Download]>
     /// Output paths by the item that saves there: two items never write one file.
     private let reservations = PlainMutex<[String: Int]>([:])
     /// Output folders as written, and where their symlinks lead.
-    private let resolvedFolders = PlainMutex<[String: URL]>([:])
+    private let resolvedFolders = PlainMutex<[String: String]>([:])
     /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
     private let naming: TurnTaker
     /// Kept-alive connections the files share: a file after the first reuses one (no TCP or TLS
@@ -171,16 +177,37 @@ public final class Batch: Sendable {
         connections = ConnectionCache(
             tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
-        (eventStream, eventSink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
+        if options.keepsEvents { _ = events }
+    }
+
+    /// The stream of ``events``, once made, and whether ``run()`` has ended.
+    private struct EventChannel {
+        var stream: AsyncStream<BatchEvent>?
+        var sink: AsyncStream<BatchEvent>.Continuation?
+        var ended = false
     }
 
     /// Every event of every download, tagged with its item's position, including a
     /// ``Event/finished(_:)`` for a file that was already in place and a ``Event/failed(_:)`` for an
     /// item that failed before its download started. Ends when ``run()`` returns. One consumer.
-    public var events: AsyncStream<BatchEvent> { eventStream }
+    ///
+    /// Kept from the moment the batch is created, so a consumer that starts late misses nothing
+    /// (unless ``BatchOptions/keepsEvents`` is false).
+    public var events: AsyncStream<BatchEvent> {
+        let (stream, ended) = eventChannel.withLock { channel in
+            if let stream = channel.stream { return (stream, false) }
+            let (stream, sink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
+            channel.stream = stream
+            channel.sink = sink
+            return (stream, channel.ended)
+        }
+        if ended { eventChannel.withLock { $0.sink }?.finish() }
+        return stream
+    }
 
     /// The download of item `index` once it has started (it stays available after it ends); nil
-    /// before, and for an item that needed no download.
+    /// before, and for an item that needed no download. Its events come through ``events``, tagged
+    /// with `index`, not through its own ``Download/events``.
     public func download(at index: Int) -> Download? {
         downloads.withLock { $0[index] }
     }
@@ -191,7 +218,10 @@ public final class Batch: Sendable {
     public func run() async -> [BatchOutcome] {
         defer {
             connections.closeAll()
-            eventSink.finish()
+            eventChannel.withLock { channel in
+                channel.ended = true
+                return channel.sink
+            }?.finish()
         }
         var outcomes: [Int: BatchOutcome] = [:]
         // Named outputs are known now: a second item with the same one fails before anything starts.
@@ -207,37 +237,33 @@ public final class Batch: Sendable {
         for index in items.indices where outcomes[index] != nil { naming.take(index) }
         let pending = items.indices.filter { outcomes[$0] == nil }
         let width = max(options.parallelFiles, 1)
-        // One control thread per lane, for the lane's files one after another
-        // (``ExecutorSet/laneThread``), rather than one started and ended for each file.
+        // One control thread per lane. Each lane takes the next item when its last one ends and runs
+        // it there from start to end (``ExecutorSet/laneThread``): a small file's steps follow one
+        // another on one thread, without a hop through the shared pool between them.
         let lanes = (0..<min(width, pending.count)).map { ThreadExecutor(name: "fastpull-ctl\($0)") }
         defer { for lane in lanes { lane.shutdown() } }
-        await withTaskGroup(of: (BatchOutcome, Int).self) { group in
-            func start(_ index: Int, in lane: Int) {
-                group.addTask {
-                    let outcome = await ExecutorSet.$laneThread.withValue(lanes[lane]) {
-                        await self.fetch(index)
+        let queue = PlainMutex(pending[...])
+        await withTaskGroup(of: [BatchOutcome].self) { group in
+            for lane in lanes {
+                group.addTask(executorPreference: lane) {
+                    await ExecutorSet.$laneThread.withValue(lane) {
+                        var done: [BatchOutcome] = []
+                        while let index = queue.withLock({ $0.popFirst() }) {
+                            done.append(await self.fetch(index))
+                        }
+                        return done
                     }
-                    return (outcome, lane)
                 }
             }
-            var next = 0
-            while next < lanes.count {
-                start(pending[next], in: next)
-                next += 1
-            }
-            while let (outcome, lane) = await group.next() {
-                outcomes[outcome.index] = outcome
-                if next < pending.count {
-                    start(pending[next], in: lane)
-                    next += 1
-                }
+            for await done in group {
+                for outcome in done { outcomes[outcome.index] = outcome }
             }
         }
         return items.indices.map { outcomes[$0]! }
     }
 
     private func emit(_ index: Int, _ event: Event) {
-        eventSink.yield(BatchEvent(index: index, event: event))
+        eventChannel.withLock { $0.sink }?.yield(BatchEvent(index: index, event: event))
     }
 
     /// Fetches one item: names it, keeps an existing file that is already right, or downloads it.
@@ -360,18 +386,22 @@ public final class Batch: Sendable {
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     private func reserve(_ file: URL, for index: Int) -> Int? {
-        let parent = file.deletingLastPathComponent()
+        // Split as text: URL's own path operations look at the file system and parse again each time.
+        let path = file.path(percentEncoded: false)
+        let slash = path.lastIndex(of: "/")
+        let written = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         // Folders are resolved once each: a batch of hundreds of files into one folder would otherwise
         // look up every component of its path again for each.
-        let written = parent.path(percentEncoded: false)
         let folder =
             resolvedFolders.withLock { $0[written] }
             ?? {
-                let resolved = parent.standardizedFileURL.resolvingSymlinksInPath()
+                let resolved = file.deletingLastPathComponent().standardizedFileURL.resolvingSymlinksInPath()
+                    .path(percentEncoded: false)
                 resolvedFolders.withLock { $0[written] = resolved }
                 return resolved
             }()
-        let key = folder.appendingPathComponent(file.lastPathComponent).path(percentEncoded: false)
+        let key = folder.hasSuffix("/") ? folder + name : folder + "/" + name
         return reservations.withLock { taken in
             if let other = taken[key], other != index { return other }
             taken[key] = index

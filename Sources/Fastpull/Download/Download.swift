@@ -33,6 +33,8 @@ public final class Download: Sendable {
     public let url: URL
     /// Where the verified file goes.
     public let destination: URL
+    /// `destination` as a file system path, worked out once.
+    let destinationPath: String
     /// How the download runs.
     public let configuration: Configuration
     private let counters = TransferCounters()
@@ -99,6 +101,7 @@ public final class Download: Sendable {
         self.probed = Mutex(probed)
         self.url = url
         self.destination = destination
+        destinationPath = destination.path(percentEncoded: false)
         self.configuration = configuration
         self.observer = observer
         channel = Mutex(EventChannel())
@@ -126,8 +129,9 @@ public final class Download: Sendable {
             return channel.sink
         }
         guard let sink else { return }
-        sink.yield(event)
-        observer?(event)
+        // A batch's download tells the batch, which tags and passes on each event: its own sequence
+        // would only keep them for nobody.
+        if let observer { observer(event) } else { sink.yield(event) }
     }
 
     /// How far the download has come. Safe to read from any task while ``run()`` is going.
@@ -240,7 +244,8 @@ public final class Download: Sendable {
     /// - Throws: ``FastpullError``. On failure the output path holds nothing new.
     public func run() async throws(FastpullError) -> Report {
         channel.withLock { if $0.ended { $0 = EventChannel() } }
-        let task = Task { [self] in
+        // In a batch lane the run stays on the lane's thread (see ``ExecutorSet/laneThread``).
+        let task = Task(executorPreference: ExecutorSet.laneThread) { [self] in
             do {
                 return try await Pipeline(download: self, counters: counters).run()
             } catch let error as FastpullError {
