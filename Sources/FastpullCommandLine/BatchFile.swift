@@ -114,36 +114,38 @@ package enum BatchFile {
         return ["sha256", "sha512", "sha1", "md5", "crc32c"].contains(name)
     }
 
-    /// The fields of a line, quotes removed; nil for an unclosed quote.
+    /// The fields of a line, quotes removed; nil for an unclosed quote. Read byte by byte: the
+    /// separators, quotes and backslashes are ASCII, which never occurs inside a multi-byte UTF-8
+    /// character.
     static func fields(of line: Substring) -> [String]? {
         var fields: [String] = []
-        var current = ""
+        var current: [UInt8] = []
         var inField = false
         var quoted = false
-        var characters = line.makeIterator()
-        while let character = characters.next() {
+        var bytes = line.utf8.makeIterator()
+        while let byte = bytes.next() {
             if quoted {
-                if character == "\\", let next = characters.next() {
+                if byte == UInt8(ascii: "\\"), let next = bytes.next() {
                     current.append(next)
-                } else if character == "\"" {
+                } else if byte == UInt8(ascii: "\"") {
                     quoted = false
                 } else {
-                    current.append(character)
+                    current.append(byte)
                 }
-            } else if character == " " || character == "\t" {
-                if inField { fields.append(current) }
-                current = ""
+            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                if inField { fields.append(String(decoding: current, as: UTF8.self)) }
+                current.removeAll(keepingCapacity: true)
                 inField = false
-            } else if character == "\"" {
+            } else if byte == UInt8(ascii: "\"") {
                 quoted = true
                 inField = true
             } else {
-                current.append(character)
+                current.append(byte)
                 inField = true
             }
         }
         guard !quoted else { return nil }
-        if inField { fields.append(current) }
+        if inField { fields.append(String(decoding: current, as: UTF8.self)) }
         return fields
     }
 }

@@ -29,6 +29,14 @@ struct BatchFileTests {
         #expect(lines[2].checksums.map(\.algorithm) == ["sha256", "md5"])
     }
 
+    /// Paths in any script survive the splitting whole, quoted or not, escaped or not.
+    @Test func pathsOutsideASCIIStayWhole() throws {
+        let text =
+            "http://h.test/a  d\u{00F6}s/\u{1F4E6}.bin\nhttp://h.test/b \"\u{00FC}ber  n\\\u{00E9}\u{0301}\\\"e\"\n"
+        let lines = try BatchFile.parse(text, source: "list.txt")
+        #expect(lines.map(\.output) == ["d\u{00F6}s/\u{1F4E6}.bin", "\u{00FC}ber  n\u{00E9}\u{0301}\"e"])
+    }
+
     /// Further URLs on a line are other sources of the file, tab-separated as aria2 writes them (or
     /// space-separated); a bad one names the line.
     @Test func furtherURLsOnALineAreMirrors() throws {

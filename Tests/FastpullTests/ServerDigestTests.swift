@@ -288,6 +288,21 @@ struct ServerDigestTests {
         Self.expectIgnored(Self.ignored(linkedWeak, full: true), [("X-Linked-Etag", "weak")])
     }
 
+    /// S3's multipart form is `"<even count of hex digits>-<decimal parts>"`; nginx's
+    /// `"<mtime hex>-<size hex>"` and other look-alikes are not it.
+    @Test func multipartETagShapes() {
+        for value in ["\"\(Self.md5.uppercased())-3\"", "W/\"ab-1\"", "\"0a1b-250\""] {
+            Self.expectIgnored(
+                Self.ignored(Self.head([("ETag", value)]), full: true), [("ETag", "multipart")])
+        }
+        for value in [
+            "\"6b107639-3a027\"", "\"abc-2\"", "\"-2\"", "\"ab-\"", "\"ab-2x\"", "\"zz-2\"", "ab-2",
+            "\"ab-٣\"",
+        ] {
+            #expect(Self.ignored(Self.head([("ETag", value)]), full: true).isEmpty, "\(value)")
+        }
+    }
+
     @Test func amazonCompositeByTypeHeader() {
         let head = Self.head([
             ("x-amz-checksum-crc32c", "ImIEBA=="), ("x-amz-checksum-type", "COMPOSITE"),

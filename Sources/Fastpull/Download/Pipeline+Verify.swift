@@ -56,7 +56,7 @@ extension Pipeline {
             }
             checked.append(expectation)
         }
-        let names = checksumFileNames(remote: remote)
+        let names = configuration.checksumFiles.isEmpty ? [] : checksumFileNames(remote: remote)
         for file in configuration.checksumFiles {
             guard !ChecksumFile.entries(in: file.text).isEmpty else {
                 throw FastpullError(

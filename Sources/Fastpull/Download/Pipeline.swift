@@ -7,7 +7,7 @@ struct Pipeline {
     let counters: TransferCounters
 
     var configuration: Configuration { download.configuration }
-    var outputPath: String { download.destination.path(percentEncoded: false) }
+    var outputPath: String { download.destinationPath }
     var partPath: String { outputPath + ".part" }
     var store: JournalStore { JournalStore(partPath: partPath) }
 
@@ -410,17 +410,22 @@ struct Pipeline {
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
         let output = FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
-        let folder = download.destination.deletingLastPathComponent().path(percentEncoded: false)
-        guard FileSystem.isDirectory(folder.isEmpty ? "." : folder) else {
-            throw FastpullError(
-                .localIO, "the folder \(folder) does not exist; create it or choose another output path")
-        }
+        let path = outputPath
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         guard output != S_IFDIR else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
         }
-        let name = download.destination.lastPathComponent
-        let room = FileSystem.maximumNameLength(in: folder.isEmpty ? "." : folder)
+        // A file that is there is in a folder that is there.
+        guard output != nil || FileSystem.isDirectory(folder) else {
+            throw FastpullError(
+                .localIO, "the folder \(folder) does not exist; create it or choose another output path")
+        }
+        let name = slash.map { path[path.index(after: $0)...] } ?? path[...]
         let suffix = JournalStore.longestSuffix.utf8.count
+        // No writable file system in use allows fewer than 143 bytes (eCryptfs): a shorter name needs no
+        // look at the folder's limit.
+        let room = name.utf8.count + suffix <= 143 ? 143 : FileSystem.maximumNameLength(in: folder)
         guard name.utf8.count + suffix <= room else {
             throw FastpullError(
                 .usage,

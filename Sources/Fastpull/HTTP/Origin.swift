@@ -28,9 +28,10 @@ struct Origin: Sendable, Hashable, CustomStringConvertible {
 extension URL {
     /// The request target: the percent-encoded path (or `/`) and query.
     var requestTarget: String {
-        guard let components = URLComponents(url: self, resolvingAgainstBaseURL: true) else { return "/" }
-        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { target += "?" + query }
+        let url = baseURL == nil ? self : absoluteURL
+        let path = url.path(percentEncoded: true)
+        var target = path.isEmpty ? "/" : path
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
         return target
     }
 }

@@ -7,6 +7,10 @@ extension URL {
     /// which URL it was; what would let anyone else fetch it does not reach a terminal, a log or a CI
     /// transcript.
     package var redactedForDisplay: String {
+        // Without a password or a query there is nothing to redact (the common case, and the cheap one).
+        guard password(percentEncoded: true) != nil || query(percentEncoded: true) != nil else {
+            return absoluteString
+        }
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
             return absoluteString
         }

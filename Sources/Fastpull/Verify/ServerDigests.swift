@@ -47,6 +47,7 @@ enum ServerDigests {
     /// Whether `url` carries a signature in its query: AWS SigV4 or SigV2, Google Cloud Storage or an
     /// Azure shared access signature.
     static func isPresigned(_ url: URL) -> Bool {
+        guard url.query(percentEncoded: true) != nil else { return false }
         let names =
             URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.map { $0.name.lowercased() }
             ?? []
@@ -349,17 +350,24 @@ enum ServerDigests {
 
         /// `"<hex>-<parts>"`, the S3 multipart form (optionally weak).
         static func isMultipartETag(_ value: Substring) -> Bool {
-            var value = value
-            if value.hasPrefix("W/") {
-                value = value.dropFirst(2)
-            }
-            guard value.count >= 4, value.hasPrefix("\""), value.hasSuffix("\"") else { return false }
-            let inner = value.dropFirst().dropLast()
-            guard let dash = inner.lastIndex(of: "-") else { return false }
+            var bytes = value.utf8[...]
+            if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
+            guard bytes.count >= 4, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"")
+            else { return false }
+            let inner = bytes.dropFirst().dropLast()
+            guard let dash = inner.lastIndex(of: UInt8(ascii: "-")) else { return false }
             let hex = inner[..<dash]
             let parts = inner[inner.index(after: dash)...]
-            return !hex.isEmpty && hex.utf8.count % 2 == 0 && Digest.bytes(hex: hex) != nil
-                && !parts.isEmpty && parts.allSatisfy(\.isASCII) && parts.allSatisfy(\.isNumber)
+            func isHexDigit(_ byte: UInt8) -> Bool {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+                    UInt8(ascii: "A")...UInt8(ascii: "F"):
+                    return true
+                default: return false
+                }
+            }
+            return !hex.isEmpty && hex.count % 2 == 0 && hex.allSatisfy(isHexDigit) && !parts.isEmpty
+                && parts.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
 
         /// RFC 9530 registry keys (lowercase by the structured-field grammar).
