@@ -49,9 +49,10 @@ struct OriginRecord: Sendable, Equatable {
     }
 
     /// Writes the record on the open file `descriptor` (before it is renamed into place, so the file
-    /// appears with it). Returns false where the file system keeps no user attributes.
+    /// appears with it). Returns false where the file system keeps no user attributes. `fresh`: the
+    /// file was created by this run, so it carries no attribute of an earlier one to remove.
     @discardableResult
-    func write(to descriptor: Int32) -> Bool {
+    func write(to descriptor: Int32, fresh: Bool = false) -> Bool {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return false }
         var values: [(String, String)] = [
@@ -67,6 +68,7 @@ struct OriginRecord: Sendable, Equatable {
         }
         // A field this version does not have goes: a `.part` kept from an earlier attempt may carry
         // the last version's.
+        guard !fresh else { return true }
         let absent = [
             sha256.isEmpty ? Self.names.sha256 : nil, etag == nil ? Self.names.etag : nil,
             lastModified == nil ? Self.names.lastModified : nil,

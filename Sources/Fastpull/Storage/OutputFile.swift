@@ -24,13 +24,22 @@ final class OutputFile: Sendable {
 
     /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
     init(creatingAt path: String) throws(StorageError) {
-        let flags = O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC
+        var created = true
         var fd: Int32
-        repeat { fd = open(path, flags, 0o666) } while fd < 0 && errno == EINTR
+        repeat {
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+        } while fd < 0 && errno == EINTR
+        if fd < 0 && errno == EEXIST {
+            // Truncated, it keeps its extended attributes: not a file this run created.
+            created = false
+            repeat {
+                fd = open(path, O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
+            } while fd < 0 && errno == EINTR
+        }
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
-        self.wasCreated = true
+        self.wasCreated = created
     }
 
     /// Opens an existing file to resume into it, without truncating it. Refuses to follow a symlink.
@@ -172,7 +181,9 @@ final class OutputFile: Sendable {
     /// Flushes data and metadata to stable storage.
     /// Records where the file came from (``OriginRecord``) on it; best effort.
     func record(_ origin: OriginRecord) {
-        origin.write(to: descriptor)
+        // A file this run created has no attributes of an earlier run's version to remove (the record
+        // is the last thing written before the rename, so no attempt of this run left one either).
+        origin.write(to: descriptor, fresh: wasCreated)
     }
 
     func sync() throws(StorageError) {
