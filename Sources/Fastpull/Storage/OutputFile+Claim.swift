@@ -43,17 +43,7 @@ extension OutputFile {
         while true {
             attempts += 1
             // A new file is created exclusively; an existing one is opened as it is.
-            var created = true
-            var fd: Int32
-            repeat {
-                fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o666)
-            } while fd < 0 && errno == EINTR
-            if fd < 0 && errno == EEXIST {
-                created = false
-                repeat {
-                    fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-                } while fd < 0 && errno == EINTR
-            }
+            let (fd, created) = Self.openCreating(path, flags: O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else {
                 let code = errno
                 if code == ELOOP || code == ENXIO || code == EISDIR { throw .notRegular(path: path) }

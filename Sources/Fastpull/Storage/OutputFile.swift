@@ -24,22 +24,24 @@ final class OutputFile: Sendable {
 
     /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
     init(creatingAt path: String) throws(StorageError) {
-        var created = true
-        var fd: Int32
-        repeat {
-            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
-        } while fd < 0 && errno == EINTR
-        if fd < 0 && errno == EEXIST {
-            // Truncated, it keeps its extended attributes: not a file this run created.
-            created = false
-            repeat {
-                fd = open(path, O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
-            } while fd < 0 && errno == EINTR
-        }
+        // Truncated, an existing file keeps its extended attributes: not a file this run created.
+        let (fd, created) = Self.openCreating(path, flags: O_RDWR | O_NOFOLLOW | O_CLOEXEC, existing: O_TRUNC)
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
         self.wasCreated = created
+    }
+
+    /// Opens `path` with `flags`, creating it exclusively (mode 0666 before the umask); where it exists
+    /// already, opens that with `flags` and `existing`. Retries on `EINTR`; `fd` is -1 (with `errno`
+    /// set) on failure. `created`: whether this call made the file.
+    static func openCreating(_ path: String, flags: Int32, existing: Int32 = 0) -> (fd: Int32, created: Bool)
+    {
+        var fd: Int32
+        repeat { fd = open(path, flags | O_CREAT | O_EXCL, 0o666) } while fd < 0 && errno == EINTR
+        guard fd < 0 && errno == EEXIST else { return (fd, true) }
+        repeat { fd = open(path, flags | existing) } while fd < 0 && errno == EINTR
+        return (fd, false)
     }
 
     /// Opens an existing file to resume into it, without truncating it. Refuses to follow a symlink.
