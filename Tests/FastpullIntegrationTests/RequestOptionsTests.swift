@@ -294,7 +294,10 @@ struct RequestOptionsTests {
             #expect(!head.contains("SECRET"))
             #expect(Self.values("Authorization", in: head).isEmpty)
         }
-        #expect(origin.stats.requests >= proxy.connections)
+        // Every tunnel reached the origin. (Not every one carried a request: a connection still
+        // opening when the file is complete is closed unused.)
+        #expect(origin.stats.connections == proxy.connections)
+        #expect(origin.stats.requests >= 1)
     }
 
     @Test func aProxyThatWantsCredentialsFailsWithItsStatus() async throws {
