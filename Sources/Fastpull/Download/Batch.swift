@@ -194,15 +194,15 @@ public final class Batch: Sendable {
     /// Kept from the moment the batch is created, so a consumer that starts late misses nothing
     /// (unless ``BatchOptions/keepsEvents`` is false).
     public var events: AsyncStream<BatchEvent> {
-        let (stream, ended) = eventChannel.withLock { channel in
-            if let stream = channel.stream { return (stream, false) }
+        eventChannel.withLock { channel in
+            if let stream = channel.stream { return stream }
             let (stream, sink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
             channel.stream = stream
             channel.sink = sink
-            return (stream, channel.ended)
+            // Asked for after the run: nothing more will come.
+            if channel.ended { sink.finish() }
+            return stream
         }
-        if ended { eventChannel.withLock { $0.sink }?.finish() }
-        return stream
     }
 
     /// The download of item `index` once it has started (it stays available after it ends); nil
@@ -387,10 +387,7 @@ public final class Batch: Sendable {
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     private func reserve(_ file: URL, for index: Int) -> Int? {
         // Split as text: URL's own path operations look at the file system and parse again each time.
-        let path = file.path(percentEncoded: false)
-        let slash = path.lastIndex(of: "/")
-        let written = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let (written, name) = FileSystem.split(file.path(percentEncoded: false))
         // Folders are resolved once each: a batch of hundreds of files into one folder would otherwise
         // look up every component of its path again for each.
         let folder =

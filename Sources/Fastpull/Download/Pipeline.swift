@@ -410,9 +410,7 @@ struct Pipeline {
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
         let output = FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
-        let path = outputPath
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let (folder, name) = FileSystem.split(outputPath)
         guard output != S_IFDIR else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
         }
@@ -421,7 +419,6 @@ struct Pipeline {
             throw FastpullError(
                 .localIO, "the folder \(folder) does not exist; create it or choose another output path")
         }
-        let name = slash.map { path[path.index(after: $0)...] } ?? path[...]
         let suffix = JournalStore.longestSuffix.utf8.count
         // No writable file system in use allows fewer than 143 bytes (eCryptfs): a shorter name needs no
         // look at the folder's limit.

@@ -90,8 +90,7 @@ final class OutputFile: Sendable {
         let held = Int64(info.st_blocks) * 512
         let (free, overflow) = Int64(volume.f_bavail).multipliedReportingOverflow(by: Int64(volume.f_frsize))
         guard !overflow, size - held > free else { return }
-        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        throw SpaceError(folder: folder.isEmpty ? "/" : folder, needed: size - held, free: free)
+        throw SpaceError(folder: FileSystem.split(path).folder, needed: size - held, free: free)
     }
 
     /// Whether the file lives on tmpfs (or ramfs), whose pages are memory.
@@ -249,6 +248,14 @@ final class OutputFile: Sendable {
 
 /// Small file-system helpers used around the output file.
 enum FileSystem {
+    /// The folder holding `path` (`.` for a bare name, `/` at the root) and the name in it, split as
+    /// text: no look at the disk.
+    static func split(_ path: String) -> (folder: String, name: Substring) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path[...]) }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        return (folder, path[path.index(after: slash)...])
+    }
+
     /// Removes a file if it exists; errors other than "not there" are reported.
     static func remove(_ path: String) throws(StorageError) {
         guard unlink(path) == 0 || errno == ENOENT else {
@@ -293,13 +300,7 @@ enum FileSystem {
 
     /// Best effort: fsync the folder holding `path`, so a rename survives a crash.
     static func syncDirectory(containing path: String) {
-        let folder: String
-        if let slash = path.lastIndex(of: "/") {
-            folder = slash == path.startIndex ? "/" : String(path[..<slash])
-        } else {
-            folder = "."
-        }
-        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = open(split(path).folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
         Glibc.close(fd)
