@@ -111,8 +111,11 @@ struct SchedulerTests {
         var configuration = Configuration.quickRetries(connections: 2)
         configuration.stallTimeout = .milliseconds(300 * FaultRun.timeScale)
         configuration.traceFile = folder.path + "/trace.jsonl"
-        // The first response stops sending after 100 000 bytes and never closes.
-        let (report, _) = try await run("/gen/\(size)?stall-after=100000&stalls=1", configuration)
+        // The first response stops sending after 100 000 bytes and never closes. The other connection
+        // runs at 2 MB/s, so it cannot fetch the whole file and take over the stalled one's bytes
+        // before the stall is seen (it did in a CI run: the file was in, and nothing stalled).
+        let (report, _) = try await run(
+            "/gen/\(size)?stall-after=100000&stalls=1&rate=2000000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
         let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         #expect(records.contains { $0["event"] as? String == "stall" })
