@@ -1,5 +1,5 @@
 import Fastpull
-import Foundation
+import FoundationEssentials
 
 /// The input file of `fastpull -i FILE`: one download a line, `URL [MIRROR-URL]... [OUTPUT]
 /// [ALGO=VALUE]...`.
@@ -110,7 +110,7 @@ package enum BatchFile {
     /// Whether `field` reads as `ALGO=VALUE` with a known algorithm (else it is a path, even with `=`).
     static func isChecksum(_ field: String) -> Bool {
         guard let equals = field.firstIndex(of: "=") else { return false }
-        let name = field[..<equals].lowercased().replacingOccurrences(of: "-", with: "")
+        let name = field[..<equals].lowercased().replacing("-", with: "")
         return ["sha256", "sha512", "sha1", "md5", "crc32c"].contains(name)
     }
 

@@ -1,5 +1,5 @@
 import Fastpull
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The typed, validated options of one `fastpull` run. Every error names the option and the bad
@@ -187,7 +187,7 @@ package struct CommandOptions: Sendable {
             proxy = text.isEmpty ? "" : try Self.proxyURL(text).absoluteString
         }
         if let text = parsed.last("noproxy") {
-            noProxy = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            noProxy = text.split(separator: ",").map { $0.trimmingSpaces() }
                 .filter { !$0.isEmpty }
         }
         for text in parsed.all("checksum") {
@@ -456,17 +456,18 @@ package struct CommandOptions: Sendable {
             throw UsageError(option: "header", "expected 'Name: value'", got: text)
         }
         let name = String(text[..<colon])
-        let tokenCharacters = "!#$%&'*+-.^_`|~"
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~".utf8)
         guard !name.isEmpty,
-            name.unicodeScalars.allSatisfy({
-                $0.isASCII
-                    && (CharacterSet.alphanumerics.contains($0)
-                        || tokenCharacters.unicodeScalars.contains($0))
+            name.utf8.allSatisfy({ byte in
+                let lower = byte | 0x20
+                return (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z"))
+                    || tokenCharacters.contains(byte)
             })
         else {
             throw UsageError(option: "header", "expected a field name of letters, digits and -", got: text)
         }
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = text[text.index(after: colon)...].trimmingSpaces()
         guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
             throw UsageError(option: "header", "a value cannot hold line breaks", got: text)
         }

@@ -30,7 +30,7 @@ package enum HelpText {
                 let help = wrap(option.help, width: width - column)
                 let indent = String(repeating: " ", count: column)
                 if column == 34, synopsis.count < 32 {
-                    lines.append("  " + synopsis.padding(toLength: 32, withPad: " ", startingAt: 0) + help[0])
+                    lines.append("  " + synopsis.padded(to: 32) + help[0])
                 } else {
                     lines.append("  " + synopsis)
                     lines.append(indent + help[0])
@@ -42,7 +42,7 @@ package enum HelpText {
         lines += wrap("EXIT CODES (a batch exits with its first failed file's code):", width: width)
         for (code, meaning) in ExitCodeTable.rows {
             let wrapped = wrap(meaning, width: width - 7)
-            lines.append("  " + String(code).padding(toLength: 5, withPad: " ", startingAt: 0) + wrapped[0])
+            lines.append("  " + String(code).padded(to: 5) + wrapped[0])
             for more in wrapped.dropFirst() { lines.append(String(repeating: " ", count: 7) + more) }
         }
         return lines.joined(separator: "\n")

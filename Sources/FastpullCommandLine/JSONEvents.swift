@@ -1,5 +1,5 @@
 import Fastpull
-import Foundation
+import FoundationEssentials
 
 extension JSONValue {
     fileprivate init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }

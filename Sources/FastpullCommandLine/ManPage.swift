@@ -52,7 +52,7 @@ package enum ManPage {
 
     /// `text` with roff's special characters escaped, and no line starting with a control character.
     static func escaped(_ text: String) -> String {
-        let text = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        let text = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         return text.hasPrefix(".") || text.hasPrefix("'") ? "\\&" + text : text
     }
 }

@@ -103,10 +103,10 @@ package enum ShellCompletions {
 
     /// `text` safe inside a single-quoted word of `shell` (and, for zsh, inside `[…]`).
     private static func quoted(_ text: String, for shell: String) -> String {
-        var text = text.replacingOccurrences(of: "'", with: shell == "fish" ? "\\'" : "'\\''")
+        var text = text.replacing("'", with: shell == "fish" ? "\\'" : "'\\''")
         if shell == "zsh" {
-            text = text.replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
-            text = text.replacingOccurrences(of: ":", with: "\\:")
+            text = text.replacing("[", with: "\\[").replacing("]", with: "\\]")
+            text = text.replacing(":", with: "\\:")
         }
         return text
     }

@@ -1,6 +1,7 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads the small documents a run needs before its downloads start (`--checksum-file`,
 /// `--metalink`): a local file, or an http(s) URL fetched with Fastpull itself (one connection, the
@@ -31,8 +32,9 @@ enum DocumentLoader {
     }
 
     private static func read(_ path: String, kind: String, option: String) throws(FastpullError) -> Data {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumSize {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_size > Self.maximumSize {
+            let size = info.st_size
             throw FastpullError(.usage, "\(option): \(path) is \(size) bytes, too large for a \(kind)")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -119,7 +121,7 @@ enum MetalinkLoader {
                 throw FastpullError(
                     .usage,
                     "--metalink: \(source): "
-                        + error.message.replacingOccurrences(of: "the Metalink file ", with: "it "))
+                        + error.message.replacing("the Metalink file ", with: "it "))
             }
         }
         return files

@@ -1,6 +1,7 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `--dry-run`: probes every URL and prints what a download would do (size, validators, ranges, the
 /// digests the server offers, the output path and the segments) on stdout, fetching nothing and
@@ -87,7 +88,7 @@ struct DryRun {
         let header =
             jobs.count > 1
             ? "[\(index + 1)/\(jobs.count)] \(item.url.redactedForDisplay)" : item.url.redactedForDisplay
-        return ([header] + rows.map { "  " + $0.0.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.1 })
+        return ([header] + rows.map { "  " + $0.0.padded(to: 15) + $0.1 })
             .joined(separator: "\n")
     }
 

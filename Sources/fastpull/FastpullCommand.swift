@@ -1,6 +1,7 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
+import Glibc
 
 #if canImport(Glibc)
     import Glibc
@@ -86,7 +87,7 @@ struct FastpullCommand {
         guard let path else { return [] }
         let data: Data?
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            data = StandardStream.readAll(from: STDIN_FILENO)
         } else {
             data = FileManager.default.contents(atPath: path)
         }

@@ -1,6 +1,6 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

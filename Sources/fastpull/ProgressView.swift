@@ -1,6 +1,6 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The progress display on stderr.
@@ -96,15 +96,15 @@ struct ProgressView {
         // Nothing moves while every connection waits for a retry: say so, and why.
         if let retry = progress.waitingToRetry, progress.activeConnections == 0 {
             var parts: [String] = withName ? [row.name] : []
-            if let percent = progress.fraction.map({ String(format: "%3.0f%%", $0 * 100) }) {
+            if let percent = progress.fraction.map({ ByteFormat.printf("%3.0f%%", $0 * 100) }) {
                 parts.append(percent)
             }
             parts.append(
-                "retrying in \(String(format: "%.1f", retry.secondsLeft)) s (\(retry.attempt)/\(retry.retries)): "
+                "retrying in \(ByteFormat.printf("%.1f", retry.secondsLeft)) s (\(retry.attempt)/\(retry.retries)): "
                     + retry.reason)
             return fit(parts.joined(separator: "  "), width: width)
         }
-        let percent = progress.fraction.map { String(format: "%3.0f%%", $0 * 100) }
+        let percent = progress.fraction.map { ByteFormat.printf("%3.0f%%", $0 * 100) }
         let eta: Double? = {
             guard let total = progress.totalBytes, row.speed > 0 else { return nil }
             return Double(max(total - progress.bytesWritten, 0)) / row.speed
@@ -137,12 +137,11 @@ struct ProgressView {
 
     /// A batch line: `[2/5] name  45%  …`, the name cut or padded to `nameWidth`.
     static func batchLine(_ row: Row, width: Int, count: Int, nameWidth: Int) -> String {
-        let label = "[\(row.index + 1)/\(count)]".padding(
-            toLength: "[\(count)/\(count)]".count, withPad: " ", startingAt: 0)
+        let label = "[\(row.index + 1)/\(count)]".padded(to: "[\(count)/\(count)]".count)
         let name =
             row.name.count > nameWidth
             ? String(row.name.prefix(max(nameWidth - 1, 1))) + "…"
-            : row.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            : row.name.padded(to: nameWidth)
         let rest = line(row, width: max(width - label.count - nameWidth - 3, 10), withName: false)
         return fit("\(label) \(name)  \(rest)", width: width)
     }

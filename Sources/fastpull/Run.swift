@@ -1,6 +1,7 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Runs the downloads of one command as a ``Batch`` (one URL is a batch of one): the progress view on
@@ -19,11 +20,8 @@ struct Run {
         defer { signals.stop() }
         let console = Console()
         if let directory = options.directory {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                console.note(
-                    "error: --dir: cannot create the folder \(directory): \(error.localizedDescription)")
+            if let reason = Self.makeFolder(directory) {
+                console.note("error: --dir: cannot create the folder \(directory): \(reason)")
                 return FastpullError.Code.localIO.rawValue
             }
         }
@@ -144,5 +142,21 @@ final class Interruption: Sendable {
             return state.happened
         }
         if happened { task.cancel() }
+    }
+
+}
+
+extension Run {
+    /// Creates the folder `path` and those above it that are missing; nil when it is there, else the
+    /// reason it cannot be.
+    static func makeFolder(_ path: String) -> String? {
+        var current = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
+            if mkdir(current, 0o777) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return String(cString: strerror(errno)) }
+        return info.st_mode & S_IFMT == S_IFDIR ? nil : "it exists and is not a folder"
     }
 }

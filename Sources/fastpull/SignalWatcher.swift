@@ -1,4 +1,6 @@
-import Foundation
+import Fastpull
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,7 +25,7 @@ final class SignalWatcher: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let readEnd = ends[0]
         Self.pipeWrite = ends[1]
-        Thread { [self] in
+        OSThread.detach { [self] in
             var seen = false
             while true {
                 var number: UInt8 = 0
@@ -38,7 +40,7 @@ final class SignalWatcher: Sendable {
                 seen = true
                 onSignal()
             }
-        }.start()
+        }
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
             var byte = UInt8(truncatingIfNeeded: number)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -30,5 +30,18 @@ enum StandardStream {
             done += count
         }
         return true
+    }
+
+    /// Everything `descriptor` gives until its end; nil when reading fails.
+    static func readAll(from descriptor: Int32) -> Data? {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[..<count])
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Fastpull
 import FastpullCommandLine
-import Foundation
+import FoundationEssentials
 
 /// The human lines on stderr: notes while a download runs, the one-line summary of a saved file, each
 /// file's outcome in a batch, and the batch's tally.
@@ -57,10 +57,10 @@ enum Summary {
             verified.isEmpty
             ? ""
             : " (checksum verified: \(verified.joined(separator: ", ")), "
-                + "\(String(format: "%.3f", report.hashTailSeconds))s after the last byte)"
+                + "\(ByteFormat.printf("%.3f", report.hashTailSeconds))s after the last byte)"
         let resumed = report.resumedBytes > 0 ? ", resumed after \(ByteFormat.size(report.resumedBytes))" : ""
         return "saved \(report.outputPath) (\(ByteFormat.size(report.size))) in "
-            + "\(String(format: "%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
+            + "\(ByteFormat.printf("%.2f", report.seconds))s, \(ByteFormat.speed(report.bytesPerSecond)), "
             + (report.connections == 1 ? "1 connection" : "up to \(report.connections) connections")
             + digests.map { ", " + $0 }.joined() + "\(verification)\(resumed)\(sources(report.sources))"
     }
@@ -84,7 +84,7 @@ enum Summary {
         case .exchange(let exchange):
             return exchange.request.map { "> " + $0 } + exchange.response.map { "< " + $0 }
         case .retry(let connection, let reason, let delay):
-            return ["* connection \(connection) retries in \(String(format: "%.1f", delay)) s: \(reason)"]
+            return ["* connection \(connection) retries in \(ByteFormat.printf("%.1f", delay)) s: \(reason)"]
         case .connections(let count):
             return ["* connections: \(count)"]
         case .steal(let from, let to, let offset, let end, let hedged):

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Decides whether a file already at a destination is the one asked for: it is when it matches every
 /// checksum known before any request (given ones, and the checksum files' entries for its name).
@@ -116,7 +117,7 @@ enum ExistingFile {
         Int64, [Digest.Algorithm: [UInt8]]
     )? {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: hash(path, algorithms: algorithms)) }.start()
+            OSThread.detach { continuation.resume(returning: hash(path, algorithms: algorithms)) }
         }
     }
 
@@ -124,24 +125,25 @@ enum ExistingFile {
     private static func hash(_ path: String, algorithms: [Digest.Algorithm]) -> (
         Int64, [Digest.Algorithm: [UInt8]]
     )? {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
-            let handle = FileHandle(forReadingAtPath: path)
-        else { return nil }
-        defer { try? handle.close() }
+        // Only a regular file: opening a FIFO would wait for a writer.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
         let set = DigestSet(algorithms)
         var size: Int64 = 0
         while true {
-            let chunk: Data?
-            do {
-                chunk = try handle.read(upToCount: 1 << 20)
-            } catch {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
                 return nil
             }
-            // Foundation answers nil or empty data at the end of the file.
-            guard let chunk, !chunk.isEmpty else { break }
-            chunk.withUnsafeBytes { set.update($0) }
-            size += Int64(chunk.count)
+            if count == 0 { break }
+            set.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            size += Int64(count)
         }
         return (size, set.finalize())
     }

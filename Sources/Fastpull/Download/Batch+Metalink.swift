@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Batch {
     /// The largest Metalink document followed, in bytes.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Downloads many files, a few at a time, and returns every file's outcome: one failure does not stop

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a download runs. Every property has a default, so `Configuration()` is a good start.
 public struct Configuration: Sendable {

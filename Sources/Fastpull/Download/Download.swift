@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Downloads `url` to `file` with parallel ranged connections and verifies it before it appears.

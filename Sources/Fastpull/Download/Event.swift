@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Something a running download wants its user to know, delivered through ``Download/events``.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one error type Fastpull throws. Its ``code`` is stable and is also the command line's exit code.
 public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible {

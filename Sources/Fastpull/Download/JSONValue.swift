@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value whose object keys keep their order, so every line `fastpull --json` prints has its
 /// fields in a stable order.
@@ -31,7 +31,7 @@ package indirect enum JSONValue: Sendable, Equatable {
                 output += "null"
                 return
             }
-            var text = String(format: "%.3f", value)
+            var text = ByteFormat.printf("%.3f", value)
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }
             output += text == "-0" ? "0" : text
@@ -67,7 +67,7 @@ package indirect enum JSONValue: Sendable, Equatable {
             case "\t": output += "\\t"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
-                    output += String(format: "\\u%04x", scalar.value)
+                    output += ByteFormat.printf("\\u%04x", scalar.value)
                 } else {
                     output.unicodeScalars.append(scalar)
                 }

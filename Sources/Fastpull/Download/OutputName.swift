@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The name a download is saved under when none is given: the server's `Content-Disposition` file
 /// name, else the last component of the URL's path, else `index.html` — always made safe to create in
@@ -25,7 +25,7 @@ package enum OutputName {
     package static func fromURL(_ url: URL) -> String? {
         let path = url.path(percentEncoded: true)
         guard let last = path.split(separator: "/", omittingEmptySubsequences: true).last else { return nil }
-        let decoded = String(last).removingPercentEncoding ?? String(last)
+        let decoded = String(last).percentDecoded ?? String(last)
         return sanitize(decoded)
     }
 
@@ -44,9 +44,9 @@ package enum OutputName {
         for scalar in parts.last ?? Substring.UnicodeScalarView() where !isUnsafe(scalar) {
             scalars.append(scalar)
         }
-        var result = String(scalars).trimmingCharacters(in: .whitespaces)
+        var result = String(scalars).trimmingSpaces()
         while result.unicodeScalars.first == "." {
-            result = String(result.unicodeScalars.dropFirst()).trimmingCharacters(in: .whitespaces)
+            result = String(result.unicodeScalars.dropFirst()).trimmingSpaces()
         }
         guard !result.isEmpty else { return nil }
         return shortened(result, toBytes: maximumBytes)
@@ -87,7 +87,7 @@ package enum OutputName {
             }
         }
         // The cut may fall just after a space.
-        return (kept + suffix).trimmingCharacters(in: .whitespaces)
+        return (kept + suffix).trimmingSpaces()
     }
 }
 
@@ -145,9 +145,9 @@ package enum ContentDisposition {
             } else {
                 let token = characters.prefix(while: { $0 != ";" })
                 characters = characters.dropFirst(token.count)
-                value = token.trimmingCharacters(in: .whitespaces)
+                value = token.trimmingSpaces()
             }
-            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            let key = name.trimmingSpaces().lowercased()
             if !key.isEmpty { result.append((key, value)) }
         }
         return result

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Pipeline {
     /// What each task of the fetch group ends with.

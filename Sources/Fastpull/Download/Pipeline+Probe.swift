@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Pipeline {
     /// Probes the remote file and announces the plan's first facts; returns the probe's outcome and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Pipeline {
     /// Where a segmented download starts: the `.part` file, the segments with their progress, and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Pipeline {
     /// One streaming connection for a server without ranges or without a length, or for a small file

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Pipeline {
     /// What one download is checked against: the given checksums, the entries of the checksum files

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The steps of one download, in order: validate, probe, resume or plan, fetch (with the streaming
 /// hash and the journal), verify, and move into place.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Paces the bytes every connection of one download receives to ``bytesPerSecond`` in total.
@@ -57,7 +57,7 @@ final class RateLimiter: Sendable {
             let now = ContinuousClock.now
             if now >= due { return }
             if isCancelled() { throw .cancelled }
-            Thread.sleep(forTimeInterval: min((due - now).seconds, 0.01))
+            OSThread.sleep(seconds: min((due - now).seconds, 0.01))
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a finished download did: where the file is, how big, how fast, and its verified digest.
 public struct Report: Sendable {

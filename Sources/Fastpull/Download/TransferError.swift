@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Failures the transfer path itself detects in what a server sent.
 enum TransferError: Error, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One connection's work loop: ask the scheduler for a window (more of its own range, a waiting
 /// range, a stolen half, or a slow connection's tail), fetch it with a ranged GET into the file, and

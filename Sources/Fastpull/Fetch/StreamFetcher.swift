@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no
 /// length (chunked bodies included), or when the probe's answer holds the whole of a small file,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The connections of one download: the factory that opens new ones (directly, to a forward proxy for

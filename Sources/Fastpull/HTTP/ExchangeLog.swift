@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request head and the response head that answered it, as `--verbose` shows them: one line per
 /// field, with credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, `Set-Cookie`) and the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// HTTP dates (RFC 9110 §5.6.7), as `Date`, `Last-Modified` and `Retry-After` carry them.
 enum HTTPDate {

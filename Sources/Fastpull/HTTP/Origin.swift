@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Scheme, host and port: what a connection is bound to, and what the pool keys on.
 struct Origin: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An HTTP proxy: where to connect, and the credentials its URL carries.
 ///
@@ -25,7 +26,7 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// port means 1080). User and password are percent-decoded. `source` names where the text came from
     /// (`--proxy`, `https_proxy`) in errors, which never repeat the user information.
     init(parsing text: String, source: String) throws(FastpullError) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         let shown = Proxy.redacted(trimmed)
         func invalid(_ why: String) -> FastpullError {
             FastpullError(.usage, "invalid proxy '\(shown)' in \(source): \(why)")
@@ -64,7 +65,7 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// holding an unencoded `/`) replaced by `***`, for messages.
     static func redacted(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }
-        let schemeEnd = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
+        let schemeEnd = text.firstRange(of: "://").map { $0.upperBound } ?? text.startIndex
         return String(text[..<min(schemeEnd, at)]) + "***" + String(text[at...])
     }
 }
@@ -129,13 +130,15 @@ struct ProxyRules: Sendable, Hashable {
             self.init(http: proxy, https: proxy, bypass: ProxyBypass(bypass))
         case .environment:
             func value(_ name: String) -> (name: String, value: String)? {
-                guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty
+                guard let value = environment[name]?.trimmingSpaces(), !value.isEmpty
                 else { return nil }
                 return (name, value)
             }
             let isCGI = environment["REQUEST_METHOD"] != nil
             let all = (value("all_proxy") ?? value("ALL_PROXY")).flatMap { entry in
-                let scheme = entry.value.range(of: "://").map { entry.value[..<$0.lowerBound].lowercased() }
+                let scheme = entry.value.firstRange(of: "://").map {
+                    entry.value[..<$0.lowerBound].lowercased()
+                }
                 return scheme == nil || scheme == "http" ? entry : nil
             }
             let http = value("http_proxy") ?? (isCGI ? nil : value("HTTP_PROXY")) ?? all

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The hosts reached without a proxy: a `NO_PROXY` list, matched as curl matches it.
 ///
@@ -57,7 +57,7 @@ struct ProxyBypass: Sendable, Hashable {
 
     /// One entry, or nil when it is empty or malformed.
     static func pattern(_ raw: Substring) -> Pattern? {
-        var entry = Substring(raw.trimmingCharacters(in: .whitespaces).lowercased())
+        var entry = Substring(raw.trimmingSpaces().lowercased())
         guard !entry.isEmpty else { return nil }
         if entry == "*" { return .everything }
         var port: Int? = nil

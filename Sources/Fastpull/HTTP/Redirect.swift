@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Following HTTP redirects (RFC 9110 §15.4).
 enum Redirect {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The request line and header fields of an HTTP/1.1 request.
 struct RequestHead: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The request heads Fastpull sends.
 enum Requests {
@@ -130,7 +130,7 @@ struct RequestSettings: Sendable {
     init(configuration: Configuration, url: URL) throws(FastpullError) {
         var fields: [(name: String, value: String)] = []
         for header in configuration.headers {
-            let name = header.name.trimmingCharacters(in: .whitespaces)
+            let name = header.name.trimmingSpaces()
             guard HTTPHeaders.isToken(name) else {
                 throw FastpullError(
                     .usage,
@@ -143,7 +143,7 @@ struct RequestSettings: Sendable {
                     "the header '\(reserved)' cannot be set: Fastpull sets it itself to frame each request and connection"
                 )
             }
-            let value = header.value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            let value = String(HTTPHeaders.trimmingWhitespace(Substring(header.value)))
             guard value.isEmpty || HTTPHeaders.isValidFieldValue(value) else {
                 throw FastpullError(
                     .usage,
@@ -153,7 +153,7 @@ struct RequestSettings: Sendable {
         }
         var userAgent: String? = Requests.userAgent
         if let custom = configuration.userAgent {
-            let value = custom.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            let value = String(HTTPHeaders.trimmingWhitespace(Substring(custom)))
             guard value.isEmpty || HTTPHeaders.isValidFieldValue(value) else {
                 throw FastpullError(
                     .usage, "the User-Agent contains a line break or another control character")

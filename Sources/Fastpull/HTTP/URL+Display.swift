@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension URL {
     /// The URL as messages show it: a password in it, and the values of query parameters that carry a
@@ -32,7 +32,7 @@ extension URL {
 
     /// Whether a query parameter of this name carries something that grants access.
     static func isSecretParameter(_ name: String) -> Bool {
-        let lowered = (name.removingPercentEncoding ?? name).lowercased()
+        let lowered = (name.percentDecoded ?? name).lowercased()
         // The account a signature belongs to goes with it (SigV2's `AWSAccessKeyId`, as SigV4's
         // `X-Amz-Credential`).
         if ["sig", "key", "apikey", "api_key", "auth", "code", "awsaccesskeyid"].contains(lowered) {

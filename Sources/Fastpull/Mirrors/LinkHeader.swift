@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The `Link` fields of a response (RFC 8288) that RFC 6249 gives meaning to: `rel=duplicate`, other
 /// URLs of the same file (with their `pri`ority), and `rel=describedby` of the Metalink media type, a
@@ -70,10 +70,10 @@ struct LinkHeader: Sendable, Equatable {
             }
             for part in rest[..<end].split(separator: ";") {
                 let pair = part.split(separator: "=", maxSplits: 1)
-                guard let name = pair.first?.trimmingCharacters(in: .whitespaces), !name.isEmpty else {
+                guard let name = pair.first?.trimmingSpaces(), !name.isEmpty else {
                     continue
                 }
-                var text = pair.count > 1 ? pair[1].trimmingCharacters(in: .whitespaces) : ""
+                var text = pair.count > 1 ? pair[1].trimmingSpaces() : ""
                 if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 {
                     text = String(text.dropFirst().dropLast())
                 }

@@ -1,8 +1,4 @@
-import Foundation
-
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
+import FoundationEssentials
 
 /// A Metalink document (RFC 5854, `.meta4`, media type ``mediaType``): the files it describes, each
 /// with its size, whole-file hashes, piece hashes and the URLs it can be fetched from, in order of
@@ -74,20 +70,14 @@ public struct Metalink: Sendable, Hashable {
     ///   older Metalink 3 is named as such), or describes a file without a usable URL, with an unsafe
     ///   name, or with malformed hashes.
     public init(parsing data: Data) throws(FastpullError) {
-        let reader = MetalinkReader()
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        let parsed = parser.parse()
-        if let problem = reader.problem { throw FastpullError(.usage, "the Metalink file \(problem)") }
-        // The parser can report success after an error it recovered from: a document it had to repair
-        // is not trusted either.
-        guard parsed, parser.parserError == nil else {
-            let code = (parser.parserError as NSError?).map { " (XML error \($0.code))" } ?? ""
+        var reader = MetalinkReader()
+        do {
+            try XMLReader.read(data) { reader.take($0) }
+        } catch {
             throw FastpullError(
-                .usage, "the Metalink file is not well-formed XML at line \(parser.lineNumber)\(code)")
+                .usage, "the Metalink file is not well-formed XML at line \(error.line): \(error.reason)")
         }
+        if let problem = reader.problem { throw FastpullError(.usage, "the Metalink file \(problem)") }
         guard reader.sawRoot else {
             throw FastpullError(
                 .usage, "the Metalink file has no <metalink> element of Metalink 4 (RFC 5854)")
@@ -107,7 +97,7 @@ public struct Metalink: Sendable, Hashable {
     /// Whether `contentType` (a `Content-Type` field) is Metalink 4's media type.
     public static func isMediaType(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        let type = contentType.split(separator: ";").first.map { $0.trimmingSpaces() }
         return type?.lowercased() == mediaType
     }
 
@@ -119,7 +109,7 @@ public struct Metalink: Sendable, Hashable {
         }
         var size: Int64?
         if let text = draft.size {
-            guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value >= 0 else {
+            guard let value = Int64(text.trimmingSpacesAndLines()), value >= 0 else {
                 throw FastpullError(.usage, "the Metalink file gives '\(name)' the size '\(text)'")
             }
             size = value
@@ -127,7 +117,7 @@ public struct Metalink: Sendable, Hashable {
         var checksums: [Checksum] = []
         for (type, value) in draft.hashes {
             guard let algorithm = Self.algorithm(type) else { continue }
-            let hex = value.trimmingCharacters(in: .whitespacesAndNewlines)
+            let hex = value.trimmingSpacesAndLines()
             guard Digest.isHex(hex, count: 2 * algorithm.digestLength) else {
                 throw FastpullError(.usage, "the Metalink file's \(type) hash of '\(name)' is '\(hex)'")
             }
@@ -143,7 +133,7 @@ public struct Metalink: Sendable, Hashable {
             }
             var hashes: [Checksum] = []
             for value in set.hashes {
-                let hex = value.trimmingCharacters(in: .whitespacesAndNewlines)
+                let hex = value.trimmingSpacesAndLines()
                 guard Digest.isHex(hex, count: 2 * algorithm.digestLength) else {
                     throw FastpullError(
                         .usage, "the Metalink file's \(set.type) piece hash of '\(name)' is '\(hex)'")
@@ -157,7 +147,7 @@ public struct Metalink: Sendable, Hashable {
         }
         var sources: [(Source, Int)] = []
         for (order, url) in draft.urls.enumerated() {
-            let text = url.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = url.text.trimmingSpacesAndLines()
             guard let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", parsed.host() != nil
             else { continue }
@@ -199,8 +189,8 @@ public struct Metalink: Sendable, Hashable {
     }
 }
 
-/// The SAX side of ``Metalink/init(parsing:)``: collects each `<file>`'s fields as text.
-private final class MetalinkReader: NSObject, XMLParserDelegate {
+/// The reading side of ``Metalink/init(parsing:)``: collects each `<file>`'s fields as text.
+private struct MetalinkReader {
     struct PieceDraft {
         var type: String
         var length: String
@@ -229,31 +219,39 @@ private final class MetalinkReader: NSObject, XMLParserDelegate {
     private var text = ""
     private var attributes: [String: String] = [:]
 
-    func parser(
-        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
-    ) {
+    /// Takes one event of the document; false when the document cannot be used (``problem`` says why).
+    mutating func take(_ event: XMLReader.Event) -> Bool {
+        switch event {
+        case .start(let element, let namespace, let attributes):
+            return start(element, namespace: namespace, attributes: attributes)
+        case .text(let string):
+            text += string
+        case .end(let element, let namespace):
+            end(element, namespace: namespace)
+        }
+        return true
+    }
+
+    private mutating func start(_ element: String, namespace: String?, attributes: [String: String]) -> Bool {
         text = ""
         self.attributes = attributes
         if element == "metalink" {
-            if namespaceURI == Metalink.namespace {
-                sawRoot = true
-            } else {
+            guard namespace == Metalink.namespace else {
                 problem =
-                    namespaceURI == "http://www.metalinker.org/"
+                    namespace == "http://www.metalinker.org/"
                     ? "is Metalink 3; only Metalink 4 (RFC 5854, .meta4) is read"
-                    : "has a <metalink> element of another namespace (\(namespaceURI ?? "none")), not Metalink 4"
-                parser.abortParsing()
+                    : "has a <metalink> element of another namespace (\(namespace ?? "none")), not Metalink 4"
+                return false
             }
-            return
+            sawRoot = true
+            return true
         }
-        guard sawRoot, namespaceURI == Metalink.namespace else { return }
+        guard sawRoot, namespace == Metalink.namespace else { return true }
         switch element {
         case "file":
             guard let name = attributes["name"] else {
                 problem = "has a <file> without a name"
-                parser.abortParsing()
-                return
+                return false
             }
             file = FileDraft(name: name)
         case "pieces" where file != nil:
@@ -261,16 +259,12 @@ private final class MetalinkReader: NSObject, XMLParserDelegate {
         default:
             break
         }
+        return true
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        text += string
-    }
-
-    func parser(
-        _ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?
-    ) {
-        guard sawRoot, namespaceURI == Metalink.namespace else { return }
+    private mutating func end(_ element: String, namespace: String?) {
+        defer { text = "" }
+        guard sawRoot, namespace == Metalink.namespace else { return }
         switch element {
         case "file":
             if let file { files.append(file) }
@@ -292,6 +286,5 @@ private final class MetalinkReader: NSObject, XMLParserDelegate {
         default:
             break
         }
-        text = ""
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The servers one file comes from: the URL asked for first, then its mirrors, each as its own probe
@@ -38,7 +38,7 @@ final class SourceSet: Sendable {
     private let state: Mutex<[Source]>
     /// Mirror probes still under way, and the condition a connection waits on for one to end.
     private let pending = Atomic<Int>(0)
-    private let probeEnded = NSCondition()
+    private let probeEnded = Condition()
     /// Connections waiting in ``bind(_:limit:)`` now (for tests).
     let waiting = Atomic<Int>(0)
     /// Connections a source gets before a new one waits for a mirror's probe rather than pile onto
@@ -85,8 +85,8 @@ final class SourceSet: Sendable {
     /// than a few from one client) waits up to `limit` for a probe to end, on its own thread: the
     /// sources the probes add are the ones it should go to.
     func bind(_ worker: Int, limit: Duration = .seconds(1)) -> (index: Int, remote: RemoteFile) {
-        let deadline = Date().addingTimeInterval(limit.seconds)
-        while pending.load(ordering: .acquiring) > 0, Date() < deadline,
+        let deadline = ContinuousClock.now + limit
+        while pending.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline,
             state.withLock({ sources in
                 !sources.contains { $0.workers.contains(worker) }
                     && sources[Self.choose(sources)].workers.count >= Self.connectionsBeforeWaiting

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Sleeps that wake on a thread of their own: the fetch loop's ticks, the pauses that start new
@@ -71,10 +71,10 @@ final class AlarmClock: @unchecked Sendable {
         waiting.insert(sleeper, at: index)
         if !started {
             started = true
-            Thread { [self] in
+            OSThread.detach { [self] in
                 ThreadExecutor.nameCurrentThread("fastpull-alarm")
                 run()
-            }.start()
+            }
         } else if index == 0 {
             pthread_cond_signal(condition)
         }

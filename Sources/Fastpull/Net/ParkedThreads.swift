@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Threads kept for a while after their work ended, so that the next piece of work starts on one of
@@ -17,20 +17,20 @@ enum ParkedThreads {
             slot.hand(work)
             return
         }
-        Thread {
+        OSThread.detach {
             let slot = Slot()
             var next: (@Sendable () -> Void)? = work
             while let work = next {
                 work()
                 next = park(slot)
             }
-        }.start()
+        }
     }
 
     /// One parked thread's mailbox. `@unchecked Sendable`: `work` is read and written only while
     /// `condition` is locked.
     private final class Slot: @unchecked Sendable {
-        let condition = NSCondition()
+        let condition = Condition()
         var work: (@Sendable () -> Void)?
 
         func hand(_ work: @escaping @Sendable () -> Void) {
@@ -54,7 +54,7 @@ enum ParkedThreads {
             return true
         }
         guard admitted else { return nil }
-        let deadline = Date(timeIntervalSinceNow: idleTime)
+        let deadline = ContinuousClock.now + .seconds(idleTime)
         slot.condition.lock()
         defer { slot.condition.unlock() }
         while slot.work == nil {

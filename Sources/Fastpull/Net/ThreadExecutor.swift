@@ -1,5 +1,5 @@
 import CLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A `TaskExecutor` that owns one thread; blocking socket I/O runs there, never on the cooperative pool.
@@ -65,7 +65,7 @@ extension ThreadExecutor {
 /// is locked (each method locks it on entry and unlocks it on every exit path), and `condition` itself is
 /// a thread-safe lock.
 private final class JobQueue: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var jobs: [UnownedJob] = []
     private var isShutDown = false
     private var isFinished = false

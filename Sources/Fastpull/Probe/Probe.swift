@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Finds out what the remote file is: `HEAD` (following redirects, pinning the final URL), and a
 /// `GET Range: bytes=0-0` when HEAD is refused, gives no length, or does not promise ranges.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the probe learned about the remote file.
 struct RemoteFile: Sendable, Equatable {

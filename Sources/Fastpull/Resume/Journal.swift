@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The resume journal kept next to `<output>.part`: which remote file the bytes belong to, and how far
 /// each segment got. Versioned, human-readable JSON; it never holds header values such as credentials.
@@ -115,8 +115,7 @@ struct Journal: Codable, Equatable, Sendable {
         func field(_ name: String, _ value: String) { text += "  \"\(name)\" : \(value),\n" }
         func quoted(_ value: String) -> String {
             "\""
-                + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
-                    of: "\"", with: "\\\"")
+                + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
                 + "\""
         }
         if let bootID { field("bootID", quoted(bootID)) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// What a run learned of its link, kept in the journal: how many connections the controller held, what

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The per-host connection limit shared by every download in the process, so that several downloads
 /// from one server together stay polite. A host is a name and a port, as curl counts its

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How long to wait before retrying: exponential backoff with jitter, or what the server asked for.
 struct RetryPolicy: Sendable {
@@ -33,7 +33,7 @@ struct RetryPolicy: Sendable {
 
     /// Parses `Retry-After`: delay-seconds or an HTTP-date, relative to `now`.
     static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingSpaces()
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return .seconds(max(0, date.timeIntervalSince(now)))

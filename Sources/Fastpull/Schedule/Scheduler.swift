@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The shared scheduler the connections pull work from: a ``SegmentTable`` behind a lock, plus a
@@ -8,16 +8,16 @@ final class Scheduler: Sendable {
 
     private let table: PlainMutex<SegmentTable>
     /// Signalled whenever the frontier moves or the download stops; guards nothing else.
-    private let frontierChanged = NSCondition()
+    private let frontierChanged = Condition()
     private let stopped = Atomic<Bool>(false)
     private let clock = ContinuousClock()
     /// How far the streaming hash has read. When the hash falls more than ``hashLag`` behind the
     /// contiguous prefix (the CPU is short), connections pause between windows so that it catches up
     /// and the last byte is verified moments after it lands.
     private let hashed = Atomic<Int64>(0)
-    private let hashProgress = NSCondition()
+    private let hashProgress = Condition()
     /// Signalled whenever the horizon moves or the download stops.
-    private let horizonMoved = NSCondition()
+    private let horizonMoved = Condition()
     static let hashLag: Int64 = 64 << 20
 
     init(segments: [Segment], settings: SegmentTable.Settings = .init()) {
@@ -68,7 +68,7 @@ final class Scheduler: Sendable {
     /// Blocks the calling connection thread until the horizon passes `offset`, the scheduler stops, or
     /// a tenth of a second passes (a bound, so that a retired or cancelled connection notices soon).
     func waitForHorizon(beyond offset: Int64) {
-        let deadline = Date().addingTimeInterval(0.1)
+        let deadline = ContinuousClock.now + .milliseconds(100)
         horizonMoved.lock()
         defer { horizonMoved.unlock() }
         while (horizon ?? Int64.max) <= offset, !stopped.load(ordering: .acquiring) {
@@ -218,7 +218,7 @@ final class Scheduler: Sendable {
     /// contiguous prefix, for at most `limit` (a bound, so nothing can wait on itself for long).
     func waitForHasher(limit: Duration = .seconds(1)) {
         guard frontier - hashed.load(ordering: .acquiring) > Self.hashLag else { return }
-        let deadline = Date().addingTimeInterval(limit.seconds)
+        let deadline = ContinuousClock.now + limit
         hashProgress.lock()
         defer { hashProgress.unlock() }
         while frontier - hashed.load(ordering: .acquiring) > Self.hashLag, !stopped.load(ordering: .acquiring)

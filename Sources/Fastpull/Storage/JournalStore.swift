@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Reads and atomically replaces the journal files of one download.
@@ -44,7 +44,7 @@ struct JournalStore: Sendable {
 
     private static let bootID: String? = {
         guard let data = contents("/proc/sys/kernel/random/boot_id") else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingSpacesAndLines()
         return text.isEmpty ? nil : text
     }()
 

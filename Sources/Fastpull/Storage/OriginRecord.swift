@@ -1,5 +1,5 @@
 import CLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// What Fastpull records on a file it saved, in extended attributes: where it came from

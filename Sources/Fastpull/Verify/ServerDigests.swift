@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Finds the digests a server offers for the whole file in a response head, and decides which can be
 /// trusted to verify it.

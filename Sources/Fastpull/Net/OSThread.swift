@@ -1,0 +1,93 @@
+import Glibc
+
+/// Threads of the operating system, started with `pthread_create` and detached: the lanes, the
+/// parked threads and the alarm clock run on them, off Swift's cooperative threads. (Foundation's
+/// `Thread` does the same, but linking the whole of Foundation for it costs every process a few
+/// milliseconds at start.)
+package enum OSThread {
+    /// Starts a detached thread that runs `body` and ends.
+    package static func detach(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, box)
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(box).release()
+            fatalError("cannot start a thread: \(String(cString: strerror(result)))")
+        }
+        pthread_detach(thread)
+    }
+
+    /// Sleeps the calling thread for `seconds` (never on a cooperative thread).
+    package static func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        var request = timespec(
+            tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.towardZero)) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+    }
+
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+}
+
+/// A mutex with a condition variable whose timed waits run on the monotonic clock (a change of the
+/// wall clock neither ends nor stretches them).
+///
+/// `@unchecked Sendable`: the pthread objects are made for use from many threads; what a caller
+/// guards with ``lock()`` is its own to keep consistent.
+final class Condition: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    /// Wakes one waiter (call with the lock held).
+    func signal() { pthread_cond_signal(condition) }
+    /// Wakes every waiter (call with the lock held).
+    func broadcast() { pthread_cond_broadcast(condition) }
+
+    /// Waits for a signal (call with the lock held; it is held again on return). A wait may end
+    /// without one: callers check their predicate in a loop.
+    func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Waits for a signal until `deadline`; false when the deadline passed first.
+    func wait(until deadline: ContinuousClock.Instant) -> Bool {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return false }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, attoseconds) = left.components
+        var end = timespec(
+            tv_sec: now.tv_sec + Int(seconds), tv_nsec: now.tv_nsec + Int(attoseconds / 1_000_000_000))
+        if end.tv_nsec >= 1_000_000_000 {
+            end.tv_sec += 1
+            end.tv_nsec -= 1_000_000_000
+        }
+        return pthread_cond_timedwait(condition, mutex, &end) != ETIMEDOUT
+    }
+}
