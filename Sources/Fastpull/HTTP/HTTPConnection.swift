@@ -22,6 +22,8 @@ final class HTTPConnection: @unchecked Sendable {
     var isReusable: Bool { reusable && !cancelled.load(ordering: .acquiring) }
     /// Requests sent on this connection.
     private(set) var requestCount = 0
+    /// The transport's receive low-water mark as last set (1: every byte wakes a read).
+    private(set) var lowWater = 1
 
     /// The longest a whole response head may take to arrive, however steadily its bytes trickle in
     /// (a server that sends one byte a second never trips the transport's idle timeout); `nil` for no
@@ -93,6 +95,8 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func readHeadOnce() throws -> ResponseHead {
+        // A head is a few hundred bytes: any byte must wake the read.
+        setLowWater(1)
         let clock = ContinuousClock()
         let deadline = headDeadline.map { clock.now.advanced(by: $0) }
         var receivedAny = readIndex != fillIndex
@@ -180,7 +184,14 @@ final class HTTPConnection: @unchecked Sendable {
         _ length: Int64, splice: Splice? = nil, into sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var remaining = length
+        let started = ContinuousClock.now
         while remaining > 0 {
+            if readIndex == fillIndex {
+                setLowWater(
+                    Self.lowWater(
+                        remaining: remaining, received: length - remaining,
+                        elapsed: ContinuousClock.now - started))
+            }
             if readIndex == fillIndex, let splice {
                 let received = try splice(transport, remaining)
                 guard received > 0 else { throw HTTPBodyError.truncated }
@@ -197,6 +208,7 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func readChunked(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        setLowWater(1)
         var decoder = ChunkedDecoder()
         while true {
             if readIndex == fillIndex { try fill(expectingHead: false) }
@@ -212,6 +224,7 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func readUntilClose(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        setLowWater(1)
         while true {
             if readIndex < fillIndex {
                 let slice = UnsafeRawBufferPointer(rebasing: buffer[readIndex..<fillIndex])
@@ -227,6 +240,26 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Reads more bytes into the buffer; end of stream here is an error.
+    /// How many bytes a blocked read of a body waits for before it wakes: about 10 ms of what this
+    /// answer has delivered so far, in steps of 16 KiB up to 64 KiB, and never more than is still to
+    /// come (the kernel would hold the read until its timeout). 1 (every byte) until 256 KiB have come
+    /// (no rate to go by yet) or when 10 ms bring less than 16 KiB: a slow answer's bytes are written,
+    /// counted and shown as they come. On a link that trickles packets (a shared cap, a real network's
+    /// 1500-byte frames) a connection otherwise woke for every few of them.
+    static func lowWater(remaining: Int64, received: Int64, elapsed: Duration) -> Int {
+        let seconds = elapsed.seconds
+        guard received >= 256 << 10, seconds > 0 else { return 1 }
+        let step: Int64 = 16 << 10
+        let wanted = min(Int64(Double(received) / seconds / 100), 4 * step, remaining)
+        return wanted >= step ? Int(wanted / step * step) : 1
+    }
+
+    private func setLowWater(_ bytes: Int) {
+        guard bytes != lowWater else { return }
+        lowWater = bytes
+        transport.setReceiveLowWater(bytes)
+    }
+
     private func fill(expectingHead: Bool) throws {
         if readIndex == fillIndex {
             readIndex = 0

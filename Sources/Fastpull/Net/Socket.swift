@@ -93,6 +93,24 @@ final class Socket: Transport {
         }
     }
 
+    func setReceiveLowWater(_ bytes: Int) {
+        guard let fd = try? beginOperation() else { return }
+        defer { endOperation() }
+        // A socket that refuses it only wakes its reader more often.
+        try? SystemCall.setOption(
+            fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: max(bytes, 1)))
+    }
+
+    /// The `SO_RCVLOWAT` in force (for tests); nil when it cannot be read.
+    var receiveLowWater: Int? {
+        guard let fd = try? beginOperation() else { return nil }
+        defer { endOperation() }
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &value, &length) == 0 else { return nil }
+        return Int(value)
+    }
+
     /// True once `shutdown()` was called.
     var isShutDown: Bool { state.withLock { $0.isShutDown } }
 

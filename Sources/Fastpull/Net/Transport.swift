@@ -23,6 +23,10 @@ protocol Transport: AnyObject, Sendable {
     /// What a connection with no request out has received, without waiting or consuming anything: a
     /// kept-alive connection the server has closed (or reset) is not worth a request.
     func idleState() -> IdleState
+    /// Sets how many received bytes wake a blocked read (`SO_RCVLOWAT`): the kernel then gathers what
+    /// a trickling link delivers instead of waking the reader for every few packets. Never more than
+    /// the peer will still send, or the read waits for its timeout. Transports that cannot, ignore it.
+    func setReceiveLowWater(_ bytes: Int)
 }
 
 /// What an idle connection has received since its last response.
@@ -39,6 +43,8 @@ extension Transport {
     var canSplice: Bool { false }
 
     func idleState() -> IdleState { .quiet }
+
+    func setReceiveLowWater(_ bytes: Int) {}
 
     func splice(into pipe: Int32, count: Int) throws -> Int {
         throw NetError.system(call: "splice", errno: EINVAL)

@@ -1,0 +1,76 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+/// The receive low-water mark (`SO_RCVLOWAT`) a body read sets so that a trickling link wakes its
+/// reader per some tens of KiB, not per few packets; and that it never outlives the body.
+@Suite("Receive low-water mark")
+struct LowWaterTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var remaining: Int64
+        var received: Int64
+        var elapsed: Duration
+        var expected: Int
+        var testDescription: String { "\(received) B in \(elapsed), \(remaining) B left: \(expected)" }
+    }
+
+    static let cases: [Case] = [
+        // No rate yet: every byte wakes the read.
+        Case(remaining: 10 << 20, received: 100 << 10, elapsed: .milliseconds(10), expected: 1),
+        // 12.5 MB/s: 10 ms is 125 kB, held to 64 KiB.
+        Case(remaining: 10 << 20, received: 1_250_000, elapsed: .milliseconds(100), expected: 64 << 10),
+        // 3 MB/s: 30 kB, in 16 KiB steps.
+        Case(remaining: 10 << 20, received: 300_000, elapsed: .milliseconds(100), expected: 16 << 10),
+        // 1 MB/s: 10 kB is less than a step: every byte.
+        Case(remaining: 10 << 20, received: 1_000_000, elapsed: .seconds(1), expected: 1),
+        // Never more than is still to come.
+        Case(remaining: 40 << 10, received: 8 << 20, elapsed: .milliseconds(100), expected: 32 << 10),
+        Case(remaining: 10 << 10, received: 8 << 20, elapsed: .milliseconds(100), expected: 1),
+    ]
+
+    @Test(arguments: cases)
+    func followsTheRateAndTheRest(_ example: Case) {
+        #expect(
+            HTTPConnection.lowWater(
+                remaining: example.remaining, received: example.received, elapsed: example.elapsed)
+                == example.expected)
+    }
+
+    /// A body at 8 MB/s is read with a mark above one byte and at most 64 KiB, and every byte arrives;
+    /// the next answer's head on the same connection is read with the mark back at one byte (a mark
+    /// left from the body would hold the head until the read timed out).
+    @Test func aBodyRaisesItAndTheNextHeadLowersIt() throws {
+        let server = try FixtureServer()
+        let size = 4 << 20
+        let url = server.url("/gen/\(size)?seed=9&rate=8000000")
+        let origin = try #require(Origin(url))
+        let pool = ConnectionPool(tlsOptions: TLSOptions(), timeouts: Timeouts())
+        defer { pool.closeAll() }
+        let connection = try pool.connection(to: origin)
+        let socket = try #require(connection.transport as? Socket)
+        func get() throws -> ResponseHead {
+            var headers = HTTPHeaders()
+            headers.add(name: "Host", value: "127.0.0.1:\(server.port)")
+            try connection.send(
+                RequestHead(method: "GET", target: "/gen/\(size)?seed=9&rate=8000000", headers: headers))
+            return try connection.readHead()
+        }
+        let head = try get()
+        #expect(head.status == 200)
+        var received = Data()
+        var marks: [Int] = []
+        try connection.readBody(of: head, method: "GET") { bytes in
+            received.append(contentsOf: bytes)
+            if received.count > 1 << 20, let mark = socket.receiveLowWater { marks.append(mark) }
+        }
+        #expect(received == Data(FixtureContent.bytes(count: size, seed: 9)))
+        #expect(marks.contains { $0 > 1 && $0 <= 64 << 10 }, "\(Set(marks))")
+        let second = try get()
+        #expect(second.status == 200)
+        #expect(connection.lowWater == 1)
+        #expect(socket.receiveLowWater == 1)
+        connection.discardBody(of: second, method: "GET", limit: 0)
+    }
+}
