@@ -589,33 +589,52 @@ struct SegmentTableTests {
     }
 
     /// A connection retired because fewer do as well finishes the window the server is already
-    /// sending (cutting it would only waste those bytes); the rest of its range goes to the others.
-    @Test func aReleasedConnectionFinishesItsWindow() throws {
+    /// sending when that is soon done at its rate (cutting it would only waste those bytes); the rest
+    /// of its range goes to the others.
+    @Test func aReleasedConnectionFinishesItsWindowWhenThatIsSoonDone() throws {
         var state = table([8 * mebibyte])
         let assigned = state.nextWindow(for: 0, now: at(0))
         let (first, _) = try #require(assigned)
-        write(&state, 0, 1000, at: 0.1)
+        // 2 MB/s over its first measurement: the rest of its window is a quarter of a second away.
+        write(&state, 0, 600_000, at: 0.3)
         state.release(0)
         // The rest of its window is still its own; nothing past it is.
-        #expect(write(&state, 0, first.range.count.int64, at: 0.2) == first.range.count.int64 - 1000)
+        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == first.range.count.int64 - 600_000)
         #expect(state.claim(0, count: 10) == 0)
-        let next = state.nextWindow(for: 1, now: at(0.2))
+        let next = state.nextWindow(for: 1, now: at(0.4))
         let (window, how) = try #require(next)
         #expect(how == .waiting)
         #expect(window.range.lowerBound == first.range.upperBound)
         checkTiling(state, size: 8 * mebibyte)
     }
 
-    /// Even before its first byte arrives: the request is out, the server is sending.
-    @Test func aReleasedConnectionWithAWindowInFlightKeepsIt() throws {
+    /// One that would take seconds to finish its window (a sliver of a shared limit) keeps only what
+    /// comes in the next quarter of a second; the rest of the window goes to the others at once.
+    @Test func aSlowReleasedConnectionKeepsAQuarterOfASecond() throws {
+        var state = table([8 * mebibyte])
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (first, _) = try #require(assigned)
+        // 100 kB/s over its first measurement: the rest of its window is ten seconds away.
+        write(&state, 0, 30_000, at: 0.3)
+        state.release(0)
+        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == 25_000)
+        let next = state.nextWindow(for: 1, now: at(0.4))
+        let (window, _) = try #require(next)
+        #expect(window.range.lowerBound == 55_000)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
+    /// Before its first byte, its rate unknown: it keeps nothing of a window larger than a drain, and
+    /// the next connection starts where it would have.
+    @Test func aReleasedConnectionNotYetMeasuredGivesItsWindowBack() throws {
         var state = table([8 * mebibyte])
         let assigned = state.nextWindow(for: 0, now: at(0))
         let (first, _) = try #require(assigned)
         state.release(0)
         let next = state.nextWindow(for: 1, now: at(0.1))
         let (window, _) = try #require(next)
-        #expect(window.range.lowerBound == first.range.upperBound)
-        #expect(state.claim(0, count: 10) == 10)
+        #expect(window.range.lowerBound == first.range.lowerBound)
+        #expect(state.claim(0, count: 10) == 0)
         checkTiling(state, size: 8 * mebibyte)
     }
 

@@ -557,16 +557,23 @@ struct SegmentTable: Sendable, Equatable {
     }
 
     /// The connection is leaving on purpose (fewer connections do as well): it finishes the window it
-    /// has asked for when that is soon done (the server is sending those bytes already; cutting them
-    /// would waste what is on the way), else what comes in the next quarter of a second, and the rest
-    /// of its range waits for the others.
+    /// has asked for when that is soon done (within half a second at its rate, or a rest small enough
+    /// to read off rather than close: the server is sending those bytes already; cutting them would
+    /// waste what is on the way), else what comes in the next quarter of a second, and the rest of its
+    /// range waits for the others. (With a floor of 2 MiB instead, 60 connections a capped link had
+    /// just shown to be too many went on sharing it for two more seconds, each finishing its window
+    /// at a sixtieth of the link.)
     mutating func release(_ worker: Worker) {
         guard let start = connections[worker]?.piece, let index = index(of: start),
             pieces[index].owner == worker
         else { return }
+        // Before its rate is known it keeps what it has claimed: it is leaving because fewer do as
+        // well, and connections that just joined a shared limit each get a sliver of it. (Their
+        // share of what the measured ones bring kept them a quarter of a second longer, and the
+        // few left, measured meanwhile, looked as if fewer had lost.)
         let rate = connections[worker]?.steadyRate ?? 0
         let rest = pieces[index].windowEnd - pieces[index].claimed
-        let soon = max(Int64(2 << 20), Int64(rate * 0.5))
+        let soon = max(SegmentFetcher.drainLimit, Int64(rate * 0.5))
         let keep =
             rest <= soon
             ? max(pieces[index].claimed, pieces[index].windowEnd)
