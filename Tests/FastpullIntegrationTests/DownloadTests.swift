@@ -367,6 +367,22 @@ struct TLSDownloadTests {
         #expect(report.retries > 0, "no answer was cut")
     }
 
+    /// Paced answers over TLS come to their ends without waiting on the socket: a receive low-water
+    /// mark sized from the plaintext still to come waited for bytes OpenSSL had already read ahead,
+    /// until the idle timeout cut the connection (a retry, and seconds lost, every few windows).
+    @Test func pacedTLSAnswersEndWithoutWaiting() async throws {
+        let server = try server()
+        let size = 24 << 20
+        var configuration = Configuration(
+            connections: .fixed(4), caFile: caFile, retryBaseDelay: .milliseconds(5))
+        configuration.idleTimeout = .seconds(3)
+        let report = try await Fastpull.download(
+            from: server.url("/gen/\(size)?seed=10&rate=12000000"), to: folder.url("tls.bin"),
+            configuration: configuration)
+        #expect(report.sha256 == Expected.sha256(size: size, seed: 10))
+        #expect(report.retries == 0)
+    }
+
     @Test func unknownAuthorityIsRejected() async throws {
         let server = try server()
         await #expect {

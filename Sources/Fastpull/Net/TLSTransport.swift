@@ -162,9 +162,8 @@ final class TLSTransport: Transport {
         throw transport.failure(ssl, result: result, link: link, during: "read")
     }
 
-    /// Ciphertext is never less than the plaintext it carries, so a low-water mark within the body
-    /// still to come is within what the socket will receive.
-    func setReceiveLowWater(_ bytes: Int) { socket.setReceiveLowWater(bytes) }
+    /// The socket's `SO_RCVLOWAT` (for tests: it stays at one byte under TLS).
+    var receiveLowWater: Int? { socket.receiveLowWater }
 
     /// Writes all of `bytes` as TLS records.
     func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {

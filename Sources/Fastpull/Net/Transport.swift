@@ -25,7 +25,9 @@ protocol Transport: AnyObject, Sendable {
     func idleState() -> IdleState
     /// Sets how many received bytes wake a blocked read (`SO_RCVLOWAT`): the kernel then gathers what
     /// a trickling link delivers instead of waking the reader for every few packets. Never more than
-    /// the peer will still send, or the read waits for its timeout. Transports that cannot, ignore it.
+    /// the peer will still send, or the read waits for its timeout. Transports that cannot, ignore it;
+    /// so does TLS, where OpenSSL reads ahead: the socket may hold less of a body than is still to
+    /// come, and a mark sized from the rest held the last read of a window until the stall timeout.
     func setReceiveLowWater(_ bytes: Int)
 }
 
