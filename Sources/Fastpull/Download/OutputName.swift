@@ -162,8 +162,8 @@ package enum ContentDisposition {
         var iterator = parts[2].utf8.makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue),
-                    let low = iterator.next().flatMap(hexValue)
+                guard let high = iterator.next().flatMap(Digest.hexDigit),
+                    let low = iterator.next().flatMap(Digest.hexDigit)
                 else { return nil }
                 bytes.append(high << 4 | low)
             } else {
@@ -177,15 +177,6 @@ package enum ContentDisposition {
             return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         default:
             return nil
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

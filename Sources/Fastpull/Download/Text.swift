@@ -27,8 +27,8 @@ extension StringProtocol {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(Self.hexValue),
-                let low = iterator.next().flatMap(Self.hexValue)
+            guard let high = iterator.next().flatMap(Digest.hexDigit),
+                let low = iterator.next().flatMap(Digest.hexDigit)
             else { return nil }
             bytes.append(high << 4 | low)
         }
@@ -49,15 +49,6 @@ extension StringProtocol {
         switch scalar.value {
         case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
         default: return false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

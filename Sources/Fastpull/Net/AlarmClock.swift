@@ -15,7 +15,7 @@ final class AlarmClock: @unchecked Sendable {
     /// The one alarm thread of the process.
     static let shared = AlarmClock()
 
-    /// A sleep waiting for its deadline. Its fields are read and written only with `mutex` held.
+    /// A sleep waiting for its deadline. Its fields are read and written only with `condition` locked.
     private final class Sleeper: @unchecked Sendable {
         let deadline: Int64
         var continuation: UnsafeContinuation<Void, any Error>?
@@ -24,23 +24,13 @@ final class AlarmClock: @unchecked Sendable {
         init(deadline: Int64) { self.deadline = deadline }
     }
 
-    // `@unchecked Sendable`: `waiting` and `started` are read and written only with `mutex` held.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    // `@unchecked Sendable`: `waiting` and `started` are read and written only with `condition` locked.
+    private let condition = Condition()
     /// The sleepers, earliest deadline first.
     private var waiting: [Sleeper] = []
     private var started = false
 
-    private init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
+    private init() {}
 
     /// Suspends the calling task for `duration` (at least), then resumes it on its executor. Throws
     /// `CancellationError` as soon as the task is cancelled, as `Task.sleep` does.
@@ -63,8 +53,8 @@ final class AlarmClock: @unchecked Sendable {
 
     /// Queues `sleeper` with `continuation`; false when it was cancelled already.
     private func add(_ sleeper: Sleeper, _ continuation: UnsafeContinuation<Void, any Error>) -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         guard !sleeper.cancelled else { return false }
         sleeper.continuation = continuation
         let index = waiting.partitioningIndex { $0.deadline > sleeper.deadline }
@@ -76,7 +66,7 @@ final class AlarmClock: @unchecked Sendable {
                 run()
             }
         } else if index == 0 {
-            pthread_cond_signal(condition)
+            condition.signal()
         }
         return true
     }
@@ -84,8 +74,8 @@ final class AlarmClock: @unchecked Sendable {
     /// Marks `sleeper` cancelled and takes it out of the queue; returns its continuation to resume
     /// when it was still waiting.
     private func cancel(_ sleeper: Sleeper) -> UnsafeContinuation<Void, any Error>? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         sleeper.cancelled = true
         guard let continuation = sleeper.continuation else { return nil }
         sleeper.continuation = nil
@@ -95,17 +85,15 @@ final class AlarmClock: @unchecked Sendable {
 
     /// The alarm thread: waits for the earliest deadline, then resumes every sleeper that is due.
     private func run() {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         while true {
             guard let first = waiting.first else {
-                pthread_cond_wait(condition, mutex)
+                condition.wait()
                 continue
             }
             let now = Self.now()
             guard first.deadline <= now else {
-                var until = timespec(
-                    tv_sec: Int(first.deadline / 1_000_000_000), tv_nsec: Int(first.deadline % 1_000_000_000))
-                pthread_cond_timedwait(condition, mutex, &until)
+                _ = condition.wait(untilMonotonic: first.deadline)
                 continue
             }
             let due = waiting.prefix { $0.deadline <= now }
@@ -114,18 +102,14 @@ final class AlarmClock: @unchecked Sendable {
                 defer { sleeper.continuation = nil }
                 return sleeper.continuation
             }
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             for continuation in continuations { continuation.resume() }
-            pthread_mutex_lock(mutex)
+            condition.lock()
         }
     }
 
     /// Nanoseconds on the monotonic clock the condition waits by.
-    private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    private static func now() -> Int64 { Condition.monotonicNow() }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components

@@ -79,15 +79,24 @@ final class Condition: @unchecked Sendable {
     func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let left = deadline - ContinuousClock.now
         guard left > .zero else { return false }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
         let (seconds, attoseconds) = left.components
-        var end = timespec(
-            tv_sec: now.tv_sec + Int(seconds), tv_nsec: now.tv_nsec + Int(attoseconds / 1_000_000_000))
-        if end.tv_nsec >= 1_000_000_000 {
-            end.tv_sec += 1
-            end.tv_nsec -= 1_000_000_000
-        }
+        let nanoseconds =
+            seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+            ? Int64.max / 2 : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return wait(untilMonotonic: Self.monotonicNow() + nanoseconds)
+    }
+
+    /// Waits for a signal until `deadline`, in nanoseconds on the monotonic clock
+    /// (``monotonicNow()``); false when the deadline passed first.
+    func wait(untilMonotonic deadline: Int64) -> Bool {
+        var end = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         return pthread_cond_timedwait(condition, mutex, &end) != ETIMEDOUT
+    }
+
+    /// Nanoseconds on the monotonic clock the timed waits go by.
+    static func monotonicNow() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

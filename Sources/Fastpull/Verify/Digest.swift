@@ -164,7 +164,8 @@ final class Digest {
         text.utf8.count == count && text.utf8.allSatisfy { hexDigit($0) != nil }
     }
 
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit (either case); nil for any other byte.
+    static func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
