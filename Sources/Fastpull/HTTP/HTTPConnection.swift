@@ -239,7 +239,6 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads more bytes into the buffer; end of stream here is an error.
     /// How many bytes a blocked read of a body waits for before it wakes: about 10 ms of what this
     /// answer has delivered so far, in steps of 16 KiB up to 64 KiB, and never more than is still to
     /// come (the kernel would hold the read until its timeout). 1 (every byte) until 256 KiB have come
@@ -260,6 +259,7 @@ final class HTTPConnection: @unchecked Sendable {
         transport.setReceiveLowWater(bytes)
     }
 
+    /// Reads more bytes into the buffer; end of stream here is an error.
     private func fill(expectingHead: Bool) throws {
         if readIndex == fillIndex {
             readIndex = 0
