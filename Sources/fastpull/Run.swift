@@ -20,8 +20,16 @@ struct Run {
         defer { signals.stop() }
         let console = Console()
         if let directory = options.directory {
-            if let reason = Self.makeFolder(directory) {
-                console.note("error: --dir: cannot create the folder \(directory): \(reason)")
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                // The system's reason (FoundationEssentials has no localized description to give).
+                let reason = ((error as? CocoaError)?.underlying as? POSIXError).map {
+                    String(cString: strerror($0.code.rawValue))
+                }
+                console.note(
+                    "error: --dir: cannot create the folder \(directory): \(reason ?? String(describing: error))"
+                )
                 return FastpullError.Code.localIO.rawValue
             }
         }
@@ -142,21 +150,5 @@ final class Interruption: Sendable {
             return state.happened
         }
         if happened { task.cancel() }
-    }
-
-}
-
-extension Run {
-    /// Creates the folder `path` and those above it that are missing; nil when it is there, else the
-    /// reason it cannot be.
-    static func makeFolder(_ path: String) -> String? {
-        var current = path.hasPrefix("/") ? "/" : ""
-        for part in path.split(separator: "/") {
-            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
-            if mkdir(current, 0o777) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return String(cString: strerror(errno)) }
-        return info.st_mode & S_IFMT == S_IFDIR ? nil : "it exists and is not a folder"
     }
 }

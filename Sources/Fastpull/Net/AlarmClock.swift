@@ -41,7 +41,7 @@ final class AlarmClock: @unchecked Sendable {
     func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         guard duration > .zero else { return }
-        let sleeper = Sleeper(deadline: Self.now() &+ Self.nanoseconds(duration))
+        let sleeper = Sleeper(deadline: Self.now() &+ Condition.nanoseconds(duration))
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 if !add(sleeper, continuation) { continuation.resume(throwing: CancellationError()) }
@@ -110,12 +110,6 @@ final class AlarmClock: @unchecked Sendable {
 
     /// Nanoseconds on the monotonic clock the condition waits by.
     private static func now() -> Int64 { Condition.monotonicNow() }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-            ? Int64.max / 2 : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }
 
 extension Array {

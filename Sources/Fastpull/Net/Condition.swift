@@ -42,11 +42,14 @@ final class Condition: @unchecked Sendable {
     func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let left = deadline - ContinuousClock.now
         guard left > .zero else { return false }
-        let (seconds, attoseconds) = left.components
-        let nanoseconds =
-            seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+        return wait(untilMonotonic: Self.monotonicNow() + Self.nanoseconds(left))
+    }
+
+    /// `duration` in nanoseconds, held to a far future where it would overflow.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
             ? Int64.max / 2 : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        return wait(untilMonotonic: Self.monotonicNow() + nanoseconds)
     }
 
     /// Waits for a signal until `deadline`, in nanoseconds on the monotonic clock
