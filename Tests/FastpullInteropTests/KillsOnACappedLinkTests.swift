@@ -21,6 +21,13 @@ import Testing
 /// (about half the runs near 1.04, half near 1.07): the access log shows whole 1 MiB windows nginx
 /// sent completely and the client asked for again after a kill, in runs that had started without
 /// the remembered link. The bound, 1.05 × before, holds that spread until that is found.
+///
+/// One CI run gave 1.386 ×. On this link a step from 4 to 8 connections measured before the newcomers'
+/// first bytes showed the 4 keeping all they had and no gain, read as a limit of each connection's
+/// own (a second's worth of window each), and a resumed run compared its first probe with its own slow
+/// start and ramped to 24 (a third of fresh runs by hand did one or the other). With both measured
+/// again, 13 of 15 fresh runs find the limit shared and keep two. A failure prints every run's
+/// connection counts from its trace.
 @Suite(
     "Kills on a capped link",
     .enabled(if: NetworkNamespace.unavailableReason == nil, "needs root and iproute2")
@@ -57,7 +64,9 @@ struct KillsOnACappedLinkTests {
                     let moment = 0.1 + random.nextUnit() * 2.9
                     moments.append(moment)
                     let run = try FastpullProcess(
-                        [url, "-o", output, "-q"], in: folder, namespace: namespace)
+                        [url, "-o", output, "-q", "--trace", folder + "/run\(moments.count).trace"],
+                        in: folder,
+                        namespace: namespace)
                     try await Task.sleep(for: .seconds(moment))
                     #expect(!run.hasFinished, "the download ended before the kill at \(moment) s")
                     run.kill()
@@ -75,7 +84,12 @@ struct KillsOnACappedLinkTests {
                     "kills on a capped link: nginx sent \(sent) bytes for a file of \(size) "
                         + "(\(String(format: "%.3f", ratio))× size; bound \(bound)) after kills at "
                         + moments.map { String(format: "%.2f", $0) }.joined(separator: ", ") + " s")
-                #expect(sent <= bound, "nginx sent \(sent) bytes, over \(bound)")
+                #expect(
+                    sent <= bound,
+                    """
+                    nginx sent \(sent) bytes, over \(bound); the connection counts of each killed run:\
+                    \(Self.connectionCounts(inTracesIn: folder, runs: moments.count))
+                    """)
                 #expect(sent >= Int64(size), "nginx's log misses bytes: \(sent) of \(size)")
             } catch {
                 await nginx.stop()
@@ -83,6 +97,23 @@ struct KillsOnACappedLinkTests {
             }
             await nginx.stop()
         }
+    }
+
+    /// Each run's connection counts and their reasons, from its trace ("4 start, 8 gain, 2 probe
+    /// down"), one run per line: what a failure needs to be understood.
+    static func connectionCounts(inTracesIn folder: String, runs: Int) -> String {
+        (1...runs).map { run in
+            let path = folder + "/run\(run).trace"
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            let counts = text.split(separator: "\n").compactMap { line -> String? in
+                guard let data = line.data(using: .utf8),
+                    let event = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                    event["event"] as? String == "connections", let count = event["count"] as? Int
+                else { return nil }
+                return "\(count) \(event["reason"] as? String ?? "")"
+            }
+            return "\nrun \(run): " + counts.joined(separator: ", ")
+        }.joined()
     }
 
     /// The body bytes of every GET in nginx's log, read once the log stops growing: a killed

@@ -23,6 +23,11 @@ struct ConnectionControllerTests {
         var size: Double = .infinity
         /// Each connection's rate at a count, where they differ (nil: all alike, as above).
         var rates: ((Int) -> [Double])? = nil
+        /// A new connection carries nothing for this long (its first request on its way), then
+        /// grows to its rate over ``rampSeconds`` (TCP's slow start); the cap is shared among what the
+        /// connections could carry at their age.
+        var firstByteDelay = 0.0
+        var rampSeconds = 0.0
     }
 
     /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
@@ -32,12 +37,27 @@ struct ConnectionControllerTests {
         var cpu = 0.0
         var machine = MachineCPU.Reading(busy: 0, total: 0)
         var seen: [Int] = [controller.target]
+        var opened: [Int: Double] = [:]
         var time = 0.0
         while time < seconds {
             time += 0.025
             let count = controller.target
-            let rate = min(link.perConnection * Double(count), link.cap) / Double(count)
-            let rates = link.rates?(count) ?? Array(repeating: rate, count: count)
+            opened = opened.filter { $0.key < count }
+            for worker in 0..<count where opened[worker] == nil { opened[worker] = time - 0.025 }
+            var rates: [Double]
+            if link.firstByteDelay > 0 || link.rampSeconds > 0 {
+                // What each could carry at its age (mid-tick), the cap shared in proportion.
+                let could = (0..<count).map { worker -> Double in
+                    let age = time - 0.0125 - opened[worker]! - link.firstByteDelay
+                    guard age > 0 else { return 0 }
+                    return link.perConnection * (link.rampSeconds > 0 ? min(1, age / link.rampSeconds) : 1)
+                }
+                let sum = could.reduce(0, +)
+                rates = sum > link.cap ? could.map { $0 * link.cap / sum } : could
+            } else {
+                let rate = min(link.perConnection * Double(count), link.cap) / Double(count)
+                rates = link.rates?(count) ?? Array(repeating: rate, count: count)
+            }
             for worker in 0..<count {
                 bytes[worker, default: 0] += Int64(rates[worker] * 0.025)
                 total += Int64(rates[worker] * 0.025)
@@ -102,6 +122,32 @@ struct ConnectionControllerTests {
         #expect(counts.dropFirst(4).allSatisfy { $0 == 4 || $0 == 6 }, "\(counts)")
         #expect(controller.phase == .holding || controller.phase == .probing, "\(counts)")
         #expect(controller.limitIsShared)
+    }
+
+    /// A cap whose new connections carry nothing for their first 40 ms: the step from 4 to 8 measured
+    /// in that time shows the 4 keeping all they had and no gain, which says nothing of the limit (it
+    /// used to be read as a limit of each connection's own, held at 4 with a second's worth of window
+    /// each). Measured once more, the 8 share it: the limit is shared, and fewer are tried.
+    @Test func newcomersThatHaveNotStartedAreMeasuredAgain() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let link = Link(perConnection: 30e6, cap: 12.5e6, firstByteDelay: 0.04)
+        let counts = run(&controller, link, seconds: 2)
+        #expect(Array(counts.prefix(3)) == [4, 8, 2], "\(counts)")
+        #expect(controller.limitIsShared, "\(counts)")
+    }
+
+    /// A run resumed on a capped link whose connections take a third of a second to reach their speed
+    /// (slow start behind the link's queue): the first steps measure less than the link carries, so
+    /// a probe for more, compared with them, would gain and ramp on (seen: 4, 6, then 24 on a
+    /// 100 Mbit/s link). The first step is a reference only, and a probe must beat the latest step
+    /// too: it stays at 4 or 6.
+    @Test func aRememberedStartDoesNotMistakeItsOwnSlowStartForAGain() {
+        let memory = LinkMemory(connections: 4, bytesPerSecond: 12_500_000, shared: false, learnedAt: 0)
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        let link = Link(perConnection: 4e6, cap: 12.5e6, rampSeconds: 0.3)
+        let counts = run(&controller, link, seconds: 3)
+        #expect(counts.allSatisfy { $0 <= 6 }, "\(counts)")
+        #expect(controller.learned?.connections == 4, "\(counts)")
     }
 
     /// A cap that two connections fill as well as four (a 100 Mbit/s link): it keeps two. The others

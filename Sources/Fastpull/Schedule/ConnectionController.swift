@@ -166,6 +166,9 @@ struct ConnectionController: Sendable, Equatable {
     private var paidSteps = 0
     /// Probes made since the last one down: every other probe tries fewer connections.
     private var probesUp = 0
+    /// Whether the current ramp step was already measured a second time (its newcomers had neither
+    /// taken from the others nor added to the total: they had not started yet).
+    private var remeasured = false
     /// Whether the limit is shared by the connections and the few it started with fill it: a step up
     /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
     /// the CPU). False again once more connections pay.
@@ -390,6 +393,13 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         let (paid, free) = paid(step)
+        // The connections there before kept what they had, yet the total did not grow: the newcomers
+        // had not started (their first windows still on their way, TCP's slow start behind a queue).
+        // That tells nothing of the limit; measure the step once more before judging it.
+        if free, !paid, !step.busy, !remeasured {
+            remeasured = true
+            return
+        }
         if paid {
             let before = referenceCount
             let kept = step.incumbents / max(reference, 1)
@@ -500,7 +510,12 @@ struct ConnectionController: Sendable, Equatable {
     }
 
     private mutating func hold(_ step: Step, now: ContinuousClock.Instant) {
-        let reference = self.reference ?? step.total
+        guard let reference = self.reference else {
+            // The first measurement of a run started from what an earlier one learned: its connections
+            // just opened, so it is a level to compare with, not yet a step held.
+            adopt(step)
+            return
+        }
         heldSteps += 1
         if quietSteps > 0 { quietSteps -= 1 }
         if trimQuietSteps > 0 { trimQuietSteps -= 1 }
@@ -543,6 +558,9 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         probesUp += 1
+        // More must beat what the count does now: the held level, or the latest step if that was
+        // better (a level still catching up from a slow first step would let any step look like a gain).
+        self.reference = max(self.reference ?? 0, step.total)
         phase = .probing
         change(to: min(maximum, max(target + 1, target * 3 / 2)), falling ? .decline : .probe, now: now)
     }
@@ -590,6 +608,7 @@ struct ConnectionController: Sendable, Equatable {
     /// Moves to `count`; the next measurement starts once the change has had its warm-up.
     private mutating func change(to count: Int, _ reason: Reason, now: ContinuousClock.Instant) {
         lastReason = reason
+        remeasured = false
         guard count != target else { return }
         target = count
         measureFrom = now + settings.warmUp
