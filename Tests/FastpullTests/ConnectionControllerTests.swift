@@ -150,6 +150,23 @@ struct ConnectionControllerTests {
         #expect(controller.learned?.connections == 4, "\(counts)")
     }
 
+    /// Held at the maximum (reached by a step misread in a capped link's first burst, or remembered
+    /// from a run that did): there is nothing more to probe for, so it probes for fewer, and keeps
+    /// them where the cap is shared; where every connection carries its own, fewer lose and it goes
+    /// back to the maximum. (It used to hold the maximum to the end, each connection holding the
+    /// server's buffers.)
+    @Test func theMaximumIsProbedDownToo() {
+        let memory = LinkMemory(connections: 64, bytesPerSecond: 12_500_000, shared: false, learnedAt: 0)
+        var capped = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        let shed = run(&capped, Link(perConnection: 30e6, cap: 12.5e6), seconds: 6)
+        #expect(shed.first == 64 && shed.contains(42), "\(shed)")
+        #expect(capped.target < 42, "\(shed)")
+        var free = ConnectionController(automaticUpTo: 64, settings: settings, remembering: memory)
+        let kept = run(&free, Link(perConnection: 5e6), seconds: 6)
+        #expect(kept.contains(42), "\(kept)")
+        #expect(free.target == 64, "\(kept)")
+    }
+
     /// A cap that two connections fill as well as four (a 100 Mbit/s link): it keeps two. The others
     /// would only hold the server's buffers (lost when the process dies or a steal cuts them).
     @Test func aCapFewerFillAsWellKeepsFewer() {

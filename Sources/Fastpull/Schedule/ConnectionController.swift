@@ -9,7 +9,8 @@
 /// not, the limit is shared by all connections (the link, the server, the CPU) and more only cost: it
 /// goes back to the count before and halves while the throughput holds within
 /// ``Settings/tolerance``. It never settles for good: while holding, it probes half again as many
-/// every ``Settings/probeInterval`` steps and ramps on if that pays, and a throughput that falls far
+/// every ``Settings/probeInterval`` steps (a third fewer at the maximum, where there is no more to
+/// try) and ramps on if that pays, and a throughput that falls far
 /// below what it held starts a probe at once (the link changed). A probe counts only when two steps
 /// in a row agree, and every other probe tries a third fewer, kept when the throughput holds: so a
 /// lucky step on a noisy shared link cannot ratchet the count up for good. A step whose CPU time reaches
@@ -543,15 +544,18 @@ struct ConnectionController: Sendable, Equatable {
         }
         // The held level follows slow drift, so that a probe compares with the present.
         self.reference = falling ? reference : 0.75 * reference + 0.25 * step.total
-        guard target < maximum, quietSteps == 0, !ending, falling || heldSteps >= settings.probeInterval
-        else { return }
+        guard quietSteps == 0, !ending, falling || heldSteps >= settings.probeInterval else { return }
+        // At the maximum there is no more to try, only fewer: a count reached by a step misread in
+        // the link's first burst (64 on a capped link, each holding the server's buffers) is shed.
+        let atMaximum = target >= maximum
+        guard !atMaximum || (!falling && target > settings.initial) else { return }
         if falling { self.reference = step.total }
         referenceCount = target
         incumbents = step.workers
         paidSteps = 0
         // Every other probe looks down: a count that a lucky step raised past what the link needs
         // comes back once fewer connections do as well.
-        if !falling, probesUp >= 1, target > settings.initial {
+        if !falling, probesUp >= 1 || atMaximum, target > settings.initial {
             probesUp = 0
             phase = .probingDown
             change(to: max(settings.initial, target * 2 / 3), .probeDown, now: now)
