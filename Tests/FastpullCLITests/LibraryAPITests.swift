@@ -237,4 +237,22 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         #expect(!FileManager.default.fileExists(atPath: destination.path + ".part"))
     }
+
+    /// A plan looks at no path at all: not the destination, and not a stand-in for it in the
+    /// temporary folder, where a folder of that name once made every plan (and every batch's
+    /// naming probe) fail.
+    @Test func planLooksAtNoPath() async throws {
+        let standIn = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
+        let made =
+            (try? FileManager.default.createDirectory(at: standIn, withIntermediateDirectories: false)) != nil
+        defer { if made { try? FileManager.default.removeItem(at: standIn) } }
+        var isFolder: ObjCBool = false
+        #expect(
+            FileManager.default.fileExists(atPath: standIn.path, isDirectory: &isFolder) && isFolder.boolValue
+        )
+        let plan = try await Download(
+            from: server.url("/gen/\(1 << 20)"), to: folder.appendingPathComponent("missing/x.bin")
+        ).plan()
+        #expect(plan.probe.size == 1 << 20)
+    }
 }

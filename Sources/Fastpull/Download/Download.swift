@@ -59,14 +59,19 @@ public final class Download: Sendable {
 
     /// The sequence ``events`` hands out, and whether the run it belongs to has ended.
     private struct EventChannel {
-        var stream: AsyncStream<Event>
-        var sink: AsyncStream<Event>.Continuation
+        /// Nil for a download with an observer (a batch's), whose events go to the observer only.
+        var stream: AsyncStream<Event>?
+        var sink: AsyncStream<Event>.Continuation?
         var ended = false
         /// Set by the `verified` event: the bytes are all in, so no progress event may follow it.
         var verified = false
 
-        init() {
-            (stream, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
+        init(observed: Bool) {
+            guard !observed else { return }
+            let (stream, sink) = AsyncStream.makeStream(
+                of: Event.self, bufferingPolicy: .bufferingNewest(1024))
+            self.stream = stream
+            self.sink = sink
         }
     }
 
@@ -104,7 +109,7 @@ public final class Download: Sendable {
         destinationPath = destination.path(percentEncoded: false)
         self.configuration = configuration
         self.observer = observer
-        channel = Mutex(EventChannel())
+        channel = Mutex(EventChannel(observed: observer != nil))
     }
 
     /// Everything the download tells while it runs, in order: ``Event/probe(_:)``,
@@ -116,22 +121,25 @@ public final class Download: Sendable {
     /// so nothing is missed by a consumer that starts late. The sequence ends after the run's
     /// ``Event/finished(_:)`` or ``Event/failed(_:)`` event, except when the failure is
     /// ``FastpullError/Code/interrupted`` (``pause()`` or cancellation): then it goes on with the events
-    /// of ``resume()``. One consumer.
-    public var events: AsyncStream<Event> { channel.withLock { $0.stream } }
+    /// of ``resume()``. One consumer. A download of a ``Batch`` tells its events through the batch's
+    /// ``Batch/events``: its own sequence is empty.
+    public var events: AsyncStream<Event> {
+        channel.withLock { $0.stream } ?? AsyncStream { $0.finish() }
+    }
 
     func emit(_ event: Event) {
-        let sink = channel.withLock { channel -> AsyncStream<Event>.Continuation? in
+        let (told, sink) = channel.withLock { channel -> (Bool, AsyncStream<Event>.Continuation?) in
             switch event {
             case .verified: channel.verified = true
-            case .progress where channel.verified: return nil
+            case .progress where channel.verified: return (false, nil)
             default: break
             }
-            return channel.sink
+            return (true, channel.sink)
         }
-        guard let sink else { return }
+        guard told else { return }
         // A batch's download tells the batch, which tags and passes on each event: its own sequence
         // would only keep them for nobody.
-        if let observer { observer(event) } else { sink.yield(event) }
+        if let observer { observer(event) } else { sink?.yield(event) }
     }
 
     /// How far the download has come. Safe to read from any task while ``run()`` is going.
@@ -203,9 +211,8 @@ public final class Download: Sendable {
         settings.resumeFromJournal = true
         settings.traceFile = nil
         // The destination is not looked at: nothing is written, and its folder need not exist yet.
-        let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent("fastpull-plan")
         let probe = Download(
-            from: url, to: placeholder, configuration: settings, observer: observer, planOnly: true,
+            from: url, to: Self.planPlaceholder, configuration: settings, observer: observer, planOnly: true,
             keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections)
         do {
             _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
@@ -218,6 +225,9 @@ public final class Download: Sendable {
         }
         throw FastpullError(.internalError, "planning \(url.redactedForDisplay) did not stop after the probe")
     }
+
+    /// The destination a plan-only download is given: never looked at, since nothing is written.
+    private static let planPlaceholder = URL(filePath: "/fastpull-plan", directoryHint: .notDirectory)
 
     /// Thrown by a ``plan()`` download right after its probe, carrying the plan.
     struct PlanOnly: Error {
@@ -243,7 +253,7 @@ public final class Download: Sendable {
     ///
     /// - Throws: ``FastpullError``. On failure the output path holds nothing new.
     public func run() async throws(FastpullError) -> Report {
-        channel.withLock { if $0.ended { $0 = EventChannel() } }
+        channel.withLock { if $0.ended { $0 = EventChannel(observed: observer != nil) } }
         // In a batch lane the run stays on the lane's thread (see ``ExecutorSet/laneThread``).
         let task = Task(executorPreference: ExecutorSet.laneThread) { [self] in
             do {
@@ -333,7 +343,7 @@ public final class Download: Sendable {
             channel.ended = true
             return channel.sink
         }
-        sink.finish()
+        sink?.finish()
     }
 
     /// Sends a ``Event/progress(_:)`` event, at a beat of the ``ProgressMetronome`` (about once a

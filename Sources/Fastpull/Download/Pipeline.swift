@@ -162,7 +162,8 @@ struct Pipeline {
         oneSource: Bool
     ) async throws -> Report {
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
-        let journaled = store.exists
+        // A plan's placeholder destination has no journal to look for.
+        let journaled = !download.planOnly && store.exists
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors.control,
             opensWithGet: opensWithGet(journaled: journaled))
@@ -408,6 +409,8 @@ struct Pipeline {
         guard download.destination.isFileURL else {
             throw FastpullError(.usage, "the destination must be a file URL, got \(download.destination)")
         }
+        // A plan writes nothing: its destination is a placeholder, not looked at.
+        if download.planOnly { return nil }
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
         let output = FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
