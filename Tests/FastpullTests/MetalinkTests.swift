@@ -114,6 +114,18 @@ struct MetalinkTests {
         #expect(Metalink.isMediaType("application/metalink4+xml"))
         #expect(Metalink.isMediaType("Application/Metalink4+XML; charset=utf-8"))
         #expect(!Metalink.isMediaType("application/xml"))
+        #expect(!Metalink.isMediaType("application/octet-stream"))
         #expect(!Metalink.isMediaType(nil))
+    }
+
+    /// A batch follows a URL named `.meta4` (any case) as a Metalink document, and nothing else.
+    @Test(arguments: [
+        ("http://h/x.meta4", true), ("http://h/a/B.META4", true), ("http://h/x.meta4/", true),
+        ("http://h/x.meta4?q=1", true), ("http://h/x%2Emeta4", true), ("http://h/x..meta4", true),
+        ("http://h/.meta4", false), ("http://h/meta4", false), ("http://h/x.meta4.bin", false),
+        ("http://h/x.meta", false), ("http://h/", false), ("http://h/x.meta4z", false),
+    ])
+    func metalinkNames(url: String, expected: Bool) throws {
+        #expect(Batch.hasMetalinkName(try #require(URL(string: url))) == expected)
     }
 }

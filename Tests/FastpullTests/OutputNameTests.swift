@@ -75,6 +75,25 @@ struct OutputNameTests {
         #expect(name.hasSuffix(".gz"))
     }
 
+    /// Plain ASCII names are kept as they are, but only when nothing about them needs changing.
+    @Test func plainNamesPassAndOthersAreStillMended() throws {
+        #expect(OutputName.sanitize("model-00001-of-00004.safetensors") == "model-00001-of-00004.safetensors")
+        #expect(OutputName.sanitize("a b") == "a b")
+        #expect(OutputName.sanitize(" a") == "a")
+        #expect(OutputName.sanitize("a ") == "a")
+        #expect(OutputName.sanitize(".a") == "a")
+        #expect(OutputName.sanitize("a\\b") == "b")
+        #expect(OutputName.sanitize("a\tb") == "ab")
+        let long = try #require(OutputName.sanitize(String(repeating: "a", count: 300) + ".bin"))
+        #expect(long.utf8.count == OutputName.maximumBytes)
+        #expect(long.hasSuffix(".bin"))
+        // The last non-empty component of the path, a trailing slash or not.
+        #expect(
+            OutputName.derive(from: URL(string: "http://h/d/file.bin/")!, contentDisposition: nil)
+                == "file.bin")
+        #expect(OutputName.derive(from: URL(string: "http://h//x//")!, contentDisposition: nil) == "x")
+    }
+
     @Test func parametersAreParsed() {
         let parameters = ContentDisposition.parameters(of: "attachment; a=1; b=\"x;y\"; junk; C = 3")
         #expect(parameters.map(\.name) == ["a", "b", "c"])

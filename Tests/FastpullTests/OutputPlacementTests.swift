@@ -25,6 +25,14 @@ struct OutputPlacementTests {
         try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)
     }
 
+    @Test func namesAreJoinedToFoldersAsText() {
+        #expect(FileSystem.join("/tmp/out", "a.bin") == "/tmp/out/a.bin")
+        #expect(FileSystem.join("/tmp/out/", "a.bin") == "/tmp/out/a.bin")
+        #expect(FileSystem.join("/", "a.bin") == "/a.bin")
+        #expect(FileSystem.join("", "a.bin") == "a.bin")
+        #expect(FileSystem.join("out", "a b.bin") == "out/a b.bin")
+    }
+
     @Test func aFreeNameTakesTheFile() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try part().place(at: folder + "/out.bin", replacing: false)

@@ -16,7 +16,7 @@ extension Batch {
     ) async throws(FastpullError) -> (url: URL, file: URL, configuration: Configuration)? {
         let remote = probed.remote
         guard configuration.followsMetalink,
-            Metalink.isMediaType(remote.contentType) || remote.finalURL.pathExtension.lowercased() == "meta4",
+            Metalink.isMediaType(remote.contentType) || hasMetalinkName(remote.finalURL),
             (remote.size ?? 0) <= largestMetalink
         else { return nil }
         // The document is fetched whole on its own; an answer the naming probe kept goes now.
@@ -45,6 +45,22 @@ extension Batch {
             first, destination,
             file.configuration(settings, document: "Metalink file \(url.redactedForDisplay)")
         )
+    }
+
+    /// Whether the last component of `url`'s path ends in `.meta4` (any case), read from the path's
+    /// bytes: URL's `pathExtension` decodes and splits the whole path for each file of a batch.
+    static func hasMetalinkName(_ url: URL) -> Bool {
+        let suffix = Array(".meta4".utf8)
+        var path = url.path(percentEncoded: false).utf8[...]
+        while path.last == UInt8(ascii: "/") { path = path.dropLast() }
+        guard path.count > suffix.count else { return false }
+        let tail = path.suffix(suffix.count)
+        // A name that is only the extension (`/.meta4`) has none.
+        guard path.dropLast(suffix.count).last != UInt8(ascii: "/") else { return false }
+        return zip(tail, suffix).allSatisfy { byte, expected in
+            byte == expected
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)
+        }
     }
 
     /// The bytes of a small document, fetched over one connection into a temporary file.

@@ -398,7 +398,7 @@ public final class Batch: Sendable {
                 resolvedFolders.withLock { $0[written] = resolved }
                 return resolved
             }()
-        let key = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+        let key = FileSystem.join(folder, String(name))
         return reservations.withLock { taken in
             if let other = taken[key], other != index { return other }
             taken[key] = index
@@ -421,11 +421,17 @@ public final class Batch: Sendable {
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
         exchanges: (@Sendable (Event) -> Void)? = nil
     ) async throws(FastpullError) -> (URL, Download.Probed) {
-        let fallback = folder.appendingPathComponent(OutputName.derive(from: url, contentDisposition: nil))
+        // Paths are joined as text and made a URL once: URL's own joining parses and encodes again.
+        let folderPath = folder.path(percentEncoded: false)
+        func file(named name: String) -> URL {
+            URL(filePath: FileSystem.join(folderPath, name), directoryHint: .notDirectory)
+        }
+        let fallbackName = OutputName.derive(from: url, contentDisposition: nil)
+        let fallback = file(named: fallbackName)
         // The probe is the file's first GET, its answer kept for the download: a small file comes in
         // that one request. Not where the file may be there already (a rerun) or resumes from its
         // `.part`: a HEAD then tells what is needed, and costs no body that nobody reads.
-        let path = fallback.path(percentEncoded: false)
+        let path = FileSystem.join(folderPath, fallbackName)
         let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
         let planned: Download.PlanOnly
         do {
@@ -444,6 +450,6 @@ public final class Batch: Sendable {
             throw FastpullError(.internalError, "\(error)")
         }
         let name = OutputName.derive(from: url, contentDisposition: planned.plan.probe.contentDisposition)
-        return (folder.appendingPathComponent(name), planned.probed)
+        return (name == fallbackName ? fallback : file(named: name), planned.probed)
     }
 }

@@ -24,8 +24,13 @@ package enum OutputName {
     /// The decoded last component of the URL's path, made safe; nil when there is none (`/`, empty).
     package static func fromURL(_ url: URL) -> String? {
         let path = url.path(percentEncoded: true)
-        guard let last = path.split(separator: "/", omittingEmptySubsequences: true).last else { return nil }
-        let decoded = String(last).percentDecoded ?? String(last)
+        let slash = UInt8(ascii: "/")
+        let utf8 = path.utf8
+        // The last non-empty component, found from the end without splitting the whole path.
+        guard let end = utf8.lastIndex(where: { $0 != slash }) else { return nil }
+        let start = utf8[..<end].lastIndex(of: slash).map { utf8.index(after: $0) } ?? utf8.startIndex
+        let last = String(path[start...end])
+        let decoded = last.utf8.contains(UInt8(ascii: "%")) ? (last.percentDecoded ?? last) : last
         return sanitize(decoded)
     }
 
@@ -37,6 +42,7 @@ package enum OutputName {
     /// ``maximumBytes`` (room for the `.part` file and journals beside it) is shortened, keeping its
     /// extension.
     package static func sanitize(_ name: String) -> String? {
+        if isPlainlySafe(name) { return name }
         // Scalar by scalar, not by Character: `/` followed by a combining mark, or `.` followed by one,
         // is one Character that is neither `/` nor `.`.
         let parts = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
@@ -50,6 +56,19 @@ package enum OutputName {
         }
         guard !result.isEmpty else { return nil }
         return shortened(result, toBytes: maximumBytes)
+    }
+
+    /// Whether `name` needs none of ``sanitize(_:)``'s changes, decided in one pass over its bytes:
+    /// printable ASCII without `/` or `\`, neither starting with a dot or a space nor ending with a
+    /// space, and short enough. Most names are; the others take the full path.
+    private static func isPlainlySafe(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumBytes,
+            first != UInt8(ascii: "."), first != UInt8(ascii: " "), last != UInt8(ascii: " ")
+        else { return false }
+        return bytes.allSatisfy { byte in
+            (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\")
+        }
     }
 
     private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {

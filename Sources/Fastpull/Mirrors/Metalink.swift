@@ -96,7 +96,8 @@ public struct Metalink: Sendable, Hashable {
 
     /// Whether `contentType` (a `Content-Type` field) is Metalink 4's media type.
     public static func isMediaType(_ contentType: String?) -> Bool {
-        guard let contentType else { return false }
+        // Most types are not: one that does not even hold its length in bytes is answered at once.
+        guard let contentType, contentType.utf8.count >= mediaType.utf8.count else { return false }
         let type = contentType.split(separator: ";").first.map { $0.trimmingSpaces() }
         return type?.lowercased() == mediaType
     }

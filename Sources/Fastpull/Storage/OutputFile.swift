@@ -65,8 +65,8 @@ final class OutputFile: Sendable {
     func preallocate(size: Int64) throws(StorageError) {
         guard size > 0 else { return }
         if isInMemory {
-            try checkFreeSpace(for: size)
-            try truncate(to: max(size, try self.size()))
+            let held = try checkFreeSpace(for: size)
+            try truncate(to: max(size, held))
             return
         }
         var failure: Int32
@@ -100,15 +100,18 @@ final class OutputFile: Sendable {
     }
 
     /// Fails with `ENOSPC` when the file system lacks room for the bytes of `size` the file does not
-    /// hold yet.
-    private func checkFreeSpace(for size: Int64) throws(StorageError) {
+    /// hold yet; returns the file's length.
+    private func checkFreeSpace(for size: Int64) throws(StorageError) -> Int64 {
         var volume = statvfs()
         var info = stat()
-        guard fstatvfs(descriptor, &volume) == 0, fstat(descriptor, &info) == 0 else { return }
+        guard fstat(descriptor, &info) == 0 else {
+            throw StorageError(call: "fstat", path: path, errno: errno)
+        }
+        guard fstatvfs(descriptor, &volume) == 0 else { return Int64(info.st_size) }
         let held = Int64(info.st_blocks) * 512
         let free = Int64(volume.f_bavail) * Int64(volume.f_frsize)
         // ramfs reports no size at all (f_blocks 0): it has no limit to check.
-        guard volume.f_blocks > 0, size - held > free else { return }
+        guard volume.f_blocks > 0, size - held > free else { return Int64(info.st_size) }
         throw StorageError(call: "posix_fallocate", path: path, errno: ENOSPC)
     }
 
@@ -254,6 +257,11 @@ enum FileSystem {
         guard let slash = path.lastIndex(of: "/") else { return (".", path[...]) }
         let folder = slash == path.startIndex ? "/" : String(path[..<slash])
         return (folder, path[path.index(after: slash)...])
+    }
+
+    /// `name` in `folder`, joined as text (one `/` between them; `name` alone in an empty folder).
+    static func join(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
 
     /// Removes a file if it exists; errors other than "not there" are reported.
