@@ -311,6 +311,8 @@ package struct CommandOptions: Sendable {
         try checkSingleFileOptions(count: urls.count + lines.count + metalinks.count)
         let base = URL(fileURLWithPath: workingDirectory, isDirectory: true)
         let folder = directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? base
+        // Standardized once: each of a batch's hundreds of files would otherwise do it again.
+        let standardFolder = folder.standardizedFileURL
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
@@ -329,7 +331,7 @@ package struct CommandOptions: Sendable {
                         URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
                             .standardizedFileURL)
                 }
-                ?? .folder(folder.standardizedFileURL)
+                ?? .folder(standardFolder)
             jobs.append(
                 Job(
                     item: BatchItem(url: clean, destination: destination, configuration: settings),
