@@ -808,6 +808,21 @@ struct SegmentTableTests {
         #expect(state.claim(0, count: 1000) == 0)
     }
 
+    /// A straggler's tail is taken whole as soon as a fast connection is free, when the fast one would
+    /// fetch it in a fraction of the time: 50 kB at 0.5 MB/s (0.1 s) against 4 MiB/s. The idle one's
+    /// wait is its request's cost, not the grace a hedge leaves an owner that keeps fetching (with
+    /// that grace the owner kept it, and a shaped straggler's last bytes ended the download 0.16 s
+    /// after the rest).
+    @Test func aStragglersSmallTailIsTakenWholeWithoutWaitingForAStall() throws {
+        var state = ownerBesideAFinishedPeer(owning: 1_000_000, writes: 38, of: 25_000, every: 0.05)
+        let assigned = state.nextWindow(for: 1, now: at(1.9))
+        let next = try #require(assigned)
+        #expect(next.1 == .hedged(from: 0, at: 950_000))
+        #expect(next.0.range == 950_000..<1_000_000)
+        checkTiling(state, size: 1_000_000 + mebibyte)
+        #expect(state.claim(0, count: 1000) == 0)
+    }
+
     /// The last connection still running is a straggler with a small tail, every fast one gone (the
     /// last to leave were stragglers too): a connection opened now would take that tail whole, so the
     /// fetch loop is told there is an opening. Before, newcomers were judged by the latest leavers

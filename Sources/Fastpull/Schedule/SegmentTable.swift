@@ -731,7 +731,14 @@ struct SegmentTable: Sendable, Equatable {
             let tail = piece.end - at
             guard tail >= (whole ? 1 : settings.minimumHedge), withinHorizon(at) else { continue }
             let victimSeconds = Double(piece.unclaimed) / victimRate
-            let mySeconds = Double(tail) / myRate + grace
+            // Taken whole, the owner keeps nothing to fetch meanwhile: this connection's wait is its
+            // request's cost alone (a round trip or two for a new one), not the owner's grace. With
+            // the grace, a shaped straggler's last 63 kB (63 ms at 1 MB/s) were left to it while
+            // every other connection had finished, and a stall there (a retransmission's timeout)
+            // held the download's end for 160 ms.
+            let cost = myCost > 0 ? myCost : typicalRequestCost
+            let wait = whole ? max(cost, 2 * settings.roundTrip.seconds) : grace
+            let mySeconds = Double(tail) / myRate + wait
             let minimumGain = relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
             let factor = endgame ? min(settings.hedgeFactor, 1.5) : settings.hedgeFactor
             guard victimSeconds > factor * mySeconds, victimSeconds - mySeconds >= minimumGain
