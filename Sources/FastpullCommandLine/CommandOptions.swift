@@ -327,9 +327,13 @@ package struct CommandOptions: Sendable {
             settings.proxy = proxySetting(for: clean, environment: environment)
             let destination: BatchItem.Destination =
                 output.map {
-                    .file(
-                        URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
-                            .standardizedFileURL)
+                    // An absolute path with nothing to standardize is taken as it is: standardizing
+                    // re-parses it, for each of a batch's hundreds of lines.
+                    Self.isStandardAbsolutePath($0)
+                        ? .file(URL(filePath: $0, directoryHint: .inferFromPath))
+                        : .file(
+                            URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
+                                .standardizedFileURL)
                 }
                 ?? .folder(standardFolder)
             jobs.append(
@@ -370,6 +374,18 @@ package struct CommandOptions: Sendable {
 
     /// The proxy for `url`: `--proxy` (with `--noproxy`), else the environment's proxy for its scheme
     /// with `--noproxy` replacing `NO_PROXY`, else the environment as the library reads it.
+    /// Whether `path` is absolute and has no `.` or `..` component and no empty one (`//`): what
+    /// `standardizedFileURL` would leave as it is.
+    static func isStandardAbsolutePath(_ path: String) -> Bool {
+        guard path.utf8.first == UInt8(ascii: "/") else { return false }
+        for component in path.utf8.dropFirst().split(
+            separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        where component.isEmpty || component.elementsEqual(".".utf8) || component.elementsEqual("..".utf8) {
+            return false
+        }
+        return true
+    }
+
     package func proxySetting(for url: URL, environment: [String: String]) -> ProxySetting {
         if let proxy {
             return proxy.isEmpty ? .none : .url(proxy, bypass: noProxy ?? [])

@@ -271,6 +271,23 @@ struct OptionParserTests {
         #expect(jobs[2].item.destination == .file(URL(fileURLWithPath: "/work/out/c.bin")))
         #expect(jobs[2].item.configuration?.checksums.count == 1)
 
+        // An absolute output is taken as it is, one with dot segments standardized.
+        let absolute = try parsed.jobs(
+            lines: try BatchFile.parse(
+                "http://h.test/d /abs/d.bin\nhttp://h.test/e /abs/sub/../e.bin\nhttp://h.test/f /abs//./f.bin",
+                source: "list"),
+            netrc: netrc, environment: [:], workingDirectory: "/work")
+        #expect(
+            absolute.suffix(3).map(\.item.destination) == [
+                .file(URL(fileURLWithPath: "/abs/d.bin")), .file(URL(fileURLWithPath: "/abs/e.bin")),
+                .file(URL(fileURLWithPath: "/abs/f.bin")),
+            ])
+        #expect(CommandOptions.isStandardAbsolutePath("/abs/d.bin"))
+        #expect(CommandOptions.isStandardAbsolutePath("/a.b/..c/.d"))
+        for path in ["abs/d.bin", "/abs/../d", "/abs/./d", "/abs//d", "/abs/d/", "/abs/.", "/abs/..", ""] {
+            #expect(!CommandOptions.isStandardAbsolutePath(path), "\(path)")
+        }
+
         let plain = try options(["-u", "a:b", "http://h.test/a"])
         let job = try #require(
             try plain.jobs(lines: [], netrc: netrc, environment: [:], workingDirectory: "/w").first)
