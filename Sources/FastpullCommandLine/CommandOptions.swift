@@ -372,8 +372,6 @@ package struct CommandOptions: Sendable {
         return jobs
     }
 
-    /// The proxy for `url`: `--proxy` (with `--noproxy`), else the environment's proxy for its scheme
-    /// with `--noproxy` replacing `NO_PROXY`, else the environment as the library reads it.
     /// Whether `path` is absolute and has no `.` or `..` component and no empty one (`//`): what
     /// `standardizedFileURL` would leave as it is.
     static func isStandardAbsolutePath(_ path: String) -> Bool {
@@ -386,6 +384,8 @@ package struct CommandOptions: Sendable {
         return true
     }
 
+    /// The proxy for `url`: `--proxy` (with `--noproxy`), else the environment's proxy for its scheme
+    /// with `--noproxy` replacing `NO_PROXY`, else the environment as the library reads it.
     package func proxySetting(for url: URL, environment: [String: String]) -> ProxySetting {
         if let proxy {
             return proxy.isEmpty ? .none : .url(proxy, bypass: noProxy ?? [])

@@ -238,6 +238,19 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: destination.path + ".part"))
     }
 
+    /// A batch item's folder must be a file URL: another one is refused as a usage error, never
+    /// taken for a path on this machine.
+    @Test func aFolderThatIsNoFileURLIsRefused() async throws {
+        let outcomes = await Fastpull.download([
+            BatchItem(
+                url: server.url("/gen/\(64 << 10)"),
+                destination: .folder(try #require(URL(string: "https://example.org/dir/"))))
+        ])
+        let error = try #require(outcomes.first?.error)
+        #expect(error.code == .usage, "\(error)")
+        #expect(error.message.contains("must be a file URL"), "\(error.message)")
+    }
+
     /// A plan looks at no path at all: not the destination, and not a stand-in for it in the
     /// temporary folder, where a folder of that name once made every plan (and every batch's
     /// naming probe) fail.

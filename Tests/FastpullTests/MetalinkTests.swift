@@ -124,6 +124,7 @@ struct MetalinkTests {
         ("http://h/x.meta4?q=1", true), ("http://h/x%2Emeta4", true), ("http://h/x..meta4", true),
         ("http://h/.meta4", false), ("http://h/meta4", false), ("http://h/x.meta4.bin", false),
         ("http://h/x.meta", false), ("http://h/", false), ("http://h/x.meta4z", false),
+        ("http://h/..meta4", false), ("http://h/a/...meta4", false), ("http://h/.x.meta4", true),
     ])
     func metalinkNames(url: String, expected: Bool) throws {
         #expect(Batch.hasMetalinkName(try #require(URL(string: url))) == expected)

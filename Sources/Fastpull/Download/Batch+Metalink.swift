@@ -55,8 +55,11 @@ extension Batch {
         while path.last == UInt8(ascii: "/") { path = path.dropLast() }
         guard path.count > suffix.count else { return false }
         let tail = path.suffix(suffix.count)
-        // A name that is only the extension (`/.meta4`) has none.
-        guard path.dropLast(suffix.count).last != UInt8(ascii: "/") else { return false }
+        // A name that is only dots and the extension (`/.meta4`, `/..meta4`) has none.
+        let stem = path.dropLast(suffix.count)
+        let name = stem[
+            (stem.lastIndex(of: UInt8(ascii: "/")).map { stem.index(after: $0) } ?? stem.startIndex)...]
+        guard name.contains(where: { $0 != UInt8(ascii: ".") }) else { return false }
         return zip(tail, suffix).allSatisfy { byte, expected in
             byte == expected
                 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)

@@ -424,7 +424,9 @@ public final class Batch: Sendable {
         // Paths are joined as text and made a URL once: URL's own joining parses and encodes again.
         let folderPath = folder.path(percentEncoded: false)
         func file(named name: String) -> URL {
-            URL(filePath: FileSystem.join(folderPath, name), directoryHint: .notDirectory)
+            // A folder that is no file URL stays what it is, for the download to refuse.
+            guard folder.isFileURL else { return folder.appending(path: name, directoryHint: .notDirectory) }
+            return URL(filePath: FileSystem.join(folderPath, name), directoryHint: .notDirectory)
         }
         let fallbackName = OutputName.derive(from: url, contentDisposition: nil)
         let fallback = file(named: fallbackName)
