@@ -601,6 +601,16 @@ struct ConnectionController: Sendable, Equatable {
         guard paidSteps >= 2 else { return }
         referenceCount = target
         lastReason = .probeDownHeld
+        // Fewer did as well: try a third fewer again at once, against the same level, down to the
+        // count a ramp starts with. A count that a misread step raised (64 on a capped link, where
+        // the few it started with were still in their slow start) then comes down in a few steps;
+        // one probe down per probe interval, every other probe, took it from 32 to 4 in ten probes,
+        // longer than most downloads, each connection holding the server's buffers meanwhile.
+        if target > settings.initial {
+            paidSteps = 0
+            change(to: max(settings.initial, target * 2 / 3), .probeDown, now: now)
+            return
+        }
         settle(now: now)
     }
 
