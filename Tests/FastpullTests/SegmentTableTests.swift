@@ -823,6 +823,29 @@ struct SegmentTableTests {
         #expect(state.claim(0, count: 1000) == 0)
     }
 
+    /// At the end, a connection not measured yet (opened to take over a tail, it landed on a slow
+    /// port) is judged by what it brought since it joined: 6 kB in 0.15 s of a 389 kB window. An idle
+    /// connection at 4 MiB/s takes the rest over instead of waiting for a rate sample.
+    @Test func atTheEndAnUnmeasuredSlowOwnerIsHedged() throws {
+        var state = table([mebibyte, 400_000])
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        let owned = state.nextWindow(for: 0, now: at(0.3))
+        #expect(owned?.0.range == mebibyte..<(mebibyte + 400_000))
+        write(&state, 0, 6_000, at: 0.32)
+        // Too soon to tell: a tenth of a second has not passed since it joined.
+        #expect(state.nextWindow(for: 1, now: at(0.35)) == nil)
+        let assigned = state.nextWindow(for: 1, now: at(0.45))
+        let next = try #require(assigned)
+        guard case .hedged(from: 0, let cut) = next.1 else {
+            Issue.record("expected a hedge of connection 0, got \(next.1)")
+            return
+        }
+        #expect(cut > mebibyte + 6_000 && cut < mebibyte + 100_000, "\(cut)")
+        #expect(next.0.range == cut..<(mebibyte + 400_000))
+        checkTiling(state, size: mebibyte + 400_000)
+    }
+
     /// The last connection still running is a straggler with a small tail, every fast one gone (the
     /// last to leave were stragglers too): a connection opened now would take that tail whole, so the
     /// fetch loop is told there is an opening. Before, newcomers were judged by the latest leavers

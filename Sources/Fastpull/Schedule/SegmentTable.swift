@@ -710,7 +710,8 @@ struct SegmentTable: Sendable, Equatable {
         for index in candidates {
             let piece = pieces[index]
             guard let owner = piece.owner, owner != worker, piece.unclaimed > 0 else { continue }
-            let victimRate = currentRate(of: owner, now: now)
+            var victimRate = currentRate(of: owner, now: now)
+            if victimRate == 0, endgame { victimRate = provisionalRate(of: owner, now: now) }
             guard victimRate > 0 else { continue }
             // The piece the hash waits for: its owner keeps less, and the gain may be smaller, since
             // every byte after it waits too.
@@ -747,6 +748,25 @@ struct SegmentTable: Sendable, Equatable {
             if best == nil || gain > best!.gain { best = (index, owner, at, gain) }
         }
         return best.map { ($0.index, $0.victim, $0.at) }
+    }
+
+    /// At the end, with nothing else left to fetch, what an owner not measured yet shows: the bytes
+    /// it brought since it joined, over that time, once that is long enough to tell (as a window
+    /// settles); 0 before, and while its first answer is still on its way (a server that answers one
+    /// request at a time keeps it waiting, and a second request would only queue behind it). A
+    /// connection opened at the end to take over a tail can land on a slow port (a shaped straggler's
+    /// 1 MB/s, or stuck in its slow start behind a full queue): unmeasured, it kept a 389 kB window
+    /// for a quarter of a second, every other connection done, until a rate sample could judge it.
+    private func provisionalRate(of worker: Worker, now: ContinuousClock.Instant) -> Double {
+        guard let connection = connections[worker], connection.rate == 0, !connection.awaitingAnswer else {
+            return 0
+        }
+        let elapsed = (now - connection.sampleStart).seconds
+        let settle = max(
+            settings.windowSettle.seconds, 2 * typicalRequestCost, 4 * settings.roundTrip.seconds)
+        guard elapsed >= settle else { return 0 }
+        // Nothing at all since it joined still counts as a speed, a very low one.
+        return max(Double(connection.bytes - connection.sampleBytes) / elapsed, 1)
     }
 
     /// The endgame between connections of about one speed: a connection that would end now takes the
