@@ -838,6 +838,20 @@ struct SegmentTableTests {
         checkTiling(state, size: mebibyte + 400_000)
     }
 
+    /// An owner not measured yet that is about as fast as its peers (in its slow start, or all of a
+    /// resumed download's connections just opened) is not judged early: cutting it would throw away
+    /// what its socket holds for little.
+    @Test func atTheEndAnUnmeasuredOwnerOfAboutItsPeersSpeedKeepsItsWindow() {
+        var state = table([mebibyte, 400_000])
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        _ = state.nextWindow(for: 0, now: at(0.3))
+        // 2 MB/s from its first byte, half its peer's 4 MiB/s.
+        for step in 0...3 { write(&state, 0, 50_000, at: 0.32 + 0.025 * Double(step)) }
+        #expect(state.nextWindow(for: 1, now: at(0.45)) == nil)
+        #expect(state.claim(0, count: 50_000) == 50_000)
+    }
+
     /// The last connection still running is a straggler with a small tail, every fast one gone (the
     /// last to leave were stragglers too): a connection opened now would take that tail whole, so the
     /// fetch loop is told there is an opening. Before, newcomers were judged by the latest leavers

@@ -750,23 +750,26 @@ struct SegmentTable: Sendable, Equatable {
         return best.map { ($0.index, $0.victim, $0.at) }
     }
 
-    /// At the end, with nothing else left to fetch, what an owner not measured yet shows: the bytes
-    /// it brought since it joined, over that time, once that is long enough to tell (as a window
-    /// settles); 0 before, and while its first answer is still on its way (a server that answers one
-    /// request at a time keeps it waiting, and a second request would only queue behind it). A
-    /// connection opened at the end to take over a tail can land on a slow port (a shaped straggler's
-    /// 1 MB/s, or stuck in its slow start behind a full queue): unmeasured, it kept a 389 kB window
-    /// for a quarter of a second, every other connection done, until a rate sample could judge it.
+    /// At the end, with nothing else left to fetch, what an owner not measured yet shows when it is
+    /// far slower than its peers (``Settings/slowFactor``): the bytes it brought since its first one,
+    /// over that time, once that is long enough to tell (as a window settles). 0 otherwise: before
+    /// that, while its first answer is still on its way (a server that answers one request at a time
+    /// keeps it waiting, and a second request would only queue behind it), and for one merely still
+    /// in its slow start (cutting an owner of about its peers' speed throws away what its socket
+    /// holds, and a resumed download's connections all start unmeasured at once). A connection
+    /// opened at the end to take over a tail can land on a slow port (a shaped straggler's 1 MB/s,
+    /// or stuck behind a full queue): unmeasured, it kept a 389 kB window for a quarter of a second,
+    /// every other connection done, until a rate sample could judge it.
     private func provisionalRate(of worker: Worker, now: ContinuousClock.Instant) -> Double {
-        guard let connection = connections[worker], connection.rate == 0, !connection.awaitingAnswer else {
-            return 0
-        }
-        let elapsed = (now - connection.sampleStart).seconds
+        guard let connection = connections[worker], connection.rate == 0, !connection.awaitingAnswer,
+            let since = connection.windowSince
+        else { return 0 }
+        let elapsed = (now - since).seconds
         let settle = max(
             settings.windowSettle.seconds, 2 * typicalRequestCost, 4 * settings.roundTrip.seconds)
         guard elapsed >= settle else { return 0 }
-        // Nothing at all since it joined still counts as a speed, a very low one.
-        return max(Double(connection.bytes - connection.sampleBytes) / elapsed, 1)
+        let rate = max(Double(connection.bytes - connection.windowBytes) / elapsed, 1)
+        return rate * settings.slowFactor <= newcomerRate() ? rate : 0
     }
 
     /// The endgame between connections of about one speed: a connection that would end now takes the
