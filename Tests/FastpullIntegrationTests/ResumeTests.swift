@@ -81,15 +81,23 @@ struct ResumeTests {
         #expect(report.resumedBytes >= saved)
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
         #expect(report.sha256 == Expected.sha256(size: size))
-        // Only what was missing was fetched again: exactly, as received; and as the server counts it,
-        // allowing for the one rate-limited slice (50 KB here) each paused connection's server thread
-        // may still have pushed into its closed socket after the pause.
-        #expect(report.bytesFetched == Int64(size) - report.resumedBytes)
-        #expect(
-            server.stats.bodyBytesSent - sentBeforeResume <= Int64(size) - report.resumedBytes + 4 * 50_000)
-        #expect(folder.contents == ["out.bin"])
         let events = await log.finish()
         #expect(events.contains { if case .resumed = $0 { return true } else { return false } })
+        // Only what was missing was fetched again: exactly, as received; and as the server counts it,
+        // allowing for what a server thread may still push into a connection the client closed with
+        // its request under way: two rate-limited slices (50 KB here; the first write after the close
+        // still succeeds, the RST comes back after it), for each of the 4 paused connections and for
+        // each range the resumed run took from a connection (a steal or hedge ends that request
+        // early). Alone on the machine, the resumed run stole twice and the server sent 276–351 KB
+        // more than was missing, over the one slice per paused connection this allowed before.
+        #expect(report.bytesFetched == Int64(size) - report.resumedBytes)
+        let cuts = events.filter { if case .steal = $0 { return true } else { return false } }.count
+        let slices = Int64(4 + cuts) * 2
+        #expect(
+            server.stats.bodyBytesSent - sentBeforeResume <= Int64(size) - report.resumedBytes + slices
+                * 50_000,
+            "\(cuts) steals")
+        #expect(folder.contents == ["out.bin"])
     }
 
     @Test func resumedRequestsCarryIfRange() async throws {
