@@ -838,6 +838,23 @@ struct SegmentTableTests {
         checkTiling(state, size: mebibyte + 400_000)
     }
 
+    /// The same with a tail below the smallest hedge (a 36 kB window that brought 14 kB, then
+    /// nothing): it is taken whole.
+    @Test func atTheEndAnUnmeasuredSlowOwnersSmallTailIsTakenWhole() throws {
+        var state = table([mebibyte, 36_000])
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        _ = state.nextWindow(for: 0, now: at(0.3))
+        write(&state, 0, 14_000, at: 0.32)
+        #expect(state.nextWindow(for: 1, now: at(0.35)) == nil)
+        let assigned = state.nextWindow(for: 1, now: at(0.45))
+        let next = try #require(assigned)
+        #expect(next.1 == .hedged(from: 0, at: mebibyte + 14_000))
+        #expect(next.0.range == (mebibyte + 14_000)..<(mebibyte + 36_000))
+        checkTiling(state, size: mebibyte + 36_000)
+        #expect(state.claim(0, count: 1000) == 0)
+    }
+
     /// An owner not measured yet that is about as fast as its peers (in its slow start, or all of a
     /// resumed download's connections just opened) is not judged early: cutting it would throw away
     /// what its socket holds for little.

@@ -710,8 +710,9 @@ struct SegmentTable: Sendable, Equatable {
         for index in candidates {
             let piece = pieces[index]
             guard let owner = piece.owner, owner != worker, piece.unclaimed > 0 else { continue }
-            var victimRate = currentRate(of: owner, now: now)
-            if victimRate == 0, endgame { victimRate = provisionalRate(of: owner, now: now) }
+            let measured = currentRate(of: owner, now: now)
+            // Not measured yet, judged by its bytes so far: non-zero only when far slower.
+            let victimRate = measured == 0 && endgame ? provisionalRate(of: owner, now: now) : measured
             guard victimRate > 0 else { continue }
             // The piece the hash waits for: its owner keeps less, and the gain may be smaller, since
             // every byte after it waits too.
@@ -727,7 +728,7 @@ struct SegmentTable: Sendable, Equatable {
             // already holds.
             let whole =
                 endgame && piece.end - at < settings.minimumHedge && piece.claimed > piece.start
-                && isFarSlower(owner, typical: newcomerRate())
+                && (measured == 0 || isFarSlower(owner, typical: newcomerRate()))
             if whole { at = piece.claimed }
             let tail = piece.end - at
             guard tail >= (whole ? 1 : settings.minimumHedge), withinHorizon(at) else { continue }
