@@ -741,7 +741,12 @@ struct SegmentTable: Sendable, Equatable {
             let cost = myCost > 0 ? myCost : typicalRequestCost
             let wait = whole ? max(cost, 2 * settings.roundTrip.seconds) : grace
             let mySeconds = Double(tail) / myRate + wait
-            let minimumGain = relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
+            // A tail taken whole from an owner far slower than its peers, with nothing else left to
+            // fetch, needs only to beat twice the request it costs: it is small, and the owner is a
+            // straggler (a 1 MB/s owner's last 21 kB, due in 21 ms, stalled for 0.2 s while the
+            // usual gain of 50 ms kept them from anyone else).
+            let minimumGain =
+                whole ? 2 * wait : relaxed ? settings.hedgeMinimumGain / 4 : settings.hedgeMinimumGain
             let factor = endgame ? min(settings.hedgeFactor, 1.5) : settings.hedgeFactor
             guard victimSeconds > factor * mySeconds, victimSeconds - mySeconds >= minimumGain
             else { continue }
