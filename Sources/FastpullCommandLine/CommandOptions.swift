@@ -329,10 +329,10 @@ package struct CommandOptions: Sendable {
                 output.map {
                     // An absolute path with nothing to standardize is taken as it is: standardizing
                     // re-parses it, for each of a batch's hundreds of lines.
-                    Self.isStandardAbsolutePath($0)
-                        ? .file(URL(filePath: $0, directoryHint: .inferFromPath))
-                        : .file(
-                            URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
+                    .file(
+                        Self.isStandardAbsolutePath($0)
+                            ? URL(filePath: $0, directoryHint: .inferFromPath)
+                            : URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
                                 .standardizedFileURL)
                 }
                 ?? .folder(standardFolder)

@@ -50,20 +50,13 @@ extension Batch {
     /// Whether the last component of `url`'s path ends in `.meta4` (any case), read from the path's
     /// bytes: URL's `pathExtension` decodes and splits the whole path for each file of a batch.
     static func hasMetalinkName(_ url: URL) -> Bool {
-        let suffix = Array(".meta4".utf8)
-        var path = url.path(percentEncoded: false).utf8[...]
-        while path.last == UInt8(ascii: "/") { path = path.dropLast() }
-        guard path.count > suffix.count else { return false }
-        let tail = path.suffix(suffix.count)
+        let suffix = ".meta4"
+        guard let name = OutputName.lastComponent(of: url.path(percentEncoded: false)),
+            name.utf8.count > suffix.utf8.count
+        else { return false }
+        let cut = name.utf8.index(name.utf8.endIndex, offsetBy: -suffix.utf8.count)
         // A name that is only dots and the extension (`/.meta4`, `/..meta4`) has none.
-        let stem = path.dropLast(suffix.count)
-        let name = stem[
-            (stem.lastIndex(of: UInt8(ascii: "/")).map { stem.index(after: $0) } ?? stem.startIndex)...]
-        guard name.contains(where: { $0 != UInt8(ascii: ".") }) else { return false }
-        return zip(tail, suffix).allSatisfy { byte, expected in
-            byte == expected
-                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)
-        }
+        return HTTPHeaders.namesEqual(name[cut...], suffix) && name[..<cut].contains { $0 != "." }
     }
 
     /// The bytes of a small document, fetched over one connection into a temporary file.

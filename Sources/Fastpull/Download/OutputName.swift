@@ -23,15 +23,20 @@ package enum OutputName {
 
     /// The decoded last component of the URL's path, made safe; nil when there is none (`/`, empty).
     package static func fromURL(_ url: URL) -> String? {
-        let path = url.path(percentEncoded: true)
-        let slash = UInt8(ascii: "/")
-        let utf8 = path.utf8
-        // The last non-empty component, found from the end without splitting the whole path.
-        guard let end = utf8.lastIndex(where: { $0 != slash }) else { return nil }
-        let start = utf8[..<end].lastIndex(of: slash).map { utf8.index(after: $0) } ?? utf8.startIndex
-        let last = String(path[start...end])
+        guard let component = lastComponent(of: url.path(percentEncoded: true)) else { return nil }
+        let last = String(component)
         let decoded = last.utf8.contains(UInt8(ascii: "%")) ? (last.percentDecoded ?? last) : last
         return sanitize(decoded)
+    }
+
+    /// The last non-empty component of `path` (`/a/b/` gives `b`), found from the end without
+    /// splitting the whole path; nil when there is none.
+    package static func lastComponent(of path: String) -> Substring? {
+        let slash = UInt8(ascii: "/")
+        let utf8 = path.utf8
+        guard let end = utf8.lastIndex(where: { $0 != slash }) else { return nil }
+        let start = utf8[..<end].lastIndex(of: slash).map { utf8.index(after: $0) } ?? utf8.startIndex
+        return path[start...end]
     }
 
     /// `name` made safe to create in a folder, or nil when nothing safe is left.

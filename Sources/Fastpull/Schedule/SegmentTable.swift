@@ -771,9 +771,7 @@ struct SegmentTable: Sendable, Equatable {
             let since = connection.windowSince
         else { return 0 }
         let elapsed = (now - since).seconds
-        let settle = max(
-            settings.windowSettle.seconds, 2 * typicalRequestCost, 4 * settings.roundTrip.seconds)
-        guard elapsed >= settle else { return 0 }
+        guard elapsed >= settleSeconds(requestCost: typicalRequestCost) else { return 0 }
         let rate = max(Double(connection.bytes - connection.windowBytes) / elapsed, 1)
         return rate * settings.slowFactor <= newcomerRate() ? rate : 0
     }
@@ -826,10 +824,13 @@ struct SegmentTable: Sendable, Equatable {
         guard let piece = piece(of: worker), piece.owner == worker, piece.claimed < piece.windowEnd else {
             return connection.rate
         }
-        // Long enough to be more than the noise of a request's start: its cost, TCP's round trips.
-        let settle = max(
-            settings.windowSettle.seconds, 2 * connection.requestCost, 4 * settings.roundTrip.seconds)
-        return connection.currentRate(now: now, settle: settle)
+        return connection.currentRate(now: now, settle: settleSeconds(requestCost: connection.requestCost))
+    }
+
+    /// How long a window must run to show a connection's speed: long enough to be more than the noise
+    /// of a request's start (its cost, TCP's round trips).
+    private func settleSeconds(requestCost: Double) -> Double {
+        max(settings.windowSettle.seconds, 2 * requestCost, 4 * settings.roundTrip.seconds)
     }
 
     /// The median measured cost of a request (seconds to its first byte), 0 if none is measured.
