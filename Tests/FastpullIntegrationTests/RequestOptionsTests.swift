@@ -294,9 +294,11 @@ struct RequestOptionsTests {
             #expect(!head.contains("SECRET"))
             #expect(Self.values("Authorization", in: head).isEmpty)
         }
-        // Every tunnel reached the origin. (Not every one carried a request: a connection still
-        // opening when the file is complete is closed unused.)
-        #expect(origin.stats.connections == proxy.connections)
+        // No connection reached the origin but through a tunnel. (Not every tunnel reaches it: one
+        // still opening when the file is complete is closed unused, at times before the proxy's own
+        // connection to the origin is made: 5 of 6 in one CI run.)
+        #expect(origin.stats.connections >= 1)
+        #expect(origin.stats.connections <= proxy.connections)
         #expect(origin.stats.requests >= 1)
     }
 
