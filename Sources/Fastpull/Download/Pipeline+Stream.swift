@@ -18,9 +18,10 @@ extension Pipeline {
             expectations = try known ?? self.expectations(for: remote)
             if ordered == nil {
                 let part = try claimedPart()
-                try part.truncate(to: 0)
+                // Each try of a stream starts at byte 0 (a `.part` this run just created is empty).
+                try part.empty()
                 if let size = remote.size {
-                    try part.checkRoom(for: size)
+                    try part.checkRoom(for: size, empty: true)
                     // A small file is written in a moment from one answer: checking the room is enough.
                     if size > Self.largestUnjournaledFile { try part.preallocate(size: size) }
                 }

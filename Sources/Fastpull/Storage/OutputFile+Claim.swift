@@ -42,8 +42,10 @@ extension OutputFile {
         var attempts = 0
         while true {
             attempts += 1
-            // A new file is created exclusively; an existing one is opened as it is.
-            let (fd, created) = Self.openCreating(path, flags: O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            // A new file is created exclusively; an existing one is opened as it is, without waiting
+            // (O_NONBLOCK: a FIFO there would make open(2) wait for a writer).
+            let (fd, created) = Self.openCreating(
+                path, flags: O_RDWR | O_NOFOLLOW | O_CLOEXEC, existing: O_NONBLOCK)
             guard fd >= 0 else {
                 let code = errno
                 if code == ELOOP || code == ENXIO || code == EISDIR { throw .notRegular(path: path) }
@@ -83,7 +85,7 @@ extension OutputFile {
                 throw .linked(path: path, links: Int(current.st_nlink))
             }
             // Back to blocking writes; O_NONBLOCK only kept open(2) from waiting on a FIFO.
-            _ = fcntl(fd, F_SETFL, O_RDWR)
+            if !created { _ = fcntl(fd, F_SETFL, O_RDWR) }
             self.init(path: path, descriptor: fd, created: created)
             return
         }

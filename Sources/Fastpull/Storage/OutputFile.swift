@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import Synchronization
 
 /// The `.part` file a download writes into: created without following symlinks, preallocated, written
 /// with positioned writes from every connection at once, and renamed into place when verified.
@@ -14,12 +15,16 @@ final class OutputFile: Sendable {
 
     /// Whether opening the file created it (it was not there before).
     let wasCreated: Bool
+    /// False while the file is known to be empty: this object created or emptied it and has not
+    /// written, spliced or sized it since.
+    private let mayHoldBytes: Atomic<Bool>
 
     /// Takes over an open descriptor of the file at `path`; `created` tells whether the open made it.
     init(path: String, descriptor: Int32, created: Bool) {
         self.path = path
         self.descriptor = descriptor
         self.wasCreated = created
+        self.mayHoldBytes = Atomic(!created)
     }
 
     /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
@@ -30,6 +35,8 @@ final class OutputFile: Sendable {
         self.path = path
         self.descriptor = fd
         self.wasCreated = created
+        // Created or truncated by the open: empty either way.
+        self.mayHoldBytes = Atomic(false)
     }
 
     /// Opens `path` with `flags`, creating it exclusively (mode 0666 before the umask); where it exists
@@ -52,6 +59,7 @@ final class OutputFile: Sendable {
         self.path = path
         self.descriptor = fd
         self.wasCreated = false
+        self.mayHoldBytes = Atomic(true)
     }
 
     deinit { Glibc.close(descriptor) }
@@ -64,6 +72,7 @@ final class OutputFile: Sendable {
     /// file only gets its length.
     func preallocate(size: Int64) throws(StorageError) {
         guard size > 0 else { return }
+        mayHoldBytes.store(true, ordering: .relaxed)
         if isInMemory {
             let held = try checkFreeSpace(for: size)
             try truncate(to: max(size, held))
@@ -80,14 +89,19 @@ final class OutputFile: Sendable {
 
     /// Fails with ``SpaceError`` when the file system has no room for a file of `size` bytes (beyond the
     /// blocks this file holds already), before anything is allocated: a size no disk can hold is an
-    /// error the user can read, never an allocation that aborts.
-    func checkRoom(for size: Int64) throws(SpaceError) {
+    /// error the user can read, never an allocation that aborts. `empty`: the caller knows the file
+    /// holds no blocks (just truncated to 0), so it is not asked.
+    func checkRoom(for size: Int64, empty: Bool = false) throws(SpaceError) {
         var volume = statvfs()
-        var info = stat()
-        guard fstatvfs(descriptor, &volume) == 0, fstat(descriptor, &info) == 0 else { return }
+        guard fstatvfs(descriptor, &volume) == 0 else { return }
         // ramfs reports no size at all (f_blocks 0): it has no limit to check.
         guard volume.f_blocks > 0 else { return }
-        let held = Int64(info.st_blocks) * 512
+        var held: Int64 = 0
+        if !empty {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return }
+            held = Int64(info.st_blocks) * 512
+        }
         let (free, overflow) = Int64(volume.f_bavail).multipliedReportingOverflow(by: Int64(volume.f_frsize))
         guard !overflow, size - held > free else { return }
         throw SpaceError(folder: FileSystem.split(path).folder, needed: size - held, free: free)
@@ -117,13 +131,24 @@ final class OutputFile: Sendable {
 
     /// Sets the file's length.
     func truncate(to size: Int64) throws(StorageError) {
+        // Marked before the call: a failed truncation leaves the length unknown.
+        mayHoldBytes.store(true, ordering: .relaxed)
         var result: Int32
         repeat { result = ftruncate(descriptor, off_t(size)) } while result < 0 && errno == EINTR
         guard result == 0 else { throw StorageError(call: "ftruncate", path: path, errno: errno) }
+        if size == 0 { mayHoldBytes.store(false, ordering: .relaxed) }
+    }
+
+    /// Sets the file's length to 0, without a system call when it is known to be empty (this object
+    /// created or emptied it and has put nothing in it since).
+    func empty() throws(StorageError) {
+        guard mayHoldBytes.load(ordering: .relaxed) else { return }
+        try truncate(to: 0)
     }
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StorageError) {
+        mayHoldBytes.store(true, ordering: .relaxed)
         try writers.withLock { () throws(StorageError) in try writeAll(bytes, at: offset) }
     }
 
@@ -144,6 +169,7 @@ final class OutputFile: Sendable {
     /// Moves exactly `count` bytes out of the pipe `pipe` into the file at `offset` (`splice(2)`). Fails
     /// with `EINVAL` where the file system cannot take spliced data; the bytes then stay in the pipe.
     func splice(fromPipe pipe: Int32, count: Int, at offset: Int64) -> Result<Void, StorageError> {
+        mayHoldBytes.store(true, ordering: .relaxed)
         var done = 0
         while done < count {
             var position = CLongLong(offset + Int64(done))
@@ -173,6 +199,9 @@ final class OutputFile: Sendable {
         MappedRegion(descriptor: descriptor, range: range)
     }
 
+    /// The open file's status flags (`fcntl(F_GETFL)`): the access mode, `O_NONBLOCK`, …
+    var statusFlags: Int32 { fcntl(descriptor, F_GETFL) }
+
     /// The file's current length.
     func size() throws(StorageError) -> Int64 {
         var info = stat()
@@ -182,7 +211,6 @@ final class OutputFile: Sendable {
         return Int64(info.st_size)
     }
 
-    /// Flushes data and metadata to stable storage.
     /// Records where the file came from (``OriginRecord``) on it; best effort.
     func record(_ origin: OriginRecord) {
         // A file this run created has no attributes of an earlier run's version to remove (the record
@@ -190,6 +218,7 @@ final class OutputFile: Sendable {
         origin.write(to: descriptor, fresh: wasCreated)
     }
 
+    /// Flushes data and metadata to stable storage.
     func sync() throws(StorageError) {
         var result: Int32
         repeat { result = fsync(descriptor) } while result < 0 && errno == EINTR
