@@ -20,15 +20,16 @@ struct BenchOptions: Sendable {
 
         Downloads the same files with fastpull and its peers (aria2c, axel, curl, wget2, a URLSession
         baseline) from nginx and the fixture server on loopback, and writes results.md, results.json and
-        SVG charts to the output folder. Build first: swift build -c release (fastpull is taken from the
-        same build folder). Install the peers with Benchmarks/setup.sh.
+        SVG charts to the output folder. It measures fastpull as it ships, which it builds (or brings up
+        to date) in .build/shipped at the start: swift build -c release --static-swift-stdlib. Install
+        the peers with Benchmarks/setup.sh.
 
           --scenario NAME   run only this scenario (repeatable, or a comma list); see --list
           --tool NAME       run only this tool variant (repeatable, comma list; `aria2c*` for a prefix)
           --runs N          measured runs per tool and scenario, after one discarded warm-up (default 3)
           --quick           small files, 1 run, no warm-up: a smoke run in under two minutes
           --output DIR      where to write the results (default bench-results)
-          --fastpull PATH   the fastpull binary (default: next to this executable)
+          --fastpull PATH   the fastpull binary (default: the shipped build in .build/shipped)
           --tmpfs DIR       folder on tmpfs for sources and outputs (default /dev/shm)
           --disk DIR        disk folder for loopback-disk outputs (a scratch folder inside it; default: --output)
           --list            list scenarios and tool variants, then exit

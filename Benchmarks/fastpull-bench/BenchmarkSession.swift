@@ -89,7 +89,9 @@ final class BenchmarkSession {
                 continue
             }
             let text = captureOutput(executable, arguments, mergeErrors: true) ?? ""
-            report.toolVersions[name] = text.split(separator: "\n").first.map(String.init) ?? "unknown"
+            let version = text.split(separator: "\n").first.map(String.init) ?? "unknown"
+            // Which binary: the shipped build in .build/shipped, or --fastpull's.
+            report.toolVersions[name] = name == "fastpull" ? "\(version) (\(executable))" : version
         }
         if used.contains("URLSession") { report.toolVersions["URLSession"] = report.machine.swift }
         if let nginx = findExecutable("nginx") {
