@@ -49,7 +49,7 @@ let package = Package(
             ),
             dependencies: ["fastpull"]
         ),
-        .testTarget(name: "FastpullTests", dependencies: ["Fastpull", "FastpullCommandLine"]),
+        .testTarget(name: "FastpullTests", dependencies: ["Fastpull", "FastpullCommandLine", "CLinux"]),
         .testTarget(
             name: "FastpullIntegrationTests",
             dependencies: ["Fastpull", "FastpullFixtures"]

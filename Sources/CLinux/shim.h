@@ -42,11 +42,4 @@ static inline int fp_set_pipe_size(int fd, int size) { return fcntl(fd, 1031 /* 
 /// The pipe's buffer size (F_GETPIPE_SZ), or -1.
 static inline int fp_pipe_size(int fd) { return fcntl(fd, 1032 /* F_GETPIPE_SZ */); }
 
-/// The file system type of the file behind `fd` (`f_type` of fstatfs(2), e.g. TMPFS_MAGIC), or -1.
-static inline long fp_filesystem_type(int fd) {
-    struct statfs info;
-    if (fstatfs(fd, &info) != 0) return -1;
-    return (long)info.f_type;
-}
-
 #endif

@@ -18,6 +18,8 @@ final class OutputFile: Sendable {
     /// False while the file is known to be empty: this object created or emptied it and has not
     /// written, spliced or sized it since.
     private let mayHoldBytes: Atomic<Bool>
+    /// Whether the file system is memory (``isInMemory``): 0 not known yet, 1 no, 2 yes.
+    private let memoryBacked = Atomic<UInt8>(0)
 
     /// Takes over an open descriptor of the file at `path`; `created` tells whether the open made it.
     init(path: String, descriptor: Int32, created: Bool) {
@@ -92,8 +94,7 @@ final class OutputFile: Sendable {
     /// error the user can read, never an allocation that aborts. `empty`: the caller knows the file
     /// holds no blocks (just truncated to 0), so it is not asked.
     func checkRoom(for size: Int64, empty: Bool = false) throws(SpaceError) {
-        var volume = statvfs()
-        guard fstatvfs(descriptor, &volume) == 0 else { return }
+        guard let volume = fileSystem() else { return }
         // ramfs reports no size at all (f_blocks 0): it has no limit to check.
         guard volume.f_blocks > 0 else { return }
         var held: Int64 = 0
@@ -107,21 +108,36 @@ final class OutputFile: Sendable {
         throw SpaceError(folder: FileSystem.split(path).folder, needed: size - held, free: free)
     }
 
-    /// Whether the file lives on tmpfs (or ramfs), whose pages are memory.
-    private var isInMemory: Bool {
-        let type = fp_filesystem_type(descriptor)
-        return type == 0x0102_1994 || type == 0x8584_58f6  // TMPFS_MAGIC, RAMFS_MAGIC
+    /// Whether the file lives on tmpfs (or ramfs), whose pages are memory: nothing there survives a
+    /// restart, so nothing there is synced. Asked of the system once (or learnt from the room check).
+    var isInMemory: Bool {
+        switch memoryBacked.load(ordering: .relaxed) {
+        case 1: return false
+        case 2: return true
+        default: return fileSystem().map { Self.isMemoryType($0.f_type) } ?? false
+        }
+    }
+
+    private static func isMemoryType(_ type: Int) -> Bool {
+        type == 0x0102_1994 || type == 0x8584_58f6  // TMPFS_MAGIC, RAMFS_MAGIC
+    }
+
+    /// What `fstatfs(2)` says of the file's file system now (its free space), noting its type.
+    private func fileSystem() -> statfs? {
+        var volume = statfs()
+        guard fstatfs(descriptor, &volume) == 0 else { return nil }
+        memoryBacked.store(Self.isMemoryType(Int(volume.f_type)) ? 2 : 1, ordering: .relaxed)
+        return volume
     }
 
     /// Fails with `ENOSPC` when the file system lacks room for the bytes of `size` the file does not
     /// hold yet; returns the file's length.
     private func checkFreeSpace(for size: Int64) throws(StorageError) -> Int64 {
-        var volume = statvfs()
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             throw StorageError(call: "fstat", path: path, errno: errno)
         }
-        guard fstatvfs(descriptor, &volume) == 0 else { return Int64(info.st_size) }
+        guard let volume = fileSystem() else { return Int64(info.st_size) }
         let held = Int64(info.st_blocks) * 512
         let free = Int64(volume.f_bavail) * Int64(volume.f_frsize)
         // ramfs reports no size at all (f_blocks 0): it has no limit to check.
@@ -218,8 +234,9 @@ final class OutputFile: Sendable {
         origin.write(to: descriptor, fresh: wasCreated)
     }
 
-    /// Flushes data and metadata to stable storage.
+    /// Flushes data and metadata to stable storage; nothing to do where the file lives in memory.
     func sync() throws(StorageError) {
+        guard !isInMemory else { return }
         var result: Int32
         repeat { result = fsync(descriptor) } while result < 0 && errno == EINTR
         guard result == 0 else { throw StorageError(call: "fsync", path: path, errno: errno) }
@@ -232,15 +249,16 @@ final class OutputFile: Sendable {
         guard result == 0 else { throw StorageError(call: "fdatasync", path: path, errno: errno) }
     }
 
-    /// Renames the file to `destination` and makes the rename durable by syncing the folder.
+    /// Renames the file to `destination` and makes the rename durable by syncing the folder (on a disk:
+    /// in memory nothing outlasts a restart).
     func rename(to destination: String) throws(StorageError) {
         guard Glibc.rename(path, destination) == 0 else {
             throw StorageError(call: "rename", path: destination, errno: errno)
         }
-        FileSystem.syncDirectory(containing: destination)
+        if !isInMemory { FileSystem.syncDirectory(containing: destination) }
     }
 
-    /// Moves the file to its name, `destination`, durably. With `replacing`, a regular file or symlink
+    /// Moves the file to its name, `destination`, durably (on a disk). With `replacing`, a regular file or symlink
     /// there is replaced (never followed); without it, anything there stays and this fails with
     /// ``PlacementError/appeared(_:)``, atomically (`renameat2` with `RENAME_NOREPLACE`, or a hard link
     /// and unlink where the file system lacks it). Something other than a regular file or a symlink
@@ -265,7 +283,7 @@ final class OutputFile: Sendable {
             if code == EEXIST { throw Self.refusal(at: destination) ?? PlacementError.appeared(destination) }
             throw StorageError(call: "rename", path: destination, errno: code)
         }
-        FileSystem.syncDirectory(containing: destination)
+        if !isInMemory { FileSystem.syncDirectory(containing: destination) }
     }
 
     /// Why what is at `destination` keeps the file from its name, or nil when nothing is there: it is

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 import Testing
@@ -59,5 +60,48 @@ struct OutputFileEmptyingTests {
             #expect(file.statusFlags & O_NONBLOCK == 0)
             #expect(file.statusFlags & O_ACCMODE == O_RDWR)
         }
+    }
+}
+
+/// Where a file lives in memory (tmpfs, ramfs) nothing survives a restart, so neither the file nor
+/// its folder is synced there; on a disk both are.
+@Suite("OutputFile.isInMemory")
+struct OutputFileMemoryTests {
+    /// The folders looked at: tmpfs (`/dev/shm`) and the temporary folder (a disk on this project's
+    /// machines), each judged against the file system type `statfs(2)` reports for it.
+    static let folders = ["/dev/shm", FileManager.default.temporaryDirectory.path]
+
+    static func isMemory(_ folder: String) -> Bool {
+        var volume = statfs()
+        guard statfs(folder, &volume) == 0 else { return false }
+        return volume.f_type == 0x0102_1994 || volume.f_type == 0x8584_58f6
+    }
+
+    @Test(arguments: folders) func theFileSystemIsToldOnceAndRight(folder: String) throws {
+        let path = folder + "/memory-\(UUID().uuidString).part"
+        defer { unlink(path) }
+        let file = try OutputFile(claiming: path)
+        #expect(file.isInMemory == Self.isMemory(folder))
+        // Learnt from the room check as well, with the same answer.
+        let checked = try OutputFile(claiming: path + "2")
+        defer { unlink(path + "2") }
+        try checked.checkRoom(for: 1, empty: true)
+        #expect(checked.isInMemory == Self.isMemory(folder))
+    }
+
+    @Test(arguments: folders) func aFileIsPlacedWhereverItLives(folder: String) throws {
+        let path = folder + "/placed-\(UUID().uuidString)"
+        defer { unlink(path) }
+        let file = try OutputFile(claiming: path + ".part")
+        try Array("bytes".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+        try file.place(at: path, replacing: false)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "bytes")
+        #expect(access(path + ".part", F_OK) != 0)
+    }
+
+    @Test func theMachineHasBothKinds() {
+        // Without a tmpfs and a disk among the folders, the tests above would look at one branch only.
+        #expect(Set(Self.folders.map(Self.isMemory)) == [false, true])
     }
 }
