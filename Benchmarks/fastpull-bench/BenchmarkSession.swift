@@ -90,8 +90,12 @@ final class BenchmarkSession {
             }
             let text = captureOutput(executable, arguments, mergeErrors: true) ?? ""
             let version = text.split(separator: "\n").first.map(String.init) ?? "unknown"
-            // Which binary: the shipped build in .build/shipped, or --fastpull's.
-            report.toolVersions[name] = name == "fastpull" ? "\(version) (\(executable))" : version
+            // Which binary: the shipped build in .build/shipped, or --fastpull's (inside the package:
+            // its path from the package's folder, which says nothing of this machine's layout).
+            let root =
+                workspace.packageRoot.hasSuffix("/") ? workspace.packageRoot : workspace.packageRoot + "/"
+            let shown = executable.hasPrefix(root) ? String(executable.dropFirst(root.count)) : executable
+            report.toolVersions[name] = name == "fastpull" ? "\(version) (\(shown))" : version
         }
         if used.contains("URLSession") { report.toolVersions["URLSession"] = report.machine.swift }
         if let nginx = findExecutable("nginx") {

@@ -35,20 +35,55 @@ struct OutputFileEmptyingTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let part = try OutputFile(claiming: folder + "/out.bin.part")
         #expect(part.wasCreated)
+        #expect(part.isKnownEmpty)
         try part.empty()
         #expect(try part.size() == 0)
         // A first try wrote some bytes; the next try starts from an empty file again.
         try write("first try", to: part)
+        #expect(!part.isKnownEmpty)
         try part.empty()
+        #expect(part.isKnownEmpty)
         #expect(try part.size() == 0)
         // Sized (preallocated, or truncated to a length), it is no longer known to be empty either.
-        try part.truncate(to: 0)
         try part.preallocate(size: 4096)
+        #expect(!part.isKnownEmpty)
         try part.empty()
         #expect(try part.size() == 0)
         try part.truncate(to: 10)
+        #expect(!part.isKnownEmpty)
         try part.empty()
         #expect(try part.size() == 0)
+    }
+
+    @Test func bytesSplicedInAreEmptiedToo() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let part = try OutputFile(claiming: folder + "/out.bin.part")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let bytes = Array("spliced".utf8)
+        #expect(Glibc.write(ends[1], bytes, bytes.count) == bytes.count)
+        guard case .success = part.splice(fromPipe: ends[0], count: bytes.count, at: 0) else {
+            Issue.record("splice into the temporary folder failed")
+            return
+        }
+        #expect(try part.size() == Int64(bytes.count))
+        #expect(!part.isKnownEmpty)
+        try part.empty()
+        #expect(try part.size() == 0)
+    }
+
+    @Test func aKeptEmptyPartIsKnownEmptyAndAKeptFullOneIsNot() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(FileManager.default.createFile(atPath: folder + "/empty.bin.part", contents: Data()))
+        let empty = try OutputFile(claiming: folder + "/empty.bin.part")
+        #expect(!empty.wasCreated && empty.isKnownEmpty)
+        try "bytes".write(toFile: folder + "/full.bin.part", atomically: false, encoding: .utf8)
+        let full = try OutputFile(claiming: folder + "/full.bin.part")
+        #expect(!full.wasCreated && !full.isKnownEmpty)
     }
 
     @Test func aPartClaimedNewIsWrittenWithBlockingWrites() throws {
@@ -67,9 +102,11 @@ struct OutputFileEmptyingTests {
 /// its folder is synced there; on a disk both are.
 @Suite("OutputFile.isInMemory")
 struct OutputFileMemoryTests {
-    /// The folders looked at: tmpfs (`/dev/shm`) and the temporary folder (a disk on this project's
-    /// machines), each judged against the file system type `statfs(2)` reports for it.
-    static let folders = ["/dev/shm", FileManager.default.temporaryDirectory.path]
+    /// The folders looked at: `/dev/shm` (tmpfs where it exists) and the temporary folder (a disk on
+    /// this project's machines), each judged against the type `statfs(2)` reports for it.
+    static let folders =
+        (FileManager.default.fileExists(atPath: "/dev/shm") ? ["/dev/shm"] : [])
+        + [FileManager.default.temporaryDirectory.path]
 
     static func isMemory(_ folder: String) -> Bool {
         var volume = statfs()
@@ -77,7 +114,7 @@ struct OutputFileMemoryTests {
         return volume.f_type == 0x0102_1994 || volume.f_type == 0x8584_58f6
     }
 
-    @Test(arguments: folders) func theFileSystemIsToldOnceAndRight(folder: String) throws {
+    @Test(arguments: folders) func theFileSystemIsToldRight(folder: String) throws {
         let path = folder + "/memory-\(UUID().uuidString).part"
         defer { unlink(path) }
         let file = try OutputFile(claiming: path)
@@ -98,10 +135,5 @@ struct OutputFileMemoryTests {
         try file.place(at: path, replacing: false)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "bytes")
         #expect(access(path + ".part", F_OK) != 0)
-    }
-
-    @Test func theMachineHasBothKinds() {
-        // Without a tmpfs and a disk among the folders, the tests above would look at one branch only.
-        #expect(Set(Self.folders.map(Self.isMemory)) == [false, true])
     }
 }

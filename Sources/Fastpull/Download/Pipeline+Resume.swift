@@ -39,7 +39,7 @@ extension Pipeline {
 
         do {
             try file.truncate(to: 0)
-            try file.checkRoom(for: size)
+            try file.checkRoom(for: size, empty: true)
         } catch {
             throw Failure(error, url: remote.finalURL).error
         }

@@ -18,7 +18,7 @@ extension Pipeline {
             expectations = try known ?? self.expectations(for: remote)
             if ordered == nil {
                 let part = try claimedPart()
-                // Each try of a stream starts at byte 0 (a `.part` this run just created is empty).
+                // Each try of a stream starts at byte 0 (no system call where the `.part` is known empty).
                 try part.empty()
                 if let size = remote.size {
                     try part.checkRoom(for: size, empty: true)

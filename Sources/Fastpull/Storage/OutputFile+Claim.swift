@@ -86,7 +86,9 @@ extension OutputFile {
             }
             // Back to blocking writes; O_NONBLOCK only kept open(2) from waiting on a FIFO.
             if !created { _ = fcntl(fd, F_SETFL, O_RDWR) }
-            self.init(path: path, descriptor: fd, created: created)
+            // Empty only as seen now, locked: a file created here may have been written by another
+            // claimant before the lock was ours.
+            self.init(path: path, descriptor: fd, created: created, empty: current.st_size == 0)
             return
         }
     }

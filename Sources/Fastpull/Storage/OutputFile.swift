@@ -15,18 +15,23 @@ final class OutputFile: Sendable {
 
     /// Whether opening the file created it (it was not there before).
     let wasCreated: Bool
-    /// False while the file is known to be empty: this object created or emptied it and has not
-    /// written, spliced or sized it since.
+    /// False while the file is known to be empty: it was empty when this object took it, or this
+    /// object emptied it, and nothing has been written, spliced or sized since.
     private let mayHoldBytes: Atomic<Bool>
+
+    /// Whether ``empty()`` would skip its truncation (the file is known to hold no bytes).
+    var isKnownEmpty: Bool { !mayHoldBytes.load(ordering: .relaxed) }
     /// Whether the file system is memory (``isInMemory``): 0 not known yet, 1 no, 2 yes.
     private let memoryBacked = Atomic<UInt8>(0)
 
-    /// Takes over an open descriptor of the file at `path`; `created` tells whether the open made it.
-    init(path: String, descriptor: Int32, created: Bool) {
+    /// Takes over an open descriptor of the file at `path`; `created` tells whether the open made it,
+    /// `empty` whether it is known to hold no bytes now (a look after locking it, not the creation
+    /// alone: another process may have written it in between).
+    init(path: String, descriptor: Int32, created: Bool, empty: Bool) {
         self.path = path
         self.descriptor = descriptor
         self.wasCreated = created
-        self.mayHoldBytes = Atomic(!created)
+        self.mayHoldBytes = Atomic(!empty)
     }
 
     /// Creates (or truncates) the file at `path`. Refuses to follow a symlink there.
@@ -92,7 +97,7 @@ final class OutputFile: Sendable {
     /// Fails with ``SpaceError`` when the file system has no room for a file of `size` bytes (beyond the
     /// blocks this file holds already), before anything is allocated: a size no disk can hold is an
     /// error the user can read, never an allocation that aborts. `empty`: the caller knows the file
-    /// holds no blocks (just truncated to 0), so it is not asked.
+    /// holds no blocks (it was just emptied), so its block count is not asked.
     func checkRoom(for size: Int64, empty: Bool = false) throws(SpaceError) {
         guard let volume = fileSystem() else { return }
         // ramfs reports no size at all (f_blocks 0): it has no limit to check.
@@ -109,7 +114,8 @@ final class OutputFile: Sendable {
     }
 
     /// Whether the file lives on tmpfs (or ramfs), whose pages are memory: nothing there survives a
-    /// restart, so nothing there is synced. Asked of the system once (or learnt from the room check).
+    /// restart, so neither the finished file nor its folder is synced there (``sync()``,
+    /// ``place(at:replacing:)``). Asked of the system once (or learnt from the room check).
     var isInMemory: Bool {
         switch memoryBacked.load(ordering: .relaxed) {
         case 1: return false
