@@ -12,9 +12,7 @@ struct OutputFileEmptyingTests {
     let folder: String
 
     init() throws {
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try TemporaryFolder.make("empty")
     }
 
     func write(_ text: String, to file: OutputFile, at offset: Int64 = 0) throws {

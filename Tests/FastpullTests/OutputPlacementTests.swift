@@ -10,9 +10,7 @@ struct OutputPlacementTests {
     let folder: String
 
     init() throws {
-        folder =
-            FileManager.default.temporaryDirectory.appendingPathComponent("place-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try TemporaryFolder.make("place")
     }
 
     func part(_ bytes: String = "new") throws -> OutputFile {
