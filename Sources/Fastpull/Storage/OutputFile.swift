@@ -161,8 +161,8 @@ final class OutputFile: Sendable {
         if size == 0 { mayHoldBytes.store(false, ordering: .relaxed) }
     }
 
-    /// Sets the file's length to 0, without a system call when it is known to be empty (this object
-    /// created or emptied it and has put nothing in it since).
+    /// Sets the file's length to 0, without a system call when it is known to be empty (``isKnownEmpty``:
+    /// empty when this object took it or emptied it, with nothing written, spliced or sized since).
     func empty() throws(StorageError) {
         guard mayHoldBytes.load(ordering: .relaxed) else { return }
         try truncate(to: 0)
@@ -264,8 +264,8 @@ final class OutputFile: Sendable {
         if !isInMemory { FileSystem.syncDirectory(containing: destination) }
     }
 
-    /// Moves the file to its name, `destination`, durably (on a disk). With `replacing`, a regular file or symlink
-    /// there is replaced (never followed); without it, anything there stays and this fails with
+    /// Moves the file to its name, `destination`, durably (on a disk). With `replacing`, a regular file
+    /// or symlink there is replaced (never followed); without it, anything there stays and this fails with
     /// ``PlacementError/appeared(_:)``, atomically (`renameat2` with `RENAME_NOREPLACE`, or a hard link
     /// and unlink where the file system lacks it). Something other than a regular file or a symlink
     /// (a device, a FIFO, a folder) is never replaced.
