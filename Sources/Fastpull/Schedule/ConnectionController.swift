@@ -2,21 +2,23 @@
 /// ``observe(_:)`` gets a ``Sample`` (bytes newly written and the process's CPU time so far) and
 /// returns the count to have now, with the reason in ``lastReason``.
 ///
-/// The policy in one paragraph: a fixed count stays fixed. `auto` starts with a few connections and
-/// doubles them every step while a doubling raises the throughput by ``Settings/gain`` (multiplies
-/// them by eight when the connections already there lost nothing to the newcomers: the limit is each
-/// connection's own, and the ceiling is three steps away, not five). When one does
-/// not, the limit is shared by all connections (the link, the server, the CPU) and more only cost: it
-/// goes back to the count before and halves while the throughput holds within
-/// ``Settings/tolerance``. It never settles for good: while holding, it probes half again as many
-/// every ``Settings/probeInterval`` steps (a third fewer at the maximum, where there is no more to
-/// try) and ramps on if that pays, and a throughput that falls far
-/// below what it held starts a probe at once (the link changed). A probe counts only when two steps
-/// in a row agree, and every other probe tries a third fewer, kept when the throughput holds: so a
-/// lucky step on a noisy shared link cannot ratchet the count up for good. A step whose CPU time reaches
-/// ``Settings/busyCPU`` of the machine's cores counts as no gain (the CPU is the limit; more
-/// connections cannot help) unless it raised the throughput by the whole gain all the same (then it
-/// is kept, and trimmed while fewer do as well), and while holding it trims. A server refusing extra connections
+/// The policy in one paragraph: a fixed count stays fixed. `auto` starts with a few connections,
+/// multiplies them by ``Settings/firstMultiplier`` at the first step, and doubles them every step
+/// after while a doubling raises the throughput by ``Settings/gain`` (multiplies them by eight when
+/// the connections already there lost nothing to the newcomers: the limit is each connection's own).
+/// A step of many times the count whose newcomers took most of what the others had passed a shared
+/// limit: half as many are tried at once. When a step does not pay, the limit is shared by all
+/// connections (the link, the server, the CPU) and more only cost: it goes back to the count before
+/// and halves while the throughput holds within ``Settings/tolerance``. It never settles for good:
+/// while holding, it probes half again as many every ``Settings/probeInterval`` steps (a third fewer
+/// at the maximum, where there is no more to try) and ramps on if that pays, and a throughput that
+/// falls far below what it held starts a probe at once (the link changed). A probe counts only when
+/// two steps in a row agree, and every other probe tries a third fewer, kept when the throughput
+/// holds: so a lucky step on a noisy shared link cannot ratchet the count up for good. A step whose
+/// CPU time reaches ``Settings/busyCPU`` of the machine's cores counts as no gain (the CPU is the
+/// limit; more connections cannot help) unless the throughput grew nearly as the count did (the CPU
+/// did not hold it back) or by the whole gain all the same (then it is kept, and trimmed while fewer
+/// do as well), and while holding it trims. A server refusing extra connections
 /// (``refused(working:)``) holds it at the connections that work, for a while.
 ///
 /// A step is measured only once connections started or retired by the last change have had
@@ -58,18 +60,21 @@ struct ConnectionController: Sendable, Equatable {
         /// A held throughput falling below this share of the reference starts a probe.
         var decline = 0.6
 
-        /// What the first step multiplies the count by (it has nothing to compare with): on long round
-        /// trips, where every connection spends most of its time waiting, more.
-        var firstMultiplier = 2
+        /// What the first step multiplies the count by (it has nothing to compare with). Eight: from 4,
+        /// a per-connection limit is at 32 after one step and at the ceiling after two (a doubling took
+        /// three, and on a download of a third of a second each step is a tenth of its time at too few
+        /// connections). A shared limit costs little for it: the few lose most of what they had to the
+        /// newcomers, and half as many are tried at once.
+        var firstMultiplier = 8
 
         /// The defaults for a download whose connections take `roundTrip` to open and whose requests
         /// take `requestCost` to their first byte (a round trip, and an object store's time to find the
         /// object), on a machine with `cores` cores. The longer a connection waits, the more it takes to
         /// keep the path busy, so the more start (4; 8 from 10 ms, 16 from 30 ms, 32 from 60 ms, the
-        /// ceiling from 100 ms) and the faster the first step multiplies (4× from 20 ms);
-        /// a step lasts three waits (50–500 ms), a warm-up one and a bit (10–300 ms). Holding and
-        /// probing look for gains of a few tens of percent, not the doublings of a ramp: their steps
-        /// last at least ``quietStep``, or they would measure TCP's sawtooth and a shaped link's bursts.
+        /// ceiling from 100 ms); a step lasts three waits (50–500 ms), a warm-up one and a bit
+        /// (10–300 ms). Holding and probing look for gains of a few tens of percent, not the doublings
+        /// of a ramp: their steps last at least ``quietStep``, or they would measure TCP's sawtooth and
+        /// a shaped link's bursts.
         init(roundTrip: Duration = .milliseconds(1), requestCost: Duration = .zero, cores: Int = 2) {
             let wait = max(roundTrip, requestCost)
             initial =
@@ -77,7 +82,6 @@ struct ConnectionController: Sendable, Equatable {
                 ? 64
                 : wait >= .milliseconds(60)
                     ? 32 : wait >= .milliseconds(30) ? 16 : wait >= .milliseconds(10) ? 8 : 4
-            firstMultiplier = wait >= .milliseconds(20) ? 4 : 2
             step = min(max(wait * 3, .milliseconds(50)), .milliseconds(500))
             warmUp = min(max(wait + .milliseconds(10), .milliseconds(10)), .milliseconds(300))
             self.cores = max(cores, 1)
@@ -239,11 +243,13 @@ struct ConnectionController: Sendable, Equatable {
         var workers: Set<Int>
     }
 
-    /// How soon the loop should look again. While a ramp measures its steps, every 10 ms: a step is
-    /// measured from the first look after its warm-up to the first look after its length, so looks
-    /// 25 ms apart would stretch a step of 50 ms and its warm-up of 10 to 75, and every step of the
-    /// ramp is time at too few connections. Else every 25 ms (stalls, slow connections, holding).
-    var tickInterval: Duration { phase == .ramping ? .milliseconds(10) : .milliseconds(25) }
+    /// How soon the loop should look again. While a ramp measures its steps, every 5 ms: a step is
+    /// measured from the first look after its warm-up (or after the first bytes) to the first look
+    /// after its length, so looks 25 ms apart would stretch a step of 50 ms and its warm-up of 10 to
+    /// 75, and every step of the ramp is time at too few connections (looks 10 ms apart still put the
+    /// first step up at 35 ms on loopback, where the measurement needs 12). Else every 25 ms (stalls,
+    /// slow connections, holding).
+    var tickInterval: Duration { phase == .ramping ? .milliseconds(5) : .milliseconds(25) }
 
     /// Feeds the download's progress; returns the count to have now.
     mutating func observe(_ sample: Sample) -> Int {
@@ -339,6 +345,14 @@ struct ConnectionController: Sendable, Equatable {
         return (paid, free)
     }
 
+    /// How the throughput grew against how the count did: 1 when it grew in proportion (every newcomer
+    /// brought as much as each connection before), 0 when it did not grow.
+    private static func grown(from before: Double, at beforeCount: Int, to after: Double, at count: Int)
+        -> Double
+    {
+        (after / max(before, 1) - 1) / max(Double(count) / Double(max(beforeCount, 1)) - 1, 0.01)
+    }
+
     /// Takes `step` as the new reference, measured at the current count.
     private mutating func adopt(_ step: Step) {
         reference = step.total
@@ -360,7 +374,8 @@ struct ConnectionController: Sendable, Equatable {
 
     // MARK: Phases
 
-    private mutating func ramp(_ step: Step, now: ContinuousClock.Instant) {
+    private mutating func ramp(_ measured: Step, now: ContinuousClock.Instant) {
+        var step = measured
         guard let reference else {
             adopt(step)
             // The CPU is the limit from the start (a fast local link, TLS): more would only cost.
@@ -372,6 +387,12 @@ struct ConnectionController: Sendable, Equatable {
             change(to: min(target * settings.firstMultiplier, maximum), .gain, now: now)
             if target == referenceCount { phase = .holding }
             return
+        }
+        // The CPU was busy at the new count, yet the throughput grew nearly as the count did (by 60 % of
+        // it or more): the CPU did not hold the step back. What keeps it busy scales with the bytes (a
+        // server on the same machine, the kernel's shaping and copies), so the CPU is no reason to stop.
+        if step.busy, Self.grown(from: reference, at: referenceCount, to: step.total, at: target) >= 0.6 {
+            step.busy = false
         }
         // The CPU was the limit at the new count, yet the step paid all the same (by the whole gain):
         // the count before it is no level to go back to. Keep the step and see whether fewer do as
@@ -406,18 +427,27 @@ struct ConnectionController: Sendable, Equatable {
             let kept = step.incumbents / max(reference, 1)
             limitIsShared = false
             adopt(step)
-            guard target < maximum else {
-                // Reached by a step of eight times the count whose newcomers took most of what the
-                // others had: a shared limit lies between the two counts (a cap of twelve
-                // connections' worth pays the step from 8 to 64 by half, and leaves the 8 a fifth).
-                // No probe looks up from here, so see now whether half as many hold the throughput.
-                // (A busy machine takes a quarter or so from them on a per-connection limit.)
-                if kept < 0.5, target > 2 * before, target > settings.initial {
-                    phase = .probingDown
-                    paidSteps = 0
-                    change(to: max(settings.initial, target / 2), .probeDown, now: now)
+            // A step of many times the count whose newcomers took most of what the others had: a shared
+            // limit lies between the two counts (a cap of twelve connections' worth pays the step from 8
+            // to 64 by half, and leaves the 8 a fifth; a capped link still filling its first burst pays
+            // the step from 4 to 32 by a third). Going on up would only add connections it does not
+            // need, and no probe looks up from the maximum, so see now whether half as many hold the
+            // throughput. (A busy machine takes a quarter or so from them on a per-connection limit.)
+            // (With less than a second's worth left it holds: the tail needs what runs.)
+            if kept < 0.5, target > 2 * before, target > settings.initial {
+                limitIsShared = true
+                if Double(remainingBytes) < step.total {
+                    phase = .holding
+                    heldSteps = 0
+                    lastReason = .held
                     return
                 }
+                phase = .probingDown
+                paidSteps = 0
+                change(to: max(settings.initial, target / 2), .probeDown, now: now)
+                return
+            }
+            guard target < maximum else {
                 phase = .holding
                 heldSteps = 0
                 lastReason = .held
@@ -426,8 +456,7 @@ struct ConnectionController: Sendable, Equatable {
             // Connections that cost the others nothing: the limit is theirs alone, so go faster. So
             // too when the throughput grew nearly as the count did (by 60 % of it or more: a busy
             // machine takes from the others what a per-connection limit would not).
-            let grown =
-                (step.total / max(reference, 1) - 1) / max(Double(target) / Double(max(before, 1)) - 1, 0.01)
+            let grown = Self.grown(from: reference, at: before, to: step.total, at: target)
             change(to: min(target * (free || grown >= 0.6 ? 8 : 2), maximum), .gain, now: now)
             return
         }
@@ -520,7 +549,9 @@ struct ConnectionController: Sendable, Equatable {
         heldSteps += 1
         if quietSteps > 0 { quietSteps -= 1 }
         if trimQuietSteps > 0 { trimQuietSteps -= 1 }
-        if step.busy && target > 1 && trimQuietSteps == 0 {
+        // (Not with less than a second's worth left: a trim could not be measured before the end, and
+        // the connections it retires are throughput the tail needs.)
+        if step.busy && target > 1 && trimQuietSteps == 0 && Double(remainingBytes) >= step.total {
             self.reference = step.total
             referenceCount = target
             phase = .trimming
