@@ -26,8 +26,9 @@ struct LowWaterTests {
         // 1 MB/s: 10 kB is less than a step, but 40 ms bring one (64 connections sharing a 50 MB/s
         // link woke for every packet or two).
         Case(remaining: 10 << 20, received: 1_000_000, elapsed: .seconds(1), expected: 16 << 10),
-        // 300 kB/s: not even 40 ms bring a step: every byte.
-        Case(remaining: 10 << 20, received: 300_000, elapsed: .seconds(1), expected: 1),
+        // 400 kB/s: 40 ms bring just under a step: every byte. 420 kB/s: a step.
+        Case(remaining: 10 << 20, received: 400_000, elapsed: .seconds(1), expected: 1),
+        Case(remaining: 10 << 20, received: 420_000, elapsed: .seconds(1), expected: 16 << 10),
         // Never more than is still to come.
         Case(remaining: 40 << 10, received: 8 << 20, elapsed: .milliseconds(100), expected: 32 << 10),
         Case(remaining: 10 << 10, received: 8 << 20, elapsed: .milliseconds(100), expected: 1),

@@ -334,31 +334,50 @@ struct ConnectionControllerTests {
         let endingCounts = run(&ending, short, seconds: 0.4)
         #expect(endingCounts == [4, 32], "\(endingCounts)")
         #expect(ending.phase == .holding && ending.lastReason == .held)
+        // Fewer were never shown to hold the throughput: the limit is not taken for a shared one.
+        #expect(!ending.limitIsShared)
     }
 
-    /// A step up that finds the CPU busy yet paid several times over (a local server and the kernel's
-    /// shaping take the machine at 64 connections of 20 MB/s each): the count before it is no level
-    /// to go back to. It keeps the step, and trims only while fewer do as well.
-    @Test func aBusyStepThatPaidIsKept() {
+    /// A step up that finds the CPU busy while the throughput grew as the count did (a local server and
+    /// the kernel's shaping take the machine from 32 connections of 20 MB/s each on): the CPU did not
+    /// hold the step back, so it ramps on to 64 (it used to hold 32, or trim from there). Held at 64
+    /// with the CPU busy, it tries a fourth fewer, which lose: back to 64, and no second try at once
+    /// (each retires a quarter of the connections for a step); one after eight held steps.
+    @Test func aBusyStepThatGrewWithTheCountRampsOn() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let counts = run(
             &controller,
             Link(perConnection: 20e6, cpu: { _ in 0.4 }, machine: { $0 >= 32 ? 0.95 : 0.5 }), seconds: 2)
-        // A fourth fewer lose: back to 64, and no second try at once (each retires a quarter of the
-        // connections for a step); one after eight held steps.
         #expect(counts == [4, 32, 64, 48, 64], "\(counts)")
     }
 
-    /// The same busy step with less than a second's worth of the file left (256 MiB at 20 MB/s per
-    /// connection): a trim could not be measured before the end and would only retire connections
-    /// the tail needs. It holds 64. (It used to trim to 48 for the rest of the download.)
+    /// A busy machine whose connections slow as it fills (20 MB/s each up to 16, 7 at 24, 6 at 32): the
+    /// step from 4 to 32 finds the CPU busy yet raised the throughput by more than the gain (80 to 192
+    /// MB/s), if far less than the count grew. The count before it is no level to go back to: it keeps
+    /// the step and tries a fourth fewer, which lose here, so it goes back to 32 and does not try
+    /// again at once.
+    @Test func aBusyStepThatPaidIsKept() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let counts = run(&controller, Self.crowdedMachine, seconds: 1)
+        #expect(counts == [4, 32, 24, 32], "\(counts)")
+        #expect(controller.lastReason == .trimLost, "\(counts)")
+    }
+
+    /// The same busy step with less than a second's worth of the file left: a trim could not be
+    /// measured before the end and would only retire connections the tail needs. It holds 32.
     @Test func nearTheEndABusyStepThatPaidHolds() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
-        let link = Link(
-            perConnection: 20e6, cpu: { _ in 0.4 }, machine: { $0 >= 32 ? 0.95 : 0.5 }, size: 256e6)
+        var link = Self.crowdedMachine
+        link.size = 150e6
         let counts = run(&controller, link, seconds: 0.5)
-        #expect(counts == [4, 32, 64], "\(counts)")
+        #expect(counts == [4, 32], "\(counts)")
         #expect(controller.phase == .holding && controller.lastReason == .held)
+    }
+
+    static var crowdedMachine: Link {
+        Link(
+            perConnection: 20e6, cpu: { _ in 0.4 }, machine: { $0 >= 24 ? 0.95 : 0.5 },
+            rates: { count in Array(repeating: count >= 32 ? 6e6 : count >= 24 ? 7e6 : 20e6, count: count) })
     }
 
     /// A machine busy with other work while the download itself uses next to no CPU (its connections

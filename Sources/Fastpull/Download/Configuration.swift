@@ -207,8 +207,8 @@ public struct Configuration: Sendable {
 extension Configuration {
     /// The one home of the defaults the library, the batch API and the command line share.
     public enum Defaults {
-        /// The most connections `auto` opens for one file: it goes past a handful only while each
-        /// doubling still pays (per-connection throttles, long round trips, object stores).
+        /// The most connections `auto` opens for one file: it keeps more than a handful only while
+        /// more still pay (per-connection throttles, long round trips, object stores).
         public static let maximumConnections = 64
         /// Connections to one host across every download of the process; as many as `auto` may open
         /// for one file.

@@ -242,7 +242,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// How many bytes a blocked read of a body waits for before it wakes: about 10 ms of what this
     /// answer has delivered so far, in steps of 16 KiB up to 64 KiB, and never more than is still to
     /// come (the kernel would hold the read until its timeout). At least 16 KiB where those come within
-    /// 40 ms (from 400 kB/s): 64 connections sharing a 50 MB/s link each bring less than 16 KiB in
+    /// 40 ms (from 410 kB/s): 64 connections sharing a 50 MB/s link each bring less than 16 KiB in
     /// 10 ms, and woke for every packet or two, a core's worth of wake-ups for 50 MB/s (7.9 CPU-s in
     /// a 5.8 s download). 1 (every byte) until 256 KiB have come (no rate to go by yet) or when 40 ms
     /// bring less than 16 KiB: a slow answer's bytes are written, counted and shown as they come. On a

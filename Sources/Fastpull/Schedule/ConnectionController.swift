@@ -38,7 +38,7 @@ struct ConnectionController: Sendable, Equatable {
         /// share of their throughput: the limit is each connection's own. A shared one halves them
         /// (when the step doubles the count); a busy machine and the server's scheduling take a
         /// little from them either way (10–20 % measured on two cores at a step of 8 or 16
-        /// connections of 20 MB/s each; 25 % at the step from 4, which then doubles).
+        /// connections of 20 MB/s each; 25 % at a step from 4 to 8).
         var freeShare = 0.8
         /// How long a measurement lasts.
         var step: Duration = .milliseconds(200)
@@ -61,10 +61,10 @@ struct ConnectionController: Sendable, Equatable {
         var decline = 0.6
 
         /// What the first step multiplies the count by (it has nothing to compare with). Eight: from 4,
-        /// a per-connection limit is at 32 after one step and at the ceiling after two (a doubling took
-        /// three, and on a download of a third of a second each step is a tenth of its time at too few
-        /// connections). A shared limit costs little for it: the few lose most of what they had to the
-        /// newcomers, and half as many are tried at once.
+        /// a per-connection limit has 32 running while the second step is measured, not 8, and the
+        /// ceiling after it (on a download of a third of a second, those 40 ms at 8 connections were
+        /// a tenth of its time). A shared limit costs little for it: the few lose most of what they had
+        /// to the newcomers, and half as many are tried at once.
         var firstMultiplier = 8
 
         /// The defaults for a download whose connections take `roundTrip` to open and whose requests
@@ -112,7 +112,7 @@ struct ConnectionController: Sendable, Equatable {
 
     enum Phase: Sendable, Equatable {
         case fixed
-        /// Doubling while it pays.
+        /// Multiplying the count while it pays.
         case ramping
         /// Halving while the throughput holds.
         case trimming
@@ -174,6 +174,9 @@ struct ConnectionController: Sendable, Equatable {
     /// Whether the current ramp step was already measured a second time (its newcomers had neither
     /// taken from the others nor added to the total: they had not started yet).
     private var remeasured = false
+    /// Whether the current probe down follows a step whose newcomers took most of what the others had:
+    /// if fewer hold the throughput, the limit is shared (and taken for one).
+    private var sharedIfFewerHold = false
     /// Whether the limit is shared by the connections and the few it started with fill it: a step up
     /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
     /// the CPU). False again once more connections pay.
@@ -247,7 +250,7 @@ struct ConnectionController: Sendable, Equatable {
     /// measured from the first look after its warm-up (or after the first bytes) to the first look
     /// after its length, so looks 25 ms apart would stretch a step of 50 ms and its warm-up of 10 to
     /// 75, and every step of the ramp is time at too few connections (looks 10 ms apart still put the
-    /// first step up at 35 ms on loopback, where the measurement needs 12). Else every 25 ms (stalls,
+    /// first step up at 35 ms on loopback, where the measurement needs 12.5). Else every 25 ms (stalls,
     /// slow connections, holding).
     var tickInterval: Duration { phase == .ramping ? .milliseconds(5) : .milliseconds(25) }
 
@@ -389,9 +392,11 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         // The CPU was busy at the new count, yet the throughput grew nearly as the count did (by 60 % of
-        // it or more): the CPU did not hold the step back. What keeps it busy scales with the bytes (a
+        // it or more, over at least a doubling): the CPU did not hold the step back. What keeps it busy scales with the bytes (a
         // server on the same machine, the kernel's shaping and copies), so the CPU is no reason to stop.
-        if step.busy, Self.grown(from: reference, at: referenceCount, to: step.total, at: target) >= 0.6 {
+        if step.busy, target >= 2 * referenceCount,
+            Self.grown(from: reference, at: referenceCount, to: step.total, at: target) >= 0.6
+        {
             step.busy = false
         }
         // The CPU was the limit at the new count, yet the step paid all the same (by the whole gain):
@@ -435,7 +440,6 @@ struct ConnectionController: Sendable, Equatable {
             // throughput. (A busy machine takes a quarter or so from them on a per-connection limit.)
             // (With less than a second's worth left it holds: the tail needs what runs.)
             if kept < 0.5, target > 2 * before, target > settings.initial {
-                limitIsShared = true
                 if Double(remainingBytes) < step.total {
                     phase = .holding
                     heldSteps = 0
@@ -444,6 +448,7 @@ struct ConnectionController: Sendable, Equatable {
                 }
                 phase = .probingDown
                 paidSteps = 0
+                sharedIfFewerHold = true
                 change(to: max(settings.initial, target / 2), .probeDown, now: now)
                 return
             }
@@ -549,9 +554,10 @@ struct ConnectionController: Sendable, Equatable {
         heldSteps += 1
         if quietSteps > 0 { quietSteps -= 1 }
         if trimQuietSteps > 0 { trimQuietSteps -= 1 }
-        // (Not with less than a second's worth left: a trim could not be measured before the end, and
-        // the connections it retires are throughput the tail needs.)
-        if step.busy && target > 1 && trimQuietSteps == 0 && Double(remainingBytes) >= step.total {
+        if step.busy && target > 1 && trimQuietSteps == 0 {
+            // Less than a second's worth left: a trim could not be measured before the end, and the
+            // connections it retires are throughput the tail needs; nor is a busy CPU a time for more.
+            guard Double(remainingBytes) >= step.total else { return }
             self.reference = step.total
             referenceCount = target
             phase = .trimming
@@ -625,11 +631,16 @@ struct ConnectionController: Sendable, Equatable {
         guard step.total >= reference * (1 - settings.tolerance) else {
             // With retiring connections still taking their share, a loss proves nothing yet: wait.
             if step.retiring { return }
+            sharedIfFewerHold = false
             change(to: referenceCount, .probeLost, now: now)
             return settle(now: now)
         }
         paidSteps += 1
         guard paidSteps >= 2 else { return }
+        if sharedIfFewerHold {
+            limitIsShared = true
+            sharedIfFewerHold = false
+        }
         referenceCount = target
         lastReason = .probeDownHeld
         // Fewer did as well: try a third fewer again at once, against the same level, down to the
