@@ -28,6 +28,13 @@ struct ConnectionControllerTests {
         /// connections could carry at their age.
         var firstByteDelay = 0.0
         var rampSeconds = 0.0
+        /// A higher cap until this many seconds in (a shaped link's bucket, full at the start).
+        var burst: (seconds: Double, cap: Double)? = nil
+
+        func cap(at time: Double) -> Double {
+            if let burst, time <= burst.seconds { return burst.cap }
+            return cap
+        }
     }
 
     /// Runs the controller against `link` for `seconds`, ticking every 25 ms; returns the counts seen.
@@ -53,9 +60,10 @@ struct ConnectionControllerTests {
                     return link.perConnection * (link.rampSeconds > 0 ? min(1, age / link.rampSeconds) : 1)
                 }
                 let sum = could.reduce(0, +)
-                rates = sum > link.cap ? could.map { $0 * link.cap / sum } : could
+                let cap = link.cap(at: time)
+                rates = sum > cap ? could.map { $0 * cap / sum } : could
             } else {
-                let rate = min(link.perConnection * Double(count), link.cap) / Double(count)
+                let rate = min(link.perConnection * Double(count), link.cap(at: time)) / Double(count)
                 rates = link.rates?(count) ?? Array(repeating: rate, count: count)
             }
             for worker in 0..<count {
@@ -192,6 +200,26 @@ struct ConnectionControllerTests {
         #expect(Array(counts.prefix(7)) == [4, 32, 16, 10, 6, 4, 6], "\(counts)")
         #expect(controller.limitIsShared, "\(counts)")
         #expect(controller.target == 6, "\(counts)")
+    }
+
+    /// A 50 MB/s cap whose bucket lets 150 MB/s through for its first tenth of a second: 32
+    /// connections measured in that burst take most of what the 4 had, and half as many are tried,
+    /// which lose against the burst's level. Back at 32, the link brings no more than the 16 did: the
+    /// loss was the burst ending. Fewer are tried again, and it comes down to the few that fill the
+    /// cap. (It held 32 for the rest of the download: twice the CPU of aria2c on the shaped cap.)
+    @Test func aProbeForFewerLostAgainstAFirstBurstIsTriedAgain() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        var link = Link(perConnection: 30e6, cap: 50e6)
+        link.burst = (0.1, 150e6)
+        let counts = run(&controller, link, seconds: 3)
+        #expect(counts.starts(with: [4, 32, 16, 32, 16, 10]), "\(counts)")
+        #expect(controller.target <= 6, "\(counts)")
+        #expect(controller.limitIsShared, "\(counts)")
+        // A link where the fewer do lose (16 carry 48 MB/s, 32 and 64 carry 64): back at 32, it holds
+        // and does not try 16 again.
+        var real = ConnectionController(automaticUpTo: 64, settings: settings)
+        let held = run(&real, Link(perConnection: 3e6, cap: 64e6), seconds: 1.5)
+        #expect(held == [4, 32, 64, 16, 32], "\(held)")
     }
 
     /// A run resumed soon after another starts where that one was: at the count it held, holding,

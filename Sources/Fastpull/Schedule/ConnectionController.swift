@@ -177,6 +177,10 @@ struct ConnectionController: Sendable, Equatable {
     /// Whether the current probe down follows a step whose newcomers took most of what the others had:
     /// if fewer hold the throughput, the limit is shared (and taken for one).
     private var sharedIfFewerHold = false
+    /// A probe for fewer that lost, to check against the count it went back to: the count it tried,
+    /// what that brought, and whether it followed a step past a shared limit. Once per download.
+    private var lostDown: LostProbe?
+    private var lostDownChecked = false
     /// Whether the limit is shared by the connections and the few it started with fill it: a step up
     /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
     /// the CPU). False again once more connections pay.
@@ -230,6 +234,13 @@ struct ConnectionController: Sendable, Equatable {
         case .probing: return (referenceCount, reference, limitIsShared)
         case .fixed, .ramping, .trimming: return nil
         }
+    }
+
+    /// A probe for fewer connections that lost.
+    private struct LostProbe: Sendable, Equatable {
+        var count: Int
+        var level: Double
+        var shared: Bool
     }
 
     /// One measured step.
@@ -567,6 +578,23 @@ struct ConnectionController: Sendable, Equatable {
         // While connections just retired finish their windows, what the others do is no level: the
         // retiring ones still take their share of a shared link.
         if step.retiring { return }
+        // Back from a probe for fewer that lost, the count before does no better than the fewer did:
+        // what they lost against was a moment measured at the count before (a shaped link's first
+        // burst: on a 50 MB/s cap, 32 connections measured in it held 32 for the rest of the download
+        // against 16 that carried as much), not the connections. Fewer are tried again, once.
+        if let lost = lostDown {
+            lostDown = nil
+            if step.total <= lost.level * (1 + settings.tolerance), lost.count < target {
+                self.reference = step.total
+                referenceCount = target
+                incumbents = step.workers
+                paidSteps = 0
+                sharedIfFewerHold = lost.shared
+                phase = .probingDown
+                change(to: lost.count, .probeDown, now: now)
+                return
+            }
+        }
         // Near the end (less than two seconds' worth left) throughput falls as work runs out: no probe.
         let ending = Double(remainingBytes) < reference * 2
         let falling = step.total < reference * settings.decline && !ending
@@ -631,6 +659,10 @@ struct ConnectionController: Sendable, Equatable {
         guard step.total >= reference * (1 - settings.tolerance) else {
             // With retiring connections still taking their share, a loss proves nothing yet: wait.
             if step.retiring { return }
+            if !lostDownChecked {
+                lostDownChecked = true
+                lostDown = LostProbe(count: target, level: step.total, shared: sharedIfFewerHold)
+            }
             sharedIfFewerHold = false
             change(to: referenceCount, .probeLost, now: now)
             return settle(now: now)
