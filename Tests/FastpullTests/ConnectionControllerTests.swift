@@ -222,6 +222,24 @@ struct ConnectionControllerTests {
         #expect(held == [4, 32, 64, 16, 32], "\(held)")
     }
 
+    /// A step from 4 to 32 that gained a tenth (4 bring 45 MB/s of a 50 MB/s cap), and half as many
+    /// that lost, as one noisy step can (16 bring 44 here, 21 the whole cap): back at 32, the first
+    /// probe comes two steps on, for a third fewer, and it comes down to the 6 that fill the cap. (It
+    /// held 32 for eight steps, then probed for more first.)
+    @Test func aProbeForFewerLostAfterAStepOfEightIsTriedAgainSoon() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        let link = Link(
+            perConnection: 11.25e6, cap: 50e6,
+            rates: { count in
+                Array(
+                    repeating: count == 16 ? 44e6 / 16 : min(11.25e6 * Double(count), 50e6) / Double(count),
+                    count: count)
+            })
+        let counts = run(&controller, link, seconds: 4)
+        #expect(counts.starts(with: [4, 32, 16, 32, 21, 14, 9, 6]), "\(counts)")
+        #expect(controller.target == 6, "\(counts)")
+    }
+
     /// A run resumed soon after another starts where that one was: at the count it held, holding,
     /// the limit shared as it found, never ramping through 4 and 8 again; on the 100 Mbit/s link
     /// two fill, a probe for half again as many loses.

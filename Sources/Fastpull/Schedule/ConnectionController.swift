@@ -181,6 +181,8 @@ struct ConnectionController: Sendable, Equatable {
     /// what that brought, and whether it followed a step past a shared limit. Once per download.
     private var lostDown: LostProbe?
     private var lostDownChecked = false
+    /// Whether the current probe down follows a step of many times the count (the limit lies between).
+    private var downFromEight = false
     /// Whether the limit is shared by the connections and the few it started with fill it: a step up
     /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
     /// the CPU). False again once more connections pay.
@@ -241,6 +243,8 @@ struct ConnectionController: Sendable, Equatable {
         var count: Int
         var level: Double
         var shared: Bool
+        /// It followed a step of many times the count.
+        var fromEight: Bool
     }
 
     /// One measured step.
@@ -460,6 +464,7 @@ struct ConnectionController: Sendable, Equatable {
                 phase = .probingDown
                 paidSteps = 0
                 sharedIfFewerHold = true
+                downFromEight = true
                 change(to: max(settings.initial, target / 2), .probeDown, now: now)
                 return
             }
@@ -495,6 +500,7 @@ struct ConnectionController: Sendable, Equatable {
             adopt(step)
             phase = .probingDown
             paidSteps = 0
+            downFromEight = true
             change(to: max(settings.initial, target / 2), .probeDown, now: now)
             return
         }
@@ -581,7 +587,10 @@ struct ConnectionController: Sendable, Equatable {
         // Back from a probe for fewer that lost, the count before does no better than the fewer did:
         // what they lost against was a moment measured at the count before (a shaped link's first
         // burst: on a 50 MB/s cap, 32 connections measured in it held 32 for the rest of the download
-        // against 16 that carried as much), not the connections. Fewer are tried again, once.
+        // against 16 that carried as much), not the connections. Fewer are tried again, once. Where it
+        // does better, but the probe followed a step of many times the count (the limit lies between:
+        // 4 → 32 gained a tenth), the first probe, two steps on, tries a third fewer against this
+        // level: the loss may have been a noisy step's (16 carried 13 % less than 32 on the same cap).
         if let lost = lostDown {
             lostDown = nil
             if step.total <= lost.level * (1 + settings.tolerance), lost.count < target {
@@ -590,9 +599,14 @@ struct ConnectionController: Sendable, Equatable {
                 incumbents = step.workers
                 paidSteps = 0
                 sharedIfFewerHold = lost.shared
+                downFromEight = lost.fromEight
                 phase = .probingDown
                 change(to: lost.count, .probeDown, now: now)
                 return
+            }
+            if lost.fromEight {
+                heldSteps = max(heldSteps, settings.probeInterval - 2)
+                probesUp = 1
             }
         }
         // Near the end (less than two seconds' worth left) throughput falls as work runs out: no probe.
@@ -661,9 +675,11 @@ struct ConnectionController: Sendable, Equatable {
             if step.retiring { return }
             if !lostDownChecked {
                 lostDownChecked = true
-                lostDown = LostProbe(count: target, level: step.total, shared: sharedIfFewerHold)
+                lostDown = LostProbe(
+                    count: target, level: step.total, shared: sharedIfFewerHold, fromEight: downFromEight)
             }
             sharedIfFewerHold = false
+            downFromEight = false
             change(to: referenceCount, .probeLost, now: now)
             return settle(now: now)
         }
@@ -673,6 +689,7 @@ struct ConnectionController: Sendable, Equatable {
             limitIsShared = true
             sharedIfFewerHold = false
         }
+        downFromEight = false
         referenceCount = target
         lastReason = .probeDownHeld
         // Fewer did as well: try a third fewer again at once, against the same level, down to the
