@@ -113,7 +113,7 @@ struct ConnectionControllerTests {
         let link = Link(
             perConnection: 5e6,
             rates: { count in
-                // The first half of the connections (those there before the latest doubling) at 70 %.
+                // The first half of the connections (with those there before the latest step) at 70 %.
                 (0..<count).map { $0 < count / 2 && count > 4 ? 3.5e6 : 5e6 }
             })
         // A ceiling far above the default, so that the step after the first can show its size.
@@ -139,7 +139,7 @@ struct ConnectionControllerTests {
     /// A cap whose new connections carry nothing for their first 40 ms: the step from 4 to 32 measured
     /// in that time shows the 4 keeping all they had and no gain, which says nothing of the limit (it
     /// used to be read as a limit of each connection's own, held at 4 with a second's worth of window
-    /// each). Measured once more, the 8 share it: the limit is shared, and fewer are tried.
+    /// each). Measured once more, the 32 share it: the limit is shared, and fewer are tried.
     @Test func newcomersThatHaveNotStartedAreMeasuredAgain() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         let link = Link(perConnection: 30e6, cap: 12.5e6, firstByteDelay: 0.04)

@@ -407,8 +407,9 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         // The CPU was busy at the new count, yet the throughput grew nearly as the count did (by 60 % of
-        // it or more, over at least a doubling): the CPU did not hold the step back. What keeps it busy scales with the bytes (a
-        // server on the same machine, the kernel's shaping and copies), so the CPU is no reason to stop.
+        // it or more, over at least a doubling): the CPU did not hold the step back. What keeps it busy
+        // scales with the bytes (a server on the same machine, the kernel's shaping and copies), so
+        // the CPU is no reason to stop.
         if step.busy, target >= 2 * referenceCount,
             Self.grown(from: reference, at: referenceCount, to: step.total, at: target) >= 0.6
         {
