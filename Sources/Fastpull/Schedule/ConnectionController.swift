@@ -183,6 +183,8 @@ struct ConnectionController: Sendable, Equatable {
     private var lostDownChecked = false
     /// Whether the current probe down follows a step of many times the count (the limit lies between).
     private var downFromEight = false
+    /// Whether the latest step of the current probe down lost (by far less than the cut).
+    private var lostOnce = false
     /// Whether the limit is shared by the connections and the few it started with fill it: a step up
     /// from them did not pay, and they lost what the newcomers got (a capped link, a busy server; not
     /// the CPU). False again once more connections pay.
@@ -674,6 +676,16 @@ struct ConnectionController: Sendable, Equatable {
         guard step.total >= reference * (1 - settings.tolerance) else {
             // With retiring connections still taking their share, a loss proves nothing yet: wait.
             if step.retiring { return }
+            // A loss far smaller than the cut is looked at twice, as a hold is: the bytes that the
+            // connections just closed had in flight (the server's socket buffers, a shaper's queue)
+            // still take the link's capacity for a while (16 of 32 on a 50 MB/s cap carried 37 MB/s
+            // in the first step after the cut, 50 in the next). A per-connection limit loses in
+            // proportion to the cut, and is judged at once.
+            let cut = 1 - Double(target) / Double(max(referenceCount, 1))
+            if !lostOnce, 1 - step.total / max(reference, 1) < 0.75 * cut {
+                lostOnce = true
+                return
+            }
             if !lostDownChecked {
                 lostDownChecked = true
                 lostDown = LostProbe(
@@ -684,6 +696,7 @@ struct ConnectionController: Sendable, Equatable {
             change(to: referenceCount, .probeLost, now: now)
             return settle(now: now)
         }
+        lostOnce = false
         paidSteps += 1
         guard paidSteps >= 2 else { return }
         if sharedIfFewerHold {
@@ -715,6 +728,7 @@ struct ConnectionController: Sendable, Equatable {
     private mutating func change(to count: Int, _ reason: Reason, now: ContinuousClock.Instant) {
         lastReason = reason
         remeasured = false
+        lostOnce = false
         guard count != target else { return }
         target = count
         measureFrom = now + settings.warmUp
