@@ -458,25 +458,11 @@ struct ConnectionController: Sendable, Equatable {
             // throughput. (A busy machine takes a quarter or so from them on a per-connection limit.)
             // (With less than a second's worth left it holds: the tail needs what runs.)
             if kept < 0.5, target > 2 * before, target > settings.initial {
-                if Double(remainingBytes) < step.total {
-                    phase = .holding
-                    heldSteps = 0
-                    lastReason = .held
-                    return
-                }
-                phase = .probingDown
-                paidSteps = 0
+                guard Double(remainingBytes) >= step.total else { return holdToTheEnd() }
                 sharedIfFewerHold = true
-                downFromEight = true
-                change(to: max(settings.initial, target / 2), .probeDown, now: now)
-                return
+                return probeHalfAfterAStepOfEight(now: now)
             }
-            guard target < maximum else {
-                phase = .holding
-                heldSteps = 0
-                lastReason = .held
-                return
-            }
+            guard target < maximum else { return holdToTheEnd() }
             // Connections that cost the others nothing: the limit is theirs alone, so go faster. So
             // too when the throughput grew nearly as the count did (by 60 % of it or more: a busy
             // machine takes from the others what a per-connection limit would not).
@@ -487,12 +473,7 @@ struct ConnectionController: Sendable, Equatable {
         // Less than a second's worth left: the throughput falls as the work runs out (the last
         // connections finish and leave), so a step that did not pay proves nothing. Hold what runs
         // (going back or probing down now would close connections the tail still needs).
-        if Double(remainingBytes) < max(reference, step.total) {
-            phase = .holding
-            heldSteps = 0
-            lastReason = .held
-            return
-        }
+        if Double(remainingBytes) < max(reference, step.total) { return holdToTheEnd() }
         // A step of eight times the count that raised the throughput, if by less than the gain: the
         // limit lies between the two counts, and the few before it did not fill it (a cap of twelve
         // connections' worth gives 8 most of it and 64 the rest). Back at the few, or half of them,
@@ -501,11 +482,7 @@ struct ConnectionController: Sendable, Equatable {
         if target > 2 * referenceCount, !step.busy, step.total >= reference * (1 + settings.tolerance) {
             limitIsShared = !free
             adopt(step)
-            phase = .probingDown
-            paidSteps = 0
-            downFromEight = true
-            change(to: max(settings.initial, target / 2), .probeDown, now: now)
-            return
+            return probeHalfAfterAStepOfEight(now: now)
         }
         // The step up did not pay: back to the count before it, holding the better of the two
         // throughputs. When the CPU is the limit, every connection costs: see whether fewer do as well.
@@ -717,6 +694,21 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         settle(now: now)
+    }
+
+    /// Holds the count it has, as measured at the end of a ramp step.
+    private mutating func holdToTheEnd() {
+        phase = .holding
+        heldSteps = 0
+        lastReason = .held
+    }
+
+    /// Tries half as many after a step of many times the count that passed a shared limit.
+    private mutating func probeHalfAfterAStepOfEight(now: ContinuousClock.Instant) {
+        phase = .probingDown
+        paidSteps = 0
+        downFromEight = true
+        change(to: max(settings.initial, target / 2), .probeDown, now: now)
     }
 
     private mutating func settle(now: ContinuousClock.Instant) {
