@@ -487,11 +487,14 @@ struct SegmentTableTests {
     @Test func aNewcomerIsJudgedByTheConnectionsThatLeft() throws {
         var state = table([mebibyte, 2 * mebibyte, 2 * mebibyte])
         for worker in 0...2 { _ = state.nextWindow(for: worker, now: at(0)) }
+        // Requests here are answered after 0.2 s.
+        for worker in 1...2 { state.recordFirstByte(worker, after: .milliseconds(200)) }
         for step in 1...2 {
             for worker in 1...2 { write(&state, worker, mebibyte, at: 0.25 * Double(step)) }  // 4 MiB/s
         }
         for worker in 1...2 {
-            // The slow one's first bytes have not come yet (its speed is unknown): nothing to take.
+            // The slow one's first bytes have not come yet (its speed is unknown, and it has waited
+            // for them no longer than four requests here take): nothing to take.
             #expect(state.nextWindow(for: worker, now: at(0.5)) == nil)
             state.leave(worker)
         }
@@ -872,6 +875,58 @@ struct SegmentTableTests {
         for step in 0...3 { write(&state, 0, 50_000, at: 0.32 + 0.025 * Double(step)) }
         #expect(state.nextWindow(for: 1, now: at(0.45)) == nil)
         #expect(state.claim(0, count: 50_000) == 50_000)
+    }
+
+    /// Connection 1 fetched its MiB in 0.25 s, its requests answered after `cost` seconds; connection
+    /// 0 asked for the last 72 kB at 0.3 s (a straggler cut and reconnected), after writing
+    /// `earlier` bytes of that piece in an answer before, and no byte of the answer has come since.
+    func ownerAwaitingItsAnswer(cost: Double, earlier: Int64 = 0) -> SegmentTable {
+        var settings = SegmentTable.Settings(initialWindow: mebibyte)
+        if earlier > 0 { settings.initialWindow = earlier }
+        var state = table([mebibyte, earlier + 72_000], settings: settings)
+        _ = state.nextWindow(for: 1, now: at(0))
+        state.recordFirstByte(1, after: .milliseconds(Int64(cost * 1000)))
+        write(&state, 1, mebibyte, at: 0.25)
+        _ = state.nextWindow(for: 0, now: at(0.3 - (earlier > 0 ? 0.01 : 0)))
+        if earlier > 0 {
+            write(&state, 0, earlier, at: 0.3)
+            #expect(state.nextWindow(for: 0, now: at(0.3))?.1 == .continued)
+        }
+        return state
+    }
+
+    /// At the end, an owner whose request has waited for its answer four times as long as requests
+    /// here take (and a tenth of a second at least) is taken over whole by an idle connection, and a
+    /// connection opened now would be given it: no byte says how fast the owner is, and on a shaped
+    /// link a straggler that reconnected behind a slow queue held the end of the download for 0.28 s
+    /// with a 72 kB window while every other connection had finished. The owner stops: it may claim
+    /// nothing more.
+    @Test(arguments: [Int64(0), 100_000])
+    func atTheEndAnOwnerLongWaitingForItsAnswerIsTakenOverWhole(earlier: Int64) throws {
+        var state = ownerAwaitingItsAnswer(cost: 0.002, earlier: earlier)
+        let size = mebibyte + earlier + 72_000
+        // Waiting 0.05 s: nothing to do yet.
+        #expect(state.openings(now: at(0.35)) == 0)
+        #expect(state.nextWindow(for: 1, now: at(0.35)) == nil)
+        #expect(state.openings(now: at(0.42)) == 1)
+        let assigned = state.nextWindow(for: 1, now: at(0.42))
+        let next = try #require(assigned)
+        #expect(next.1 == .hedged(from: 0, at: mebibyte + earlier))
+        #expect(next.0.range == (mebibyte + earlier)..<size)
+        checkTiling(state, size: size)
+        #expect(state.claim(0, count: 1000) == 0)
+        #expect(state.claim(1, count: 72_000) == 72_000)
+        state.commit(1, count: 72_000, now: at(0.45))
+        #expect(state.isComplete)
+    }
+
+    /// Where every request waits a tenth of a second for its answer (an object store), an owner that
+    /// has waited 0.3 s keeps its window: that is no more than a new request would wait. At 0.45 s it
+    /// is overdue.
+    @Test func atTheEndAnOwnerWaitingAsLongAsRequestsTakeHereKeepsItsWindow() {
+        var state = ownerAwaitingItsAnswer(cost: 0.1)
+        #expect(state.nextWindow(for: 1, now: at(0.6)) == nil)
+        #expect(state.nextWindow(for: 1, now: at(0.75))?.1 == .hedged(from: 0, at: mebibyte))
     }
 
     /// The last connection still running is a straggler with a small tail, every fast one gone (the

@@ -267,7 +267,9 @@ struct SegmentTable: Sendable, Equatable {
         }
         if count > 0 { return min(count, limit) }
         // As ``nextWindow(for:now:)`` would give a newcomer: a hedge, or at the end a smaller one.
-        let hedge = hedgeCandidate(for: -1, now: now) ?? hedgeCandidate(for: -1, now: now, endgame: true)
+        let hedge =
+            hedgeCandidate(for: -1, now: now) ?? hedgeCandidate(for: -1, now: now, endgame: true)
+            ?? overdueCandidate(for: -1, now: now)
         return hedge != nil ? 1 : 0
     }
 
@@ -372,6 +374,11 @@ struct SegmentTable: Sendable, Equatable {
         // idle anyway), so the download ends with its fastest connections, not its slowest.
         if let (index, victim, at) = hedgeCandidate(for: worker, now: now, endgame: true) {
             let new = split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+        }
+        if let (index, victim, at) = overdueCandidate(for: worker, now: now) {
+            let new = at > pieces[index].start ? split(index, at: at) : takeOver(index)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
@@ -777,6 +784,42 @@ struct SegmentTable: Sendable, Equatable {
         return rate * settings.slowFactor <= newcomerRate() ? rate : 0
     }
 
+    /// At the end, with nothing else left to fetch: a window whose request has waited for its answer
+    /// far longer than requests here take (four times their typical cost, and at least as long as a
+    /// window takes to settle), taken over whole by a connection that would bring it in less than two
+    /// thirds of the time the owner is expected to need still. Nothing says when that answer comes:
+    /// the owner is expected to wait as long again as it has waited, then bring the bytes at its
+    /// speed (its peers' typical one, unmeasured). A hedge judges an owner by its bytes, and this one
+    /// has none: on a shaped link, a straggler cut and reconnected landed behind a slow queue, and
+    /// its 72 kB window came 0.47 s later, 0.28 s after every other byte.
+    private func overdueCandidate(
+        for worker: Worker, now: ContinuousClock.Instant
+    ) -> (index: Int, victim: Worker, at: Int64)? {
+        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
+        guard myRate > 0 else { return nil }
+        let typicalCost = typicalRequestCost
+        let myCost =
+            connections[worker].map { $0.requestCost > 0 ? $0.requestCost : typicalCost } ?? typicalCost
+        let wait = max(myCost, 2 * settings.roundTrip.seconds)
+        let overdueAfter = max(4 * typicalCost, settleSeconds(requestCost: typicalCost))
+        var best: (index: Int, victim: Worker, at: Int64, gain: Double)?
+        for index in pieces.indices {
+            let piece = pieces[index]
+            guard let owner = piece.owner, owner != worker, piece.unclaimed > 0, withinHorizon(piece.claimed),
+                let connection = connections[owner], connection.awaitingAnswer
+            else { continue }
+            let waited = (now - connection.lastProgress).seconds
+            guard waited >= overdueAfter else { continue }
+            let ownerRate = connection.rate > 0 ? connection.rate : newcomerRate()
+            let ownerSeconds = waited + Double(piece.unclaimed) / max(ownerRate, 1)
+            let mySeconds = Double(piece.unclaimed) / myRate + wait
+            let gain = ownerSeconds - mySeconds
+            guard ownerSeconds > 1.5 * mySeconds, gain >= 2 * wait else { continue }
+            if best == nil || gain > best!.gain { best = (index, owner, piece.claimed, gain) }
+        }
+        return best.map { ($0.index, $0.victim, $0.at) }
+    }
+
     /// The endgame between connections of about one speed: a connection that would end now takes the
     /// upper half of the range that needs longest, when halving it saves more than the half's request
     /// costs. A hedge pays only against a slower owner, and a steal only splits ranges of two
@@ -980,6 +1023,17 @@ struct SegmentTable: Sendable, Equatable {
         pieces.insert(Piece(segment: upper, claimed: at, owner: nil, windowEnd: at), at: index + 1)
         if pieces[index].segment.isComplete, index == firstIncomplete { advanceFrontier() }
         return index + 1
+    }
+
+    /// Piece `index`, none of whose bytes are written or claimed, leaves its owner (which stops: it
+    /// may claim nothing more) and waits for another. Returns `index`.
+    private mutating func takeOver(_ index: Int) -> Int {
+        precondition(pieces[index].claimed == pieces[index].start)
+        if let owner = pieces[index].owner { connections[owner]?.piece = nil }
+        pieces[index].owner = nil
+        pieces[index].opening = false
+        pieces[index].windowEnd = pieces[index].claimed
+        return index
     }
 
     /// Bytes `range`, every one of them written, are to be fetched again (they did not verify): they
