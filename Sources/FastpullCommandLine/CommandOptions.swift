@@ -128,6 +128,12 @@ package struct CommandOptions: Sendable {
             }
             configuration.minimumSegmentSize = size
         }
+        if let text = parsed.last("pipelining") {
+            guard let pipelining = Pipelining(rawValue: text) else {
+                throw UsageError(option: "pipelining", "expected auto, on or off", got: text)
+            }
+            configuration.pipelining = pipelining
+        }
         if let text = parsed.last("limit-rate") {
             guard let rate = ByteSize.parseRate(text), rate > 0 else {
                 throw UsageError(option: "limit-rate", "expected a rate like 500K/s or 2MiB/s", got: text)

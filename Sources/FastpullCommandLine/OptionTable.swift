@@ -95,6 +95,11 @@ package enum OptionTable {
             "min-segment", .value(placeholder: "SIZE"), group: .transfer,
             help: "Smallest segment, e.g. 1M or 512KiB (default: 1MiB)."),
         OptionSpec(
+            "pipelining", .value(placeholder: "auto|on|off"), group: .transfer,
+            help:
+                "Send a connection's next request before its answer ends: auto (where requests cost 2 ms or more), on, off."
+        ),
+        OptionSpec(
             "limit-rate", .value(placeholder: "SIZE/s"), group: .transfer,
             help: "Receive at most this many bytes a second per file, e.g. 500K/s or 2MiB."),
         OptionSpec(

@@ -53,6 +53,9 @@ struct Behaviour: Sendable, Equatable {
     var corruptOffset: Int64?
     /// `close=1`.
     var close = false
+    /// `quiet-close=1`: close the connection after each answer without saying so (no `Connection:
+    /// close`), as a server that takes one request per connection and ignores any sent after it.
+    var quietClose = false
     /// `code=301|302|303|307|308`: the status of redirects.
     var redirectCode = 302
     /// `url=ENC`: the Location of `/redirect-to`.
@@ -123,6 +126,7 @@ struct Behaviour: Sendable, Equatable {
         case "head": headStatus = try integer(name, value, in: 200...599)
         case "corrupt": corruptOffset = Int64(try integer(name, value, in: 0...Int.max))
         case "close": close = try flag(name, value)
+        case "quiet-close": quietClose = try flag(name, value)
         case "code":
             let code = try integer(name, value, in: 301...308)
             guard [301, 302, 303, 307, 308].contains(code) else { throw invalid(name, value) }

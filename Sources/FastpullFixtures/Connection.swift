@@ -103,6 +103,12 @@ final class Connection {
         }
     }
 
+    /// Whether bytes of another request are here already (read, or waiting in the socket; only a
+    /// plain one is looked into, since a TLS session's own records may wait there too).
+    private func hasRequestWaiting() -> Bool {
+        inboxCount > 0 || (stream is PlainStream && Syscalls.hasBytesWaiting(socket))
+    }
+
     /// Drops the first `count` bytes of the inbox.
     private func consume(_ count: Int) {
         let remaining = inboxCount - count
@@ -183,6 +189,7 @@ final class Connection {
                     return .abort
                 }
                 sent = result.sent
+                if result.complete, sent > 0, hasRequestWaiting() { core.countRequestSentAhead() }
                 if !result.complete {
                     outcome = .abort
                     note = " (broken after \(sent) bytes)"
@@ -202,7 +209,7 @@ final class Connection {
             }
         }
         log(request, response, sent: sent, note: note)
-        return outcome
+        return outcome == .keepAlive && response.quietClose ? .close : outcome
     }
 
     /// Sends a response to a request that could not be parsed, then the connection closes.

@@ -21,6 +21,7 @@ import Foundation
 /// `rate=BPS`, `slow-every=K&slow-rate=BPS`, `ttfb=MS`, `drop-after=N[&drops=K]`,
 /// `stall-after=N[&stalls=K]`, `no-ranges=1`, `chunked=1`, `bad-range=1`,
 /// `status=CODE[&statuses=K][&status-ranged=1][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
+/// `quiet-close=1` (the connection closes after each answer, which does not say so),
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
 /// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field).

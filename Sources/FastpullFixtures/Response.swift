@@ -70,6 +70,8 @@ struct Response {
     var ttfbNanoseconds: Int64 = 0
     /// Close the connection after this response (`close=1`).
     var close = false
+    /// Close the connection after this response without saying so (`quiet-close=1`).
+    var quietClose = false
     /// Bytes sent before and after a content body (the one part of a `multipart/byteranges` answer).
     var framing: (prefix: [UInt8], suffix: [UInt8])?
 

@@ -25,6 +25,7 @@ struct Router {
         var response = route(request, behaviour: behaviour, connectionIndex: connectionIndex)
         response.ttfbNanoseconds = Int64(behaviour.ttfbMilliseconds) * 1_000_000
         response.close = response.close || behaviour.close
+        response.quietClose = behaviour.quietClose
         return response
     }
 

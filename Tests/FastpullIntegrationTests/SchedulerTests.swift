@@ -51,6 +51,51 @@ struct SchedulerTests {
         #expect(bytesByConnection[0] == size, "\(bytesByConnection)")
     }
 
+    /// Events of `kind` in a trace, by their `how` where given.
+    static func count(_ records: [[String: Any]], _ kind: String, how: String? = nil) -> Int {
+        records.filter { $0["event"] as? String == kind && (how == nil || $0["how"] as? String == how) }.count
+    }
+
+    /// A server whose answers start 20 ms after their request (a round trip of a real network) and
+    /// come at 2 MB/s on each of two connections, each with a piece of 4 MiB (a window holds a
+    /// second of its speed): a connection sends the request for the next window of its piece before
+    /// its answer ends, and the server finds that request waiting when the answer's last byte is
+    /// written (it counts those). The windows asked for ahead are read on the same connection, and
+    /// the file is right.
+    @Test func onAServerWhoseRequestsCost20msTheNextRequestGoesBeforeTheAnswerEnds() async throws {
+        let size = 8 << 20
+        var configuration = Configuration.quickRetries(connections: 2)
+        configuration.minimumSegmentSize = 4 << 20
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
+        let sent = Self.count(records, "request ahead")
+        let taken = Self.count(records, "window", how: "ahead")
+        #expect(taken >= 1, "\(records.filter { $0["event"] as? String != "progress" })")
+        #expect(sent >= taken)
+        #expect(server.stats.requestsSentAhead >= taken)
+        #expect(Self.count(records, "ahead stopped") == 0)
+    }
+
+    /// The same server closing each connection after one answer, without saying so: the request sent
+    /// ahead is never answered (the close resets the connection, which can take the answer's last
+    /// bytes with it). The download stops sending requests ahead and ends with the right file.
+    @Test func aServerThatTakesOneRequestPerConnectionStopsRequestsAhead() async throws {
+        let size = 8 << 20
+        var configuration = Configuration.quickRetries(connections: 2)
+        configuration.minimumSegmentSize = 4 << 20
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20&quiet-close=1", configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
+        let sent = Self.count(records, "request ahead")
+        #expect(sent >= 1)
+        #expect(Self.count(records, "ahead stopped") >= 1)
+        // At most one per connection: each was out before the first stop.
+        #expect(sent <= 2, "\(records.filter { $0["event"] as? String != "progress" })")
+    }
+
     @Test func aSlowConnectionsTailIsTakenOverByFastOnes() async throws {
         // Three connections; every third accepted one crawls at 100 kB/s, the others at 4 MB/s.
         let size = 6 << 20

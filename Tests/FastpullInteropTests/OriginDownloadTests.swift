@@ -81,6 +81,58 @@ struct OriginDownloadTests {
         }
     }
 
+    /// Requests sent ahead (HTTP/1.1 pipelining, `--pipelining on`): 16 MiB over two connections at
+    /// 8 MiB/s in all, in pieces of 8 MiB, so each window (a second of a connection's speed) is
+    /// followed by more of its piece, asked for before its answer ends. Every origin gives the same
+    /// bytes. The file servers answer the requests sent ahead on the connection they came on; moto,
+    /// which closes a connection after each answer, either says so (nothing is sent ahead) or leaves
+    /// one unanswered, and the download sends no more.
+    @Test("requests sent ahead", arguments: Origin.allCases)
+    func pipelined(origin: Origin) async throws {
+        let size = 16 * TestContent.mebibyte
+        try await origin.serve { host in
+            try await InteropFolder.with("pipelined-\(origin.rawValue)") { folder in
+                let data = await TestContent.random(
+                    size, seed: TestContent.seed("pipelined", origin.rawValue))
+                let url = try await host.publish("big.bin", data)
+                let output = folder + "/big.bin"
+                let trace = folder + "/trace.jsonl"
+                let result = try await FastpullProcess.run(
+                    [
+                        url, "-o", output, "-q", "-n", "2", "--min-segment", "8MiB", "--limit-rate", "8MiB/s",
+                        "--pipelining", "on", "--trace", trace,
+                    ], in: folder)
+                #expect(result.status == 0, "\(origin): \(result)")
+                let comparison = await InteropFolder.compare(output, to: data)
+                #expect(comparison == .identical, "\(origin): \(comparison)")
+                let records = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+                    .compactMap {
+                        try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                    }
+                func events(_ kind: String) -> [[String: Any]] {
+                    records.filter { $0["event"] as? String == kind }
+                }
+                let summary = records.filter { $0["event"] as? String != "progress" }.map { "\($0)" }
+                    .joined(separator: "\n")
+                let sent = events("request ahead").count
+                let stopped = events("ahead stopped").count
+                if origin == .s3 {
+                    #expect(sent == 0 || stopped >= 1, "\(origin):\n\(summary)")
+                } else {
+                    // Windows read from answers to requests sent ahead, each read to its end.
+                    let aheadStarts = Set(
+                        records.filter {
+                            $0["event"] as? String == "window" && $0["how"] as? String == "ahead"
+                        }
+                        .compactMap { $0["start"] as? Int })
+                    let answered = events("done").filter { aheadStarts.contains($0["start"] as? Int ?? -1) }
+                    #expect(sent >= 1 && answered.count >= 1, "\(origin):\n\(summary)")
+                    #expect(stopped == 0, "\(origin):\n\(summary)")
+                }
+            }
+        }
+    }
+
     /// The request heads in what clients sent (each up to its blank line), in order.
     static func requestHeads(_ text: String) -> [String] {
         text.components(separatedBy: "\r\n\r\n").filter {

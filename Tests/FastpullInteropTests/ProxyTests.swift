@@ -135,6 +135,37 @@ struct ProxyTests {
         }
     }
 
+    /// Requests sent ahead through the proxy (`--pipelining on`; 16 MiB over two connections at
+    /// 8 MiB/s in all, in pieces of 8 MiB): the bytes are identical whatever the proxy does with a
+    /// request that comes before the answer to the one before it. It answers it on the same
+    /// connection, or says it closes, or leaves it unanswered and the download sends no more.
+    @Test("requests sent ahead through the proxy", arguments: ProxyKind.allCases)
+    func pipelined(kind: ProxyKind) async throws {
+        try await Self.withProxiedOrigin(kind, originAuth: nil) { nginx, proxy, relay, folder in
+            let size = 16 * TestContent.mebibyte
+            let data = await TestContent.random(
+                size, seed: TestContent.seed("proxy-pipelined", kind.rawValue))
+            try await Self.place(data, at: nginx.documentRoot + "/pipelined.bin")
+            let output = folder + "/pipelined.bin"
+            let trace = folder + "/trace.jsonl"
+            let result = try await FastpullProcess.run(
+                [
+                    nginx.baseURL + "/pipelined.bin", "-o", output, "-q", "-n", "2", "--min-segment", "8MiB",
+                    "--limit-rate", "8MiB/s", "--pipelining", "on", "--trace", trace, "--proxy",
+                    proxy.proxyURL(port: relay.port),
+                ], in: folder)
+            #expect(result.status == 0, "\(kind): \(result)")
+            let comparison = await InteropFolder.compare(output, to: data)
+            #expect(comparison == .identical, "\(kind): \(comparison)")
+            let events = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").compactMap
+            {
+                (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
+            }
+            let sent = events.count { $0 == "request ahead" }
+            #expect(sent >= 1, "\(kind): no request was sent ahead: \(Set(events))")
+        }
+    }
+
     /// Starts nginx (requiring `originAuth` when given), the proxy allowing nginx's ports, and a relay in
     /// front of the proxy; runs `body`; stops everything.
     private static func withProxiedOrigin(

@@ -929,6 +929,93 @@ struct SegmentTableTests {
         #expect(state.nextWindow(for: 1, now: at(0.75))?.1 == .hedged(from: 0, at: mebibyte))
     }
 
+    /// Connection 0 owns a 4 MiB piece and has fetched its first window, 256 KiB, at 1 MiB/s, its
+    /// requests answered after `cost` seconds; it is reading its second window (a second of its
+    /// speed).
+    func ownerReadingItsSecondWindow(cost: Double, settings: SegmentTable.Settings = .init()) -> SegmentTable
+    {
+        var settings = settings
+        settings.initialWindow = mebibyte / 4
+        var state = table([4 * mebibyte, 4 * mebibyte], settings: settings)
+        _ = state.nextWindow(for: 0, now: at(0))
+        state.recordFirstByte(0, after: .milliseconds(Int64(cost * 1000)))
+        write(&state, 0, mebibyte / 4, at: 0.25)
+        #expect(state.nextWindow(for: 0, now: at(0.25))?.1 == .continued)
+        return state
+    }
+
+    /// Where a request costs 50 ms, a connection at 1 MiB/s sends its next request three request
+    /// costs before its answer ends (157 kB): the next window is more of its piece, right after the
+    /// current one, and sized as any of its windows. Its answer is its own when the current answer
+    /// has ended; an idle connection takes waiting work, not the window asked for ahead.
+    @Test func aRequestGoesAheadThreeRequestCostsBeforeItsAnswerEnds() throws {
+        var state = ownerReadingItsSecondWindow(cost: 0.05)
+        let lead = try #require(state.aheadLead(for: 0))
+        #expect(lead == Int64(Double(mebibyte) * 3 * 0.05))
+        // At least 64 KiB where requests cost little.
+        #expect(ownerReadingItsSecondWindow(cost: 0.005).aheadLead(for: 0) == 64 << 10)
+        let current = try #require(state.piece(of: 0)).windowEnd
+        let asked = state.windowAhead(for: 0)
+        let ahead = try #require(asked)
+        #expect(ahead.piece == 0)
+        #expect(ahead.range.lowerBound == current)
+        #expect(ahead.range.upperBound > current && ahead.range.upperBound <= 4 * mebibyte)
+        #expect(state.piece(of: 0)?.windowEnd == ahead.range.upperBound)
+        let other = state.nextWindow(for: 1, now: at(0.3))
+        #expect(other?.1 == .waiting)
+        write(&state, 0, current - mebibyte / 4, at: 0.5)
+        let taken = state.takeAhead(0, ahead, now: at(0.5))
+        #expect(taken)
+        let length = Int64(ahead.range.count)
+        #expect(state.claim(0, count: length) == length)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
+    /// No request goes ahead where it does not pay or may not: requests cost less than 2 ms, the
+    /// connection's speed is not measured yet, the limit is shared (small windows one request deep),
+    /// or a server left one unanswered.
+    @Test func noRequestGoesAheadWhereItDoesNotPay() {
+        #expect(ownerReadingItsSecondWindow(cost: 0.001).aheadLead(for: 0) == nil)
+        var unmeasured = table([4 * mebibyte])
+        _ = unmeasured.nextWindow(for: 0, now: at(0))
+        unmeasured.recordFirstByte(0, after: .milliseconds(20))
+        #expect(unmeasured.aheadLead(for: 0) == nil)
+        var shared = SegmentTable.Settings()
+        shared.sharedLimit = true
+        #expect(ownerReadingItsSecondWindow(cost: 0.02, settings: shared).aheadLead(for: 0) == nil)
+        var stopped = ownerReadingItsSecondWindow(cost: 0.02)
+        stopped.stopRequestsAhead()
+        #expect(stopped.aheadLead(for: 0) == nil)
+    }
+
+    /// A window asked for ahead that a hedge took meanwhile is not the connection's any more: its
+    /// answer is not read into the file. A 100 kB/s owner asked for 200–300 kB of its piece; a
+    /// connection at 4 MiB/s with nothing left hedges the piece, leaving the owner what it brings in
+    /// the hedge's grace.
+    @Test func aWindowAskedForAheadAndHedgedMeanwhileIsNotTheOwners() throws {
+        var state = table([4 * mebibyte, mebibyte], settings: .init(initialWindow: 100_000))
+        _ = state.nextWindow(for: 0, now: at(0))
+        state.recordFirstByte(0, after: .milliseconds(20))
+        for step in 1...4 { write(&state, 0, 25_000, at: 0.25 * Double(step)) }
+        #expect(state.nextWindow(for: 0, now: at(1))?.0.range == 100_000..<200_000)
+        let asked = state.windowAhead(for: 0)
+        let ahead = try #require(asked)
+        #expect(ahead.range == 200_000..<300_000)
+        _ = state.nextWindow(for: 1, now: at(0))
+        write(&state, 1, mebibyte, at: 0.25)
+        let hedge = state.nextWindow(for: 1, now: at(1.05))
+        guard case .hedged(from: 0, let cut)? = hedge?.1 else {
+            Issue.record("expected a hedge of connection 0, got \(String(describing: hedge))")
+            return
+        }
+        #expect(cut < ahead.range.lowerBound)
+        write(&state, 0, cut - 100_000, at: 1.2)
+        let taken = state.takeAhead(0, ahead, now: at(1.2))
+        #expect(!taken)
+        #expect(state.claim(0, count: 1000) == 0)
+        checkTiling(state, size: 5 * mebibyte)
+    }
+
     /// The last connection still running is a straggler with a small tail, every fast one gone (the
     /// last to leave were stragglers too): a connection opened now would take that tail whole, so the
     /// fetch loop is told there is an opening. Before, newcomers were judged by the latest leavers

@@ -45,6 +45,8 @@ public struct Configuration: Sendable {
     public var userAgent: String? = nil
     /// No segment is planned smaller than this many bytes (except the file's last one).
     public var minimumSegmentSize: Int64
+    /// When a connection sends its next request before its current answer ends (``Pipelining``).
+    public var pipelining: Pipelining = .automatic
     /// Digests the file must match before it is moved into place.
     public var checksums: [Checksum]
     /// Checksum files whose entry for this download the file must match as well.

@@ -327,6 +327,11 @@ struct Pipeline {
         settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
         settings.roundTrip = roundTrip
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
+        switch configuration.pipelining {
+        case .automatic: break
+        case .always: settings.aheadMinimumCost = 0
+        case .never: settings.requestsAhead = false
+        }
         // All connections together write at most about 128 MiB ahead of the hashed prefix.
         settings.maximumMergedPiece = max(4 << 20, (128 << 20) / Int64(configuration.connectionLimit))
         settings.expectedConnections = configuration.connectionLimit

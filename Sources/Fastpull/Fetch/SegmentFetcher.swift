@@ -48,6 +48,9 @@ struct SegmentFetcher: Sendable {
             // ones when it ends (``ConnectionPool/exchange(_:to:slot:preferring:)``).
             var kept: HTTPConnection?
             defer { if let kept { pool.giveBack(kept) } }
+            // The request for this connection's next window, sent before its answer ended.
+            var ahead: Ahead?
+            defer { ahead?.connection.close() }
             while true {
                 if slot.isCancelled { throw CancellationError() }
                 if slot.isRetired {
@@ -56,9 +59,18 @@ struct SegmentFetcher: Sendable {
                 }
                 let window: SegmentTable.Window
                 let assignment: SegmentTable.Assignment
+                // The answer to the request sent ahead comes next on its connection, unless a steal
+                // or a cut took its window meanwhile: then it is not ours, and the connection closes.
+                if let pending = ahead, !scheduler.takeAhead(worker, pending.window) {
+                    pending.connection.close()
+                    ahead = nil
+                }
                 // The probe's answer first, when this connection took it over.
-                let answered = opening?.take()
-                if let answered {
+                let answered = ahead == nil ? opening?.take() : nil
+                if let pending = ahead {
+                    window = pending.window
+                    assignment = .ahead
+                } else if let answered {
                     guard let adopted = answered.window else {
                         answered.connection.close()
                         continue
@@ -99,7 +111,7 @@ struct SegmentFetcher: Sendable {
                 }
                 do {
                     let drained = try fetch(
-                        window, from: source, pipe: pipe, written: &written, kept: &kept,
+                        window, from: source, pipe: pipe, written: &written, kept: &kept, ahead: &ahead,
                         answered: answered.map { ($0.connection, $0.head) })
                     complete = true
                     trace?.record(
@@ -232,7 +244,7 @@ struct SegmentFetcher: Sendable {
             if case .hedged = assignment { hedged = true }
             let end = scheduler.snapshot().first { $0.start == window.piece }?.end ?? range.upperBound
             emit(.steal(from: victim, to: worker, offset: at, end: end, hedged: hedged))
-        case .continued, .waiting, .opened:
+        case .continued, .waiting, .opened, .ahead:
             break
         }
     }
@@ -269,11 +281,17 @@ struct SegmentFetcher: Sendable {
     /// `kept`: this connection's own idle socket, which the request goes on when it can; the
     /// socket the answer came on is kept there afterwards when it can take another request.
     ///
+    /// `ahead`: on the way in, the request for `window` was sent ahead on its connection, and its
+    /// answer is read there; on the way out, the request this answer sent ahead for the connection's
+    /// next window (``SegmentTable/aheadLead(for:)``), whose answer comes next on the same connection.
+    /// A cut with a request ahead closes the connection (the answer after the cut one is not ours).
+    ///
     /// `answered`: the answer is here already (the probe's), and no request is sent.
     private func fetch(
         _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64,
-        kept: inout HTTPConnection?, answered: (HTTPConnection, ResponseHead)? = nil
+        kept: inout HTTPConnection?, ahead: inout Ahead?, answered: (HTTPConnection, ResponseHead)? = nil
     ) throws -> Bool {
+        let pipelined = ahead.take()
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             answered?.0.close()
@@ -290,6 +308,20 @@ struct SegmentFetcher: Sendable {
                 connection.close()
                 throw error
             }
+        } else if let pipelined {
+            connection = pipelined.connection
+            do {
+                try slot.attach(connection)
+                head = try connection.readHead()
+            } catch {
+                slot.detach()
+                connection.close()
+                // A server that left the request unanswered (it closed the connection, or reset it)
+                // gets no more of them; the window is asked for again as usual.
+                stopRequestsAhead(at: window)
+                throw error
+            }
+            pool.onExchange?(pipelined.request, head)
         } else {
             let request = pool.request(
                 "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
@@ -302,11 +334,17 @@ struct SegmentFetcher: Sendable {
         counters.activeConnections.add(1, ordering: .relaxed)
         // Set when the connection, with an answer not yet read, goes up to the pipeline instead.
         var handedOver = false
+        // The request sent ahead on this connection while this answer came, and whether this answer
+        // was read to its end (only then does the next one follow it).
+        var sentAhead: Ahead?
+        var complete = false
         defer {
             counters.activeConnections.subtract(1, ordering: .relaxed)
             slot.detach()
             if !handedOver {
-                if connection.isReusable {
+                if let sentAhead, complete, connection.isReusable {
+                    ahead = sentAhead
+                } else if sentAhead == nil, connection.isReusable {
                     kept = connection
                 } else {
                     connection.close()
@@ -327,11 +365,31 @@ struct SegmentFetcher: Sendable {
         var total: Int64 = 0
         var draining = false
         defer { written = total }
-        /// After `allowed` of `count` bytes were claimed: a cut, drained when little is left.
+        /// After `allowed` of `count` bytes were claimed: a cut, drained when little is left (and no
+        /// request went ahead: the answer after this one is not ours either).
         func cutShort(allowed: Int, of count: Int) throws {
             guard allowed < count, !draining else { return }
-            guard end - received <= Self.drainLimit else { throw Cut() }
+            guard end - received <= Self.drainLimit, sentAhead == nil else { throw Cut() }
             draining = true
+        }
+        // Where this answer is when the request for the next window goes.
+        // (Not with several sources: each window goes to the source the connection is bound to then.)
+        var aheadAt =
+            connection.isReusable && sources == nil ? scheduler.aheadLead(for: worker).map { end - $0 } : nil
+        func sendAheadIfDue() throws {
+            guard let at = aheadAt, received >= at else { return }
+            aheadAt = nil
+            guard !draining, connection.isReusable, !slot.isRetired,
+                let next = scheduler.windowAhead(for: worker)
+            else { return }
+            let request = pool.request(
+                "GET", url, origin: origin, range: next.range.lowerBound...(next.range.upperBound - 1),
+                ifRange: remote.ifRangeValidator)
+            try connection.send(request)
+            sentAhead = Ahead(window: next, request: request, connection: connection)
+            trace?.record(
+                "request ahead", connection: worker,
+                ["start": next.range.lowerBound, "end": next.range.upperBound])
         }
         // Bytes read into memory are claimed and committed a few milliseconds' worth at a time.
         var lease = ClaimLease()
@@ -361,38 +419,63 @@ struct SegmentFetcher: Sendable {
                 }
                 received += Int64(count)
                 try cutShort(allowed: allowed, of: count)
+                try sendAheadIfDue()
                 return count
             }
         }
-        try connection.readBody(of: head, method: "GET", splice: splice) { bytes in
-            let count = Int64(bytes.count)
-            guard received + count <= end else {
-                throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
-            }
-            received += count
-            guard !draining else { return }
-            let allowed = Int(
-                lease.allow(count, room: end - offset - lease.leased) { commit, claim in
-                    counters.addWritten(commit)
-                    return scheduler.exchange(worker, commit: commit, claim: claim)
-                })
-            if allowed > 0 {
-                try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
-                let commit = lease.wrote(Int64(allowed))
-                if commit > 0 {
-                    scheduler.commit(worker, count: Int(commit))
-                    counters.addWritten(commit)
+        /// The answer's body, into the file.
+        func readBody() throws {
+            try connection.readBody(of: head, method: "GET", splice: splice) { bytes in
+                let count = Int64(bytes.count)
+                guard received + count <= end else {
+                    throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
                 }
-                offset += Int64(allowed)
-                total += Int64(allowed)
+                received += count
+                guard !draining else { return }
+                let allowed = Int(
+                    lease.allow(count, room: end - offset - lease.leased) { commit, claim in
+                        counters.addWritten(commit)
+                        return scheduler.exchange(worker, commit: commit, claim: claim)
+                    })
+                if allowed > 0 {
+                    try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+                    let commit = lease.wrote(Int64(allowed))
+                    if commit > 0 {
+                        scheduler.commit(worker, count: Int(commit))
+                        counters.addWritten(commit)
+                    }
+                    offset += Int64(allowed)
+                    total += Int64(allowed)
+                }
+                try cutShort(allowed: allowed, of: bytes.count)
+                try sendAheadIfDue()
             }
-            try cutShort(allowed: allowed, of: bytes.count)
+        }
+        do {
+            try readBody()
+        } catch is Cut {
+            throw Cut()
+        } catch {
+            // The answer failed with a request out ahead of it: a server that closes a connection
+            // after one answer resets it when a request it will not read is waiting (and the answer's
+            // last bytes may go with the reset). No more are sent ahead in this download.
+            if sentAhead != nil { stopRequestsAhead(at: window) }
+            throw error
         }
         guard received == end else {
             throw TransferError.bodyTooShort(
                 expected: end - requested.lowerBound, got: received - requested.lowerBound)
         }
+        complete = true
         return draining
+    }
+
+    /// A server did not answer a request sent ahead, or failed the answer before it: requests are no
+    /// longer sent ahead in this download (unless the connection was stopped on purpose).
+    private func stopRequestsAhead(at window: SegmentTable.Window) {
+        guard !slot.isCancelled, !slot.isEvicted else { return }
+        scheduler.stopRequestsAhead()
+        trace?.record("ahead stopped", connection: worker, ["start": window.range.lowerBound])
     }
 
     /// The most of a cut answer read and dropped to keep its connection: past this, closing the
@@ -454,6 +537,14 @@ struct SegmentFetcher: Sendable {
     }
 }
 
+/// A request sent on a connection before the answer it is reading ended (HTTP/1.1 pipelining): the
+/// window it asks for, the request, and the connection its answer comes on, after the current one.
+struct Ahead {
+    let window: SegmentTable.Window
+    let request: RequestHead
+    let connection: HTTPConnection
+}
+
 /// A range request answered with the whole file of the pinned version: the connection, its body not
 /// yet read, goes to the pipeline, which downloads the file from it as one stream.
 struct WholeFileAnswer: Error, @unchecked Sendable {
@@ -466,6 +557,7 @@ extension SegmentTable.Assignment {
     var traceName: String {
         switch self {
         case .continued: return "continued"
+        case .ahead: return "ahead"
         case .waiting: return "next"
         case .stolen: return "stolen"
         case .hedged: return "hedged"

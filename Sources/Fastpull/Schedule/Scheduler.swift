@@ -125,6 +125,30 @@ final class Scheduler: Sendable {
         table.withLock { $0.recordFirstByte(worker, after: delay) }
     }
 
+    /// How many bytes before its window's end `worker` sends its next request
+    /// (``SegmentTable/aheadLead(for:)``); nil: it does not.
+    func aheadLead(for worker: Worker) -> Int64? {
+        table.withLock { $0.aheadLead(for: worker) }
+    }
+
+    /// The window `worker` asks for ahead, before its current answer ends
+    /// (``SegmentTable/windowAhead(for:)``).
+    func windowAhead(for worker: Worker) -> SegmentTable.Window? {
+        table.withLock { $0.windowAhead(for: worker) }
+    }
+
+    /// Whether the answer to the request `worker` sent ahead for `window` is still its to write
+    /// (``SegmentTable/takeAhead(_:_:now:)``).
+    func takeAhead(_ worker: Worker, _ window: SegmentTable.Window) -> Bool {
+        let now = clock.now
+        return table.withLock { $0.takeAhead(worker, window, now: now) }
+    }
+
+    /// No more requests are sent ahead in this download (a server left one unanswered).
+    func stopRequestsAhead() {
+        table.withLock { $0.stopRequestsAhead() }
+    }
+
     /// Tunes the table to what the connection controller found (see ``SegmentTable/tuned(_:to:)``).
     func tune(to controller: ConnectionController) {
         table.withLock { table in

@@ -76,6 +76,12 @@ struct SegmentTable: Sendable, Equatable {
         var sharedWindowSeconds = 0.1
         var sharedMinimumWindow: Int64 = 256 << 10
         var sharedRequestCostShare = 0.5
+        /// A connection whose requests cost at least this long (seconds to the first byte: a round
+        /// trip of a real network, not loopback's or a LAN's) sends the request for its next window on
+        /// the same connection before its current answer ends (``aheadLead(for:)``).
+        var aheadMinimumCost = 0.002
+        /// Whether requests may be sent ahead at all: off once a server left one unanswered.
+        var requestsAhead = true
         /// What a connection carried in an earlier run of the same download (``LinkMemory``), in
         /// bytes per second: windows are sized for it until a connection of this run is measured (0:
         /// nothing known, the first windows are ``initialWindow``).
@@ -196,6 +202,9 @@ struct SegmentTable: Sendable, Equatable {
         case hedged(from: Worker, at: Int64)
         /// The probe's answer, already on its way (``adopt(_:end:requestCost:now:)``).
         case opened
+        /// More of its piece, asked for on its connection before its previous answer ended
+        /// (``windowAhead(for:)``).
+        case ahead
     }
 
     /// How it decides; the download adjusts the connection-dependent ones as its count changes.
@@ -412,6 +421,62 @@ struct SegmentTable: Sendable, Equatable {
             pieces[index].owner == worker
         else { return }
         pieces[index].claimed = max(pieces[index].claimed - count, pieces[index].segment.resumeOffset)
+    }
+
+    /// How many bytes before the end of its current window the connection sends the request for its
+    /// next one on the same connection (HTTP/1.1 pipelining), so that the next answer's first byte
+    /// follows the current answer's last instead of a round trip later: three request costs at its
+    /// speed (the first byte comes one request cost after the request; the rest is a margin for a
+    /// speed that grows, in TCP's slow start, or a cost that varies), and at least
+    /// ``Settings/minimumHedge``.
+    /// Nil where that does not pay or may not: its requests cost less than
+    /// ``Settings/aheadMinimumCost`` (the round trip is too short to matter), its speed is not measured
+    /// yet, the limit is shared (small windows one request deep keep what a server has queued for a
+    /// connection small: a cut or a kill loses it), or a server left a request sent ahead unanswered.
+    func aheadLead(for worker: Worker) -> Int64? {
+        guard settings.requestsAhead, !settings.sharedLimit, let connection = connections[worker],
+            connection.requestCost >= settings.aheadMinimumCost, connection.steadyRate > 0
+        else { return nil }
+        return max(Int64(connection.steadyRate * 3 * connection.requestCost), settings.minimumHedge)
+    }
+
+    /// The connection's next window, asked for before its current one ends (``aheadLead(for:)``):
+    /// more of its piece, right after its current window, sized as any window of it. Its window end
+    /// moves there now (a steal splits past it, a cut stops it there as anywhere in a window). Nil
+    /// when its piece ends with its current window (its next window comes from elsewhere: a
+    /// connection owns one piece at a time, and merging the pieces after its own into it sent the
+    /// simulator's 200 ms model from 2.5 to 4.9 s, its last long runs taken over by new connections
+    /// still in slow start) or the horizon holds it.
+    mutating func windowAhead(for worker: Worker) -> Window? {
+        guard let start = connections[worker]?.piece, let index = index(of: start),
+            pieces[index].owner == worker
+        else { return nil }
+        let from = pieces[index].windowEnd
+        guard from >= pieces[index].claimed, from < pieces[index].end, withinHorizon(from) else { return nil }
+        let to = min(pieces[index].end, from + windowSize(for: worker), horizon ?? Int64.max)
+        pieces[index].windowEnd = to
+        return Window(piece: start, range: from..<to)
+    }
+
+    /// The connection's current answer ended, and the answer to the request it sent ahead for
+    /// `window` comes next: true when that window is still its own (its piece, from its first byte not
+    /// written), false when a steal or a cut took it meanwhile (that answer is then not its to write).
+    mutating func takeAhead(_ worker: Worker, _ window: Window, now: ContinuousClock.Instant) -> Bool {
+        guard connections[worker]?.piece == window.piece, let index = index(of: window.piece),
+            pieces[index].owner == worker, pieces[index].claimed == window.range.lowerBound,
+            pieces[index].segment.resumeOffset == window.range.lowerBound, pieces[index].unclaimed > 0
+        else { return false }
+        pieces[index].windowEnd = min(
+            max(pieces[index].windowEnd, window.range.upperBound), pieces[index].end)
+        connections[worker]?.awaitingAnswer = true
+        connections[worker]?.windowSince = nil
+        connections[worker]?.lastProgress = now
+        return true
+    }
+
+    /// A server left a request sent ahead unanswered: no more are sent in this download.
+    mutating func stopRequestsAhead() {
+        settings.requestsAhead = false
     }
 
     /// A connection that already holds an answer for bytes `0..<end` (the probe's opening GET) takes

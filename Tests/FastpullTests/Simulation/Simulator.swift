@@ -5,7 +5,10 @@
 /// sockets, no threads) against a ``LinkModel``. Each simulated connection behaves as a
 /// ``SegmentFetcher`` does: it connects, asks the table for a window, sends the request, receives the
 /// window at the rate the model allows (claiming and committing bytes as they come, stopping where a
-/// cut moved its end), and asks again; the loop looks as often as the real one does
+/// cut moved its end), and asks again, or has asked already: it sends its next request on the same
+/// connection before its answer ends (``SegmentTable/aheadLead(for:)``), and that answer's first byte
+/// comes a request's cost after it was sent or right after the current answer, whichever is later
+/// (the server answers one request of a connection after the other); the loop looks as often as the real one does
 /// (``ConnectionController/tickInterval``).
 struct Simulator {
     /// How the download chose its connections.
@@ -52,6 +55,10 @@ struct Simulator {
         var partial: Double = 0
         var retiring = false
         var lastGrowth: Double
+        /// The request for its next window, sent before its current answer ended, and when.
+        var ahead: (window: SegmentTable.Window, sentAt: Double)?
+        /// Whether its current request went ahead.
+        var pipelined = false
     }
 
     let model: LinkModel
@@ -137,6 +144,7 @@ struct Simulator {
                         connection.phase = .connecting(until: now + model.roundTrip)
                         connection.window = 14_480
                         connection.index = opened
+                        connection.ahead = nil
                         opened += 1
                         connections[worker] = connection
                     }
@@ -151,6 +159,7 @@ struct Simulator {
         apply(loop.start(situation()))
         var nextLoop = loop.controller.tickInterval.seconds
         var hashed = 0.0
+        var lastPrint = 0.0
         var lastByte: Double?
         while now < timeLimit, hashed < Double(model.size) {
             if lastByte == nil, table.isComplete { lastByte = now }
@@ -173,8 +182,27 @@ struct Simulator {
                         apply(loop.ended(worker, .retired, situation()))
                         continue
                     }
+                    if let ahead = connection.ahead {
+                        connection.ahead = nil
+                        if table.takeAhead(worker, ahead.window, now: instant(now)) {
+                            connection.phase = .waiting(
+                                window: ahead.window.range, sentAt: ahead.sentAt,
+                                firstByte: max(now, ahead.sentAt + model.roundTrip) + model.serverCost)
+                            connection.pipelined = true
+                            connections[worker] = connection
+                            continue
+                        }
+                        // Its window was taken meanwhile: the connection closes and opens anew.
+                        connection.phase = .connecting(until: now + model.roundTrip)
+                        connection.window = 14_480
+                        connection.index = opened
+                        opened += 1
+                        connections[worker] = connection
+                        continue
+                    }
                     if !table.isComplete, let (window, _) = table.nextWindow(for: worker, now: instant(now)) {
                         requests += 1
+                        connection.pipelined = false
                         connection.phase = .waiting(
                             window: window.range, sentAt: now,
                             firstByte: now + model.roundTrip + model.serverCost)
@@ -185,7 +213,10 @@ struct Simulator {
                         apply(loop.ended(worker, .finished, situation()))
                     }
                 case .waiting(let window, let sentAt, let firstByte) where now >= firstByte:
-                    table.recordFirstByte(worker, after: .nanoseconds(Int64((now - sentAt) * 1e9)))
+                    // An answer that waited behind the one before it shows no request's cost.
+                    if !connection.pipelined {
+                        table.recordFirstByte(worker, after: .nanoseconds(Int64((now - sentAt) * 1e9)))
+                    }
                     connection.phase = .receiving(
                         window: window, offset: window.lowerBound, startedAt: now, sent: 0)
                     connections[worker] = connection
@@ -237,11 +268,20 @@ struct Simulator {
                     connection.lastGrowth = now
                     if bytes >= connection.window / model.roundTrip * tick * 0.9 { connection.window *= 2 }
                 }
+                if allowed == count, connection.ahead == nil, offset < window.upperBound,
+                    let lead = table.aheadLead(for: worker), window.upperBound - offset <= lead,
+                    let next = table.windowAhead(for: worker)
+                {
+                    requests += 1
+                    connection.ahead = (next, now)
+                }
                 if allowed < count {
                     // Cut: the rest of the window is not this connection's. A small rest is read and
-                    // dropped; otherwise the connection closes and opens again.
+                    // dropped (unless a request went ahead); otherwise the connection closes and opens
+                    // again.
                     let rest = window.upperBound - offset
-                    if rest > 256 << 10 {
+                    if rest > 256 << 10 || connection.ahead != nil {
+                        connection.ahead = nil
                         connection.phase = .connecting(until: now + model.roundTrip)
                         connection.window = 14_480
                         connection.index = opened
@@ -264,7 +304,8 @@ struct Simulator {
                 let before = loop.controller.target
                 apply(loop.tick(situation(stalled: stalled)))
                 table.settings = SegmentTable.tuned(table.settings, to: loop.controller)
-                if traced, Int(now * 1000) % 100 == 0 {
+                if traced, now - lastPrint >= 0.1 {
+                    lastPrint = now
                     print(
                         String(format: "  %.3f s", now), "frontier \(table.frontier >> 20) MiB",
                         "hashed \(Int64(hashed) >> 20) MiB", "written \(table.writtenBytes >> 20) MiB",
