@@ -971,6 +971,24 @@ struct SegmentTableTests {
         checkTiling(state, size: 8 * mebibyte)
     }
 
+    /// A connection retired after it asked for its next window ahead finishes its current request
+    /// (it ends soon), not the window asked for ahead: that goes back to wait for another, and its
+    /// answer is not read.
+    @Test func aRetiredConnectionFinishesItsRequestNotTheWindowAskedForAhead() throws {
+        var state = ownerReadingItsSecondWindow(cost: 0.05)
+        let current = try #require(state.piece(of: 0)).windowEnd
+        let asked = state.windowAhead(for: 0)
+        let ahead = try #require(asked)
+        write(&state, 0, current - mebibyte / 4 - 100_000, at: 0.5)
+        state.release(0)
+        #expect(state.piece(of: 0)?.end == current)
+        #expect(state.pieces.contains { $0.start == current && $0.owner == nil })
+        write(&state, 0, 100_000, at: 0.6)
+        let taken = state.takeAhead(0, ahead, now: at(0.6))
+        #expect(!taken)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
     /// No request goes ahead where it does not pay or may not: requests cost less than 2 ms, the
     /// connection's speed is not measured yet, the limit is shared (small windows one request deep),
     /// or a server left one unanswered.

@@ -372,11 +372,17 @@ struct SegmentFetcher: Sendable {
             guard end - received <= Self.drainLimit, sentAhead == nil else { throw Cut() }
             draining = true
         }
-        // Where this answer is when the request for the next window goes.
-        // (Not with several sources: each window goes to the source the connection is bound to then.)
-        var aheadAt =
-            connection.isReusable && sources == nil ? scheduler.aheadLead(for: worker).map { end - $0 } : nil
-        func sendAheadIfDue() throws {
+        // Where this answer is when the request for the next window goes, looked for at its start and
+        // again every 256 KiB while there is none (the connection's speed is measured during its
+        // first answer). Not with several sources: each window goes to the source the connection is
+        // bound to then.
+        var aheadAt: Int64?
+        var nextLook: Int64? = sources == nil ? received : nil
+        func sendAheadIfDue() {
+            if aheadAt == nil, let look = nextLook, received >= look {
+                aheadAt = scheduler.aheadLead(for: worker).map { end - $0 }
+                nextLook = aheadAt == nil ? received + Self.aheadLookStep : nil
+            }
             guard let at = aheadAt, received >= at else { return }
             aheadAt = nil
             guard !draining, connection.isReusable, !slot.isRetired,
@@ -385,7 +391,14 @@ struct SegmentFetcher: Sendable {
             let request = pool.request(
                 "GET", url, origin: origin, range: next.range.lowerBound...(next.range.upperBound - 1),
                 ifRange: remote.ifRangeValidator)
-            try connection.send(request)
+            do {
+                try connection.send(request)
+            } catch {
+                // The server no longer reads this connection: the answer may still be read to its
+                // end (the connection closes after it), and no more requests go ahead.
+                stopRequestsAhead(at: window)
+                return
+            }
             sentAhead = Ahead(window: next, request: request, connection: connection)
             trace?.record(
                 "request ahead", connection: worker,
@@ -419,7 +432,7 @@ struct SegmentFetcher: Sendable {
                 }
                 received += Int64(count)
                 try cutShort(allowed: allowed, of: count)
-                try sendAheadIfDue()
+                sendAheadIfDue()
                 return count
             }
         }
@@ -448,7 +461,7 @@ struct SegmentFetcher: Sendable {
                     total += Int64(allowed)
                 }
                 try cutShort(allowed: allowed, of: bytes.count)
-                try sendAheadIfDue()
+                sendAheadIfDue()
             }
         }
         do {
@@ -470,13 +483,19 @@ struct SegmentFetcher: Sendable {
         return draining
     }
 
-    /// A server did not answer a request sent ahead, or failed the answer before it: requests are no
-    /// longer sent ahead in this download (unless the connection was stopped on purpose).
+    /// A server did not answer a request sent ahead (it closed the connection, reset it, or sent
+    /// nothing for the stall timeout), or failed the answer before it: requests are no longer sent
+    /// ahead in this download (unless the download was stopped, or is complete: its last connections
+    /// are stopped on purpose then).
     private func stopRequestsAhead(at window: SegmentTable.Window) {
-        guard !slot.isCancelled, !slot.isEvicted else { return }
+        guard !slot.isCancelled, !scheduler.isComplete else { return }
         scheduler.stopRequestsAhead()
         trace?.record("ahead stopped", connection: worker, ["start": window.range.lowerBound])
     }
+
+    /// How many bytes of an answer come between two looks for when its connection's next request may
+    /// go ahead, while it may not yet (``SegmentTable/aheadLead(for:)``).
+    static let aheadLookStep: Int64 = 256 << 10
 
     /// The most of a cut answer read and dropped to keep its connection: past this, closing the
     /// connection (and opening another later) is cheaper.

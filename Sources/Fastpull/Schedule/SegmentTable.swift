@@ -168,6 +168,10 @@ struct SegmentTable: Sendable, Equatable {
         var windowBytes: Int64 = 0
         /// The most bytes one commit brought: how far apart its commits may lie at its speed.
         var largestCommit: Int64 = 0
+        /// Where its current request ends, while it has asked for its next window ahead
+        /// (``windowAhead(for:)``; its piece's window end is then that window's): what a retirement
+        /// lets it finish.
+        var requestEnd: Int64?
 
         /// What the connection shows it can do at `now`: its smoothed ``rate``, or less when its
         /// current window's bytes, over at least `settle`, came at a lower rate. Samples come only
@@ -455,6 +459,7 @@ struct SegmentTable: Sendable, Equatable {
         guard from >= pieces[index].claimed, from < pieces[index].end, withinHorizon(from) else { return nil }
         let to = min(pieces[index].end, from + windowSize(for: worker), horizon ?? Int64.max)
         pieces[index].windowEnd = to
+        connections[worker]?.requestEnd = from
         return Window(piece: start, range: from..<to)
     }
 
@@ -471,6 +476,7 @@ struct SegmentTable: Sendable, Equatable {
         connections[worker]?.awaitingAnswer = true
         connections[worker]?.windowSince = nil
         connections[worker]?.lastProgress = now
+        connections[worker]?.requestEnd = nil
         return true
     }
 
@@ -644,18 +650,21 @@ struct SegmentTable: Sendable, Equatable {
         // well, and connections that just joined a shared limit each get a sliver of it. (Their
         // share of what the measured ones bring kept them a quarter of a second longer, and the
         // few left, measured meanwhile, looked as if fewer had lost.)
+        // A window asked for ahead is not its to finish: it goes back with the rest.
         let rate = connections[worker]?.steadyRate ?? 0
-        let rest = pieces[index].windowEnd - pieces[index].claimed
+        let requestEnd = min(pieces[index].windowEnd, connections[worker]?.requestEnd ?? Int64.max)
+        let rest = requestEnd - pieces[index].claimed
         let soon = max(SegmentFetcher.drainLimit, Int64(rate * 0.5))
         let keep =
             rest <= soon
-            ? max(pieces[index].claimed, pieces[index].windowEnd)
+            ? max(pieces[index].claimed, requestEnd)
             : pieces[index].claimed + Int64(rate * 0.25)
         guard keep > pieces[index].claimed || pieces[index].claimed > pieces[index].segment.resumeOffset
         else {
             giveBackUnclaimed(of: worker)
             return
         }
+        connections[worker]?.requestEnd = nil
         if keep < pieces[index].end {
             _ = split(index, at: keep)
         } else {
@@ -1054,6 +1063,7 @@ struct SegmentTable: Sendable, Equatable {
         let size = windowSize(for: worker)
         connections[worker]?.awaitingAnswer = true
         connections[worker]?.windowSince = nil
+        connections[worker]?.requestEnd = nil
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to

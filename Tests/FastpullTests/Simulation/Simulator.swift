@@ -59,6 +59,11 @@ struct Simulator {
         var ahead: (window: SegmentTable.Window, sentAt: Double)?
         /// Whether its current request went ahead.
         var pipelined = false
+        /// Where its current answer is when the request for its next window goes (looked for when the
+        /// answer starts and every 256 KiB while there is none, as the fetcher does), and where it is
+        /// looked for next.
+        var aheadAt: Int64?
+        var nextLook: Int64?
     }
 
     let model: LinkModel
@@ -219,6 +224,8 @@ struct Simulator {
                     }
                     connection.phase = .receiving(
                         window: window, offset: window.lowerBound, startedAt: now, sent: 0)
+                    connection.aheadAt = nil
+                    connection.nextLook = window.lowerBound
                     connections[worker] = connection
                 default:
                     break
@@ -268,12 +275,19 @@ struct Simulator {
                     connection.lastGrowth = now
                     if bytes >= connection.window / model.roundTrip * tick * 0.9 { connection.window *= 2 }
                 }
-                if allowed == count, connection.ahead == nil, offset < window.upperBound,
-                    let lead = table.aheadLead(for: worker), window.upperBound - offset <= lead,
-                    let next = table.windowAhead(for: worker)
-                {
-                    requests += 1
-                    connection.ahead = (next, now)
+                if connection.aheadAt == nil, let look = connection.nextLook, offset >= look {
+                    connection.aheadAt = table.aheadLead(for: worker).map { window.upperBound - $0 }
+                    connection.nextLook =
+                        connection.aheadAt == nil ? offset + SegmentFetcher.aheadLookStep : nil
+                }
+                if allowed == count, let aheadAt = connection.aheadAt, offset >= aheadAt {
+                    connection.aheadAt = nil
+                    if !connection.retiring, offset < window.upperBound,
+                        let next = table.windowAhead(for: worker)
+                    {
+                        requests += 1
+                        connection.ahead = (next, now)
+                    }
                 }
                 if allowed < count {
                     // Cut: the rest of the window is not this connection's. A small rest is read and
