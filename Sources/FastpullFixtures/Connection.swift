@@ -103,12 +103,6 @@ final class Connection {
         }
     }
 
-    /// Whether bytes of another request are here already (read, or waiting in the socket; only a
-    /// plain one is looked into, since a TLS session's own records may wait there too).
-    private func hasRequestWaiting() -> Bool {
-        inboxCount > 0 || (stream is PlainStream && Syscalls.hasBytesWaiting(socket))
-    }
-
     /// Drops the first `count` bytes of the inbox.
     private func consume(_ count: Int) {
         let remaining = inboxCount - count
@@ -189,7 +183,6 @@ final class Connection {
                     return .abort
                 }
                 sent = result.sent
-                if result.complete, sent > 0, hasRequestWaiting() { core.countRequestSentAhead() }
                 if !result.complete {
                     outcome = .abort
                     note = " (broken after \(sent) bytes)"

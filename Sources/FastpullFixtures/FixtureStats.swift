@@ -13,24 +13,16 @@ public struct FixtureStats: Sendable, Equatable, Codable {
     /// TCP connections that sent at least one counted request (connections that only fetched
     /// `/__stats`, or failed the TLS handshake, are not counted).
     public var connections: Int
-    /// Requests whose first bytes had arrived before the body of the answer before them, on their
-    /// connection, was written to its end: requests a client sent ahead (HTTP/1.1 pipelining).
-    /// Counted on plain connections.
-    public var requestsSentAhead: Int
 
     /// Creates statistics with the given totals.
-    public init(requests: Int = 0, bodyBytesSent: Int64 = 0, connections: Int = 0, requestsSentAhead: Int = 0)
-    {
+    public init(requests: Int = 0, bodyBytesSent: Int64 = 0, connections: Int = 0) {
         self.requests = requests
         self.bodyBytesSent = bodyBytesSent
         self.connections = connections
-        self.requestsSentAhead = requestsSentAhead
     }
 
-    /// The JSON object served at `/__stats`:
-    /// `{"requests":N,"bodyBytesSent":N,"connections":N,"requestsSentAhead":N}`.
+    /// The JSON object served at `/__stats`: `{"requests":N,"bodyBytesSent":N,"connections":N}`.
     var json: String {
-        "{\"requests\":\(requests),\"bodyBytesSent\":\(bodyBytesSent),\"connections\":\(connections),"
-            + "\"requestsSentAhead\":\(requestsSentAhead)}"
+        "{\"requests\":\(requests),\"bodyBytesSent\":\(bodyBytesSent),\"connections\":\(connections)}"
     }
 }

@@ -179,11 +179,6 @@ final class ServerCore: Sendable {
         }
     }
 
-    /// Counts a request that came before the answer to the one before it was written.
-    func countRequestSentAhead() {
-        statistics.withLock { $0.requestsSentAhead += 1 }
-    }
-
     func countBodyBytes(_ count: Int) {
         guard count > 0 else { return }
         statistics.withLock { $0.bodyBytesSent += Int64(count) }

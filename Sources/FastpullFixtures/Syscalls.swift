@@ -68,12 +68,6 @@ enum Syscalls {
         _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Whether bytes wait to be read from socket `fd` now (not merely its end), without waiting.
-    static func hasBytesWaiting(_ fd: Int32) -> Bool {
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
-    }
-
     /// Polls `fds` for readability; `timeout` nil waits forever, other timeouts are rounded up to whole
     /// milliseconds (`ppoll` is not visible from Swift's Glibc module). Returns the `poll` result after
     /// `EINTR` retries (a retry restarts the full timeout, which only lengthens a wait that the stop pipe
