@@ -472,7 +472,9 @@ struct SegmentFetcher: Sendable {
             // The answer failed with a request out ahead of it: a server that closes a connection
             // after one answer resets it when a request it will not read is waiting (and the answer's
             // last bytes may go with the reset). No more are sent ahead in this download.
-            if sentAhead != nil { stopRequestsAhead(at: window) }
+            // (Not when the download stopped it on purpose: a connection far slower than the others
+            // is replaced, whatever it had asked.)
+            if sentAhead != nil, !slot.isEvicted { stopRequestsAhead(at: window) }
             throw error
         }
         guard received == end else {
