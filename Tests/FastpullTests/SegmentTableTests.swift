@@ -1067,12 +1067,18 @@ struct SegmentTableTests {
 
     /// An owner as fast as its peers that went quiet for a moment (a busy machine did not run it)
     /// keeps its small tail: cutting it would drop what its socket already holds, and it catches up.
+    /// Quiet for a second, at the end, it is taken over: an answer that stopped (a server stalled
+    /// it) otherwise held the download's last bytes for the whole stall timeout.
     @Test func aBrieflyQuietFastOwnerKeepsItsSmallTail() {
         var state = ownerBesideAFinishedPeer(owning: 1_000_000, writes: 19, of: 50_000, every: 0.025)
-        // 50 kB left, its owner silent since 0.475 s: by 3 s it shows 0.3 MB/s in this window.
-        let next = state.nextWindow(for: 1, now: at(3))
+        // 50 kB left, its owner silent since 0.475 s.
+        let next = state.nextWindow(for: 1, now: at(1.2))
         #expect(next == nil)
+        var stopped = state
         #expect(state.claim(0, count: 50_000) == 50_000)
+        let taken = stopped.nextWindow(for: 1, now: at(1.5))
+        #expect(taken?.1 == .hedged(from: 0, at: 950_000))
+        #expect(stopped.claim(0, count: 1) == 0)
     }
 
     /// A connection that asks for its next window has nothing in flight: bytes it claimed and never

@@ -860,12 +860,14 @@ struct SegmentTable: Sendable, Equatable {
 
     /// At the end, with nothing else left to fetch: a window whose request has waited for its answer
     /// far longer than requests here take (four times their typical cost, and at least as long as a
-    /// window takes to settle), taken over whole by a connection that would bring it in less than two
-    /// thirds of the time the owner is expected to need still. Nothing says when that answer comes:
-    /// the owner is expected to wait as long again as it has waited, then bring the bytes at its
-    /// speed (its peers' typical one, unmeasured). A hedge judges an owner by its bytes, and this one
-    /// has none: on a shaped link, a straggler cut and reconnected landed behind a slow queue, and
-    /// its 72 kB window came 0.47 s later, 0.28 s after every other byte.
+    /// window takes to settle), or whose answer has brought nothing for a second as well, taken over
+    /// (from its first byte not claimed) by a connection that would bring it in less than two thirds
+    /// of the time the owner is expected to need still. Nothing says when more comes: the owner is
+    /// expected to wait as long again as it has waited, then bring the bytes at its speed (its
+    /// peers' typical one, unmeasured). A hedge judges an owner by its bytes, and this one has none:
+    /// on a shaped link, a straggler cut and reconnected landed behind a slow queue, and its 72 kB
+    /// window came 0.47 s later, 0.28 s after every other byte; an answer that stopped (a server
+    /// stalled it) kept its last 10 kB, the grace a hedge had left it, for the whole stall timeout.
     private func overdueCandidate(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
@@ -880,10 +882,12 @@ struct SegmentTable: Sendable, Equatable {
         for index in pieces.indices {
             let piece = pieces[index]
             guard let owner = piece.owner, owner != worker, piece.unclaimed > 0, withinHorizon(piece.claimed),
-                let connection = connections[owner], connection.awaitingAnswer
+                let connection = connections[owner]
             else { continue }
             let waited = (now - connection.lastProgress).seconds
-            guard waited >= overdueAfter else { continue }
+            guard waited >= (connection.awaitingAnswer ? overdueAfter : max(overdueAfter, 1)) else {
+                continue
+            }
             let ownerRate = connection.rate > 0 ? connection.rate : newcomerRate()
             let ownerSeconds = waited + Double(piece.unclaimed) / max(ownerRate, 1)
             let mySeconds = Double(piece.unclaimed) / myRate + wait
