@@ -56,19 +56,26 @@ struct SchedulerTests {
         records.filter { $0["event"] as? String == kind && (how == nil || $0["how"] as? String == how) }.count
     }
 
+    /// 8 MiB from a server whose answers start 20 ms after their request and come at 2 MB/s on each of
+    /// two connections, in pieces of 4 MiB (`more` adds to the query); checks the file and returns
+    /// the trace.
+    func pipelinedRecords(_ more: String = "") async throws -> [[String: Any]] {
+        let size = 8 << 20
+        var configuration = Configuration.quickRetries(connections: 2)
+        configuration.minimumSegmentSize = 4 << 20
+        configuration.traceFile = folder.path + "/trace.jsonl"
+        let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20" + more, configuration)
+        #expect(report.sha256 == Expected.sha256(size: size))
+        return try Self.traceRecords(folder.path + "/trace.jsonl")
+    }
+
     /// A server whose answers start 20 ms after their request (a round trip of a real network) and
     /// come at 2 MB/s on each of two connections, each with a piece of 4 MiB (a window holds a
     /// second of its speed): a connection sends the request for the next window of its piece before
     /// its answer ends (the trace has the request before that answer's end), the windows asked for
     /// ahead are read on the same connection, and the file is right.
     @Test func onAServerWhoseRequestsCost20msTheNextRequestGoesBeforeTheAnswerEnds() async throws {
-        let size = 8 << 20
-        var configuration = Configuration.quickRetries(connections: 2)
-        configuration.minimumSegmentSize = 4 << 20
-        configuration.traceFile = folder.path + "/trace.jsonl"
-        let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20", configuration)
-        #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
+        let records = try await pipelinedRecords()
         let summary = "\(records.filter { $0["event"] as? String != "progress" })"
         let sent = Self.count(records, "request ahead")
         let taken = Self.count(records, "window", how: "ahead")
@@ -95,13 +102,7 @@ struct SchedulerTests {
     /// ahead is never answered (the close resets the connection, which can take the answer's last
     /// bytes with it). The download stops sending requests ahead and ends with the right file.
     @Test func aServerThatTakesOneRequestPerConnectionStopsRequestsAhead() async throws {
-        let size = 8 << 20
-        var configuration = Configuration.quickRetries(connections: 2)
-        configuration.minimumSegmentSize = 4 << 20
-        configuration.traceFile = folder.path + "/trace.jsonl"
-        let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20&quiet-close=1", configuration)
-        #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try Self.traceRecords(folder.path + "/trace.jsonl")
+        let records = try await pipelinedRecords("&quiet-close=1")
         let sent = Self.count(records, "request ahead")
         #expect(sent >= 1)
         #expect(Self.count(records, "ahead stopped") >= 1)
