@@ -97,7 +97,7 @@ package enum OptionTable {
         OptionSpec(
             "pipelining", .value(placeholder: "auto|on|off"), group: .transfer,
             help:
-                "Send a connection's next request before its answer ends: auto (where requests cost 2 ms or more), on, off."
+                "Send a connection's next request before its answer ends: auto (round trips of 2 ms or more), on, off."
         ),
         OptionSpec(
             "limit-rate", .value(placeholder: "SIZE/s"), group: .transfer,

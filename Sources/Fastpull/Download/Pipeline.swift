@@ -329,7 +329,7 @@ struct Pipeline {
         settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
         switch configuration.pipelining {
         case .automatic: break
-        case .always: settings.aheadMinimumCost = 0
+        case .always: settings.aheadMinimumRoundTrip = 0
         case .never: settings.requestsAhead = false
         }
         // All connections together write at most about 128 MiB ahead of the hashed prefix.

@@ -76,10 +76,13 @@ struct SegmentTable: Sendable, Equatable {
         var sharedWindowSeconds = 0.1
         var sharedMinimumWindow: Int64 = 256 << 10
         var sharedRequestCostShare = 0.5
-        /// A connection whose requests cost at least this long (seconds to the first byte: a round
-        /// trip of a real network, not loopback's or a LAN's) sends the request for its next window on
-        /// the same connection before its current answer ends (``aheadLead(for:)``).
-        var aheadMinimumCost = 0.002
+        /// On a path whose round trip (``roundTrip``) is at least this long, in seconds (a real
+        /// network's, not loopback's or a LAN's), a connection sends the request for its next window on
+        /// the same connection before its current answer ends (``aheadLead(for:)``). Not by the
+        /// requests' cost: on a loaded machine that is the wait for a thread, on loopback too, and
+        /// requests sent ahead there only added aborted ones (a cut closes a connection with a request
+        /// out ahead), which a cache in front of an origin turned into slices fetched twice.
+        var aheadMinimumRoundTrip = 0.002
         /// Whether requests may be sent ahead at all: off once a server left one unanswered.
         var requestsAhead = true
         /// What a connection carried in an earlier run of the same download (``LinkMemory``), in
@@ -433,13 +436,14 @@ struct SegmentTable: Sendable, Equatable {
     /// speed (the first byte comes one request cost after the request; the rest is a margin for a
     /// speed that grows, in TCP's slow start, or a cost that varies), and at least
     /// ``Settings/minimumHedge``.
-    /// Nil where that does not pay or may not: its requests cost less than
-    /// ``Settings/aheadMinimumCost`` (the round trip is too short to matter), its speed is not measured
+    /// Nil where that does not pay or may not: the path's round trip is shorter than
+    /// ``Settings/aheadMinimumRoundTrip``, its requests' cost or its speed is not measured
     /// yet, the limit is shared (small windows one request deep keep what a server has queued for a
     /// connection small: a cut or a kill loses it), or a server left a request sent ahead unanswered.
     func aheadLead(for worker: Worker) -> Int64? {
         guard settings.requestsAhead, !settings.sharedLimit, let connection = connections[worker],
-            connection.requestCost >= settings.aheadMinimumCost, connection.steadyRate > 0
+            settings.roundTrip.seconds >= settings.aheadMinimumRoundTrip, connection.requestCost > 0,
+            connection.steadyRate > 0
         else { return nil }
         return max(Int64(connection.steadyRate * 3 * connection.requestCost), settings.minimumHedge)
     }
