@@ -295,6 +295,7 @@ struct SegmentFetcher: Sendable {
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             answered?.0.close()
+            pipelined?.connection.close()
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
         }
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
