@@ -781,7 +781,7 @@ struct SegmentTable: Sendable, Equatable {
     private func hedgeCandidate(
         for worker: Worker, now: ContinuousClock.Instant, frontierOnly: Bool = false, endgame: Bool = false
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
+        let myRate = expectedRate(of: worker)
         guard myRate > 0 else { return nil }
         // The owner keeps what it fetches while this connection's request waits for its answer:
         // four times its measured cost, within a quarter of `hedgeGrace` and all of it (the whole
@@ -875,7 +875,7 @@ struct SegmentTable: Sendable, Equatable {
     private func overdueCandidate(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
+        let myRate = expectedRate(of: worker)
         guard myRate > 0 else { return nil }
         let typicalCost = typicalRequestCost
         let myCost =
@@ -892,7 +892,7 @@ struct SegmentTable: Sendable, Equatable {
             guard waited >= (connection.awaitingAnswer ? overdueAfter : max(overdueAfter, 1)) else {
                 continue
             }
-            let ownerRate = connection.rate > 0 ? connection.rate : newcomerRate()
+            let ownerRate = expectedRate(of: owner)
             let ownerSeconds = waited + Double(piece.unclaimed) / max(ownerRate, 1)
             let mySeconds = Double(piece.unclaimed) / myRate + wait
             let gain = ownerSeconds - mySeconds
@@ -912,7 +912,7 @@ struct SegmentTable: Sendable, Equatable {
     private func endgameSplit(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
+        let myRate = expectedRate(of: worker)
         guard myRate > 0 else { return nil }
         let floor = max(settings.minimumHedge, settings.minimumSplit / 4)
         var longest: (index: Int, owner: Worker, rate: Double, seconds: Double)?
@@ -993,6 +993,12 @@ struct SegmentTable: Sendable, Equatable {
     /// connections and of the latest ones that left.
     private func newcomerRate() -> Double {
         Self.median(connections.values.map(\.rate).filter { $0 > 0 } + departedRates)
+    }
+
+    /// What `worker` is expected to fetch at: its measured speed, or a newcomer's
+    /// (``newcomerRate()``) while it has none.
+    private func expectedRate(of worker: Worker) -> Double {
+        connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
     }
 
     /// The middle value (the upper one of an even count), 0 of none.
@@ -1112,10 +1118,7 @@ struct SegmentTable: Sendable, Equatable {
     /// may claim nothing more) and waits for another. Returns `index`.
     private mutating func takeOver(_ index: Int) -> Int {
         precondition(pieces[index].claimed == pieces[index].start)
-        if let owner = pieces[index].owner { connections[owner]?.piece = nil }
-        pieces[index].owner = nil
-        pieces[index].opening = false
-        pieces[index].windowEnd = pieces[index].claimed
+        if let owner = pieces[index].owner { giveBackUnclaimed(of: owner) }
         return index
     }
 
