@@ -374,7 +374,8 @@ struct SegmentTableTests {
     @Test func aConnectionThatSlowsInItsWindowIsJudgedByWhatTheWindowBrought() throws {
         var state = table(
             [4 * mebibyte, 2 * mebibyte],
-            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+            settings: .init(
+                minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte, endgameMinimumHalf: 8 * mebibyte))
         _ = state.nextWindow(for: 0, now: at(0))
         _ = state.nextWindow(for: 1, now: at(0))
         write(&state, 0, mebibyte, at: 0.25)  // 4 MiB/s, sampled
@@ -395,7 +396,8 @@ struct SegmentTableTests {
         // time): the window is timed to now, and its tail is taken over.
         var silent = table(
             [4 * mebibyte, 2 * mebibyte],
-            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+            settings: .init(
+                minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte, endgameMinimumHalf: 8 * mebibyte))
         _ = silent.nextWindow(for: 0, now: at(0))
         _ = silent.nextWindow(for: 1, now: at(0))
         // Bytes come 64 KiB at a time: a pipe's worth is 1 MiB, as from the other connection.
@@ -419,7 +421,8 @@ struct SegmentTableTests {
         // A window that has run for less than the settling time is judged by the speed sampled.
         var early = table(
             [4 * mebibyte, 2 * mebibyte],
-            settings: .init(minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte))
+            settings: .init(
+                minimumSplit: 8 * mebibyte, initialWindow: 4 * mebibyte, endgameMinimumHalf: 8 * mebibyte))
         _ = early.nextWindow(for: 0, now: at(0))
         _ = early.nextWindow(for: 1, now: at(0))
         write(&early, 0, mebibyte, at: 0.25)
@@ -447,7 +450,9 @@ struct SegmentTableTests {
 
     @Test func noHedgeWhenTheOwnerIsNotMuchSlower() throws {
         var state = table(
-            [2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte, initialWindow: mebibyte)
+            [2 * mebibyte, 2 * mebibyte],
+            settings: .init(
+                minimumSplit: 4 * mebibyte, initialWindow: mebibyte, endgameMinimumHalf: 4 * mebibyte)
         )
         _ = state.nextWindow(for: 0, now: at(0))
         _ = state.nextWindow(for: 1, now: at(0))
@@ -463,7 +468,9 @@ struct SegmentTableTests {
     /// thief with a quarter second of grace).
     @Test func theLastTailOfAConnectionTwiceAsSlowIsTaken() throws {
         var state = table(
-            [2 * mebibyte, 2 * mebibyte], settings: .init(minimumSplit: 4 * mebibyte, initialWindow: mebibyte)
+            [2 * mebibyte, 2 * mebibyte],
+            settings: .init(
+                minimumSplit: 4 * mebibyte, initialWindow: mebibyte, endgameMinimumHalf: 4 * mebibyte)
         )
         _ = state.nextWindow(for: 0, now: at(0))
         _ = state.nextWindow(for: 1, now: at(0))
@@ -763,24 +770,34 @@ struct SegmentTableTests {
 
     /// In the endgame a connection with nothing left halves the range that needs longest, even from an
     /// owner as fast as itself (no hedge pays then) and below two minimum splits (no steal then): the
-    /// last ranges are not carried by one connection each while the others end.
+    /// last ranges are not carried by one connection each while the others end. Down to halves that
+    /// save 25 ms; on a shared limit, 50 ms and halves of 256 KiB (halving brings nothing sooner there).
     @Test func inTheEndgameAnEquallyFastOwnersRestIsHalved() {
-        func endgame(ownerWrote: Int64) -> (SegmentTable.Window, SegmentTable.Assignment)? {
-            var state = table([2 * mebibyte, mebibyte], settings: .init(initialWindow: 2 * mebibyte))
+        // The owner writes its first MiB in 0.25 s (4 MiB/s) and has `left` to go; connection 1 is done.
+        func endgame(left: Int64, shared: Bool = false) -> (SegmentTable.Window, SegmentTable.Assignment)? {
+            var settings = SegmentTable.Settings(initialWindow: 2 * mebibyte)
+            settings.sharedLimit = shared
+            var state = table([mebibyte + left, mebibyte], settings: settings)
             _ = state.nextWindow(for: 0, now: at(0))
             _ = state.nextWindow(for: 1, now: at(0))
-            write(&state, 0, ownerWrote, at: 0.25)
+            write(&state, 0, mebibyte, at: 0.25)
             write(&state, 1, mebibyte, at: 0.25)
             let next = state.nextWindow(for: 1, now: at(0.25))
-            checkTiling(state, size: 3 * mebibyte)
+            checkTiling(state, size: 2 * mebibyte + left)
             return next
         }
         // 1 MiB left at 4 MiB/s: each takes half.
-        let next = endgame(ownerWrote: mebibyte)
+        let next = endgame(left: mebibyte)
         #expect(next?.1 == .stolen(from: 0, at: mebibyte + mebibyte / 2))
         #expect(next?.0.range == (mebibyte + mebibyte / 2)..<(2 * mebibyte))
-        // 256 KiB left: halves below a quarter of the minimum split are not worth a request.
-        #expect(endgame(ownerWrote: 2 * mebibyte - 256 << 10) == nil)
+        // 256 KiB left (62 ms): halving saves 31 ms.
+        let small = endgame(left: 256 << 10)
+        #expect(small?.1 == .stolen(from: 0, at: mebibyte + 128 << 10))
+        // 160 KiB left (39 ms): halving would save 20 ms, not worth a request.
+        #expect(endgame(left: 160 << 10) == nil)
+        // On a shared limit: 1 MiB is halved, 256 KiB is not.
+        #expect(endgame(left: mebibyte, shared: true)?.1 == .stolen(from: 0, at: mebibyte + mebibyte / 2))
+        #expect(endgame(left: 256 << 10, shared: true) == nil)
     }
 
     /// Connection 0 owns a piece of `length` bytes and writes `writes` steps of `count`, one every

@@ -58,6 +58,14 @@ struct SegmentTable: Sendable, Equatable {
         var hedgeGrace: Double = 0.25
         /// No hedge for less than this.
         var minimumHedge: Int64 = 64 << 10
+        /// An endgame split (the last ranges halved between connections of about one speed) leaves
+        /// each half at least this much, and saves at least `endgameMinimumGain` seconds (and two of
+        /// the taker's request costs). Where the limit is shared, at least a quarter of
+        /// `minimumSplit` and twice the gain: halving a range there brings it no sooner (the link is
+        /// the limit, and it speeds up the connections left as others end), and the half cut from a
+        /// window throws away what the server had queued for it.
+        var endgameMinimumHalf: Int64 = 64 << 10
+        var endgameMinimumGain = 0.025
         /// The piece the hash waits for is taken over even while other work waits, when its owner
         /// needs at least this many seconds for the rest of it (and another would be much faster).
         var frontierSlack = 0.1
@@ -907,14 +915,18 @@ struct SegmentTable: Sendable, Equatable {
     /// costs. A hedge pays only against a slower owner, and a steal only splits ranges of two
     /// ``Settings/minimumSplit``s, so on a link that holds every connection to one rate the last
     /// ranges (up to 2 MiB at 5 MB/s: 0.4 s) were carried by one connection each while the others
-    /// ended. Each half is at least a quarter of ``Settings/minimumSplit`` (and
-    /// ``Settings/minimumHedge``): 256 KiB by default.
+    /// ended. Each half is at least ``Settings/endgameMinimumHalf`` and the split saves at least
+    /// ``Settings/endgameMinimumGain``: with halves of 256 KiB and 50 ms at least, a resumed
+    /// download's last ranges (460 kB windows at 4.7 MB/s, 0.1 s each) went unsplit, and its 64
+    /// connections ended over 0.11 s where their work, shared out, needed 0.05 s.
     private func endgameSplit(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
         let myRate = expectedRate(of: worker)
         guard myRate > 0 else { return nil }
-        let floor = max(settings.minimumHedge, settings.minimumSplit / 4)
+        let shared = settings.sharedLimit
+        let floor =
+            shared ? max(settings.endgameMinimumHalf, settings.minimumSplit / 4) : settings.endgameMinimumHalf
         var longest: (index: Int, owner: Worker, rate: Double, seconds: Double)?
         for index in pieces.indices {
             let piece = pieces[index]
@@ -932,7 +944,8 @@ struct SegmentTable: Sendable, Equatable {
         let ownerSeconds = Double(at - piece.claimed) / longest.rate
         let mySeconds = Double(piece.end - at) / myRate + myCost
         let gain = longest.seconds - max(ownerSeconds, mySeconds)
-        guard gain >= max(settings.hedgeMinimumGain / 4, 2 * myCost) else { return nil }
+        let minimumGain = shared ? 2 * settings.endgameMinimumGain : settings.endgameMinimumGain
+        guard gain >= max(minimumGain, 2 * myCost) else { return nil }
         return (longest.index, longest.owner, at)
     }
 
