@@ -816,7 +816,7 @@ struct SegmentTableTests {
     /// At the very end a slow owner's tail below the smallest hedge is taken whole by an idle
     /// connection far faster than it: 50 kB at 100 kB/s (0.5 s), or at 0.5 MB/s (0.1 s), against
     /// 4 MiB/s. Otherwise nothing could take it (a hedge leaves at least 64 KiB, an endgame split
-    /// halves 512 KiB or more), and the last bytes of a download waited for its slowest connection.
+    /// halves 128 KiB or more), and the last bytes of a download waited for its slowest connection.
     /// The idle one's wait is its request's cost, not the grace a hedge leaves an owner that keeps
     /// fetching: with that grace the 0.5 MB/s owner kept its tail, and a shaped straggler's last bytes
     /// ended the download 0.16 s after the rest.

@@ -146,7 +146,12 @@ public final class NetworkNamespace: Sendable {
     /// kernel otherwise picks a client port from some 28,000, spread out and mostly even: 64
     /// connections then fell into about 50 of the 128 even low bytes, and a dozen of them shared a
     /// bucket with another, two connections at one connection's rate, one of them starved.
+    ///
+    /// At most `count` connections are open at once, then, and a port its client closed is taken
+    /// again only a second later (loopback reuses ports in `TIME_WAIT` after that): 256 ports hold a
+    /// benchmark's back-to-back runs of 64 connections with room to spare.
     public func confinePorts(to count: Int) async throws {
+        precondition(count >= 2, "a port range needs two ports at least")
         let last = Self.firstClientPort + count - 1
         try await Self.run(
             Self.ip!,
