@@ -467,15 +467,13 @@ struct SegmentFetcher: Sendable {
         }
         do {
             try readBody()
-        } catch is Cut {
-            throw Cut()
         } catch {
             // The answer failed with a request out ahead of it: a server that closes a connection
             // after one answer resets it when a request it will not read is waiting (and the answer's
             // last bytes may go with the reset). No more are sent ahead in this download.
-            // (Not when the download stopped it on purpose: a connection far slower than the others
-            // is replaced, whatever it had asked.)
-            if sentAhead != nil, !slot.isEvicted { stopRequestsAhead(at: window) }
+            // (Not when the download stopped it on purpose: a cut, or a connection far slower than
+            // the others replaced, whatever it had asked.)
+            if !(error is Cut), sentAhead != nil, !slot.isEvicted { stopRequestsAhead(at: window) }
             throw error
         }
         guard received == end else {
