@@ -58,11 +58,15 @@ struct SchedulerTests {
 
     /// 8 MiB from a server whose answers start 20 ms after their request and come at 2 MB/s on each of
     /// two connections, in pieces of 4 MiB (`more` adds to the query); checks the file and returns
-    /// the trace.
+    /// the trace. The client reads at most 3 MB/s in all: a window holds a second of its connection's
+    /// speed, and a connection whose thread a loaded machine held for half a second, then read what
+    /// its socket had gathered meanwhile, measured a speed whose window took its whole piece (no
+    /// window followed it, so none could be asked for ahead).
     func pipelinedRecords(_ more: String = "") async throws -> [[String: Any]] {
         let size = 8 << 20
         var configuration = Configuration.quickRetries(connections: 2)
         configuration.minimumSegmentSize = 4 << 20
+        configuration.maximumBytesPerSecond = 3_000_000
         // On loopback: its round trip is too short for them to go ahead by default.
         configuration.pipelining = .always
         configuration.traceFile = folder.path + "/trace.jsonl"
