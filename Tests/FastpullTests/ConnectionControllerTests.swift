@@ -30,6 +30,9 @@ struct ConnectionControllerTests {
         var rampSeconds = 0.0
         /// A higher cap until this many seconds in (a shaped link's bucket, full at the start).
         var burst: (seconds: Double, cap: Double)? = nil
+        /// Every connection carries only this share of its rate after `from` seconds and up to `to`
+        /// (the machine busy with something else for a moment).
+        var pause: (from: Double, to: Double, share: Double)? = nil
 
         func cap(at time: Double) -> Double {
             if let burst, time <= burst.seconds { return burst.cap }
@@ -65,6 +68,9 @@ struct ConnectionControllerTests {
             } else {
                 let rate = min(link.perConnection * Double(count), link.cap(at: time)) / Double(count)
                 rates = link.rates?(count) ?? Array(repeating: rate, count: count)
+            }
+            if let pause = link.pause, time > pause.from, time <= pause.to {
+                rates = rates.map { $0 * pause.share }
             }
             for worker in 0..<count {
                 bytes[worker, default: 0] += Int64(rates[worker] * 0.025)
@@ -146,6 +152,32 @@ struct ConnectionControllerTests {
         let counts = run(&controller, link, seconds: 2)
         #expect(Array(counts.prefix(3)) == [4, 32, 2], "\(counts)")
         #expect(controller.limitIsShared, "\(counts)")
+    }
+
+    /// A per-connection limit, and a moment in which the machine was busy with something else: the
+    /// step from 4 to 32 is measured while the newcomers' first answers are still on their way and the
+    /// 4 carry 40 % of what they did. The newcomers brought nothing of what the 4 lost, so the loss
+    /// was not theirs, and it tells nothing of the limit: measured once more, the 32 pay eight times
+    /// over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then 4 held for
+    /// eight steps, 2.5 s of a download that takes 0.45 s at 64.)
+    @Test func aStepWhoseNewcomersTookNothingOfTheLossIsMeasuredAgain() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        // Every answer's first byte takes 60 ms: the 4 carry from 75 ms on, 32 from 100 ms, whose step
+        // is measured from 125 to 150 ms, the pause.
+        var link = Link(perConnection: 20e6, firstByteDelay: 0.06)
+        link.pause = (0.13, 0.15, 0.4)
+        let counts = run(&controller, link, seconds: 0.5)
+        #expect(counts == [4, 32, 64], "\(counts)")
+        #expect(!controller.limitIsShared, "\(counts)")
+        // A shared cap measured in the same moment still comes down: measured again, the newcomers
+        // take what the 4 lose.
+        var capped = ConnectionController(automaticUpTo: 64, settings: settings)
+        // (32 from 50 ms on here, measured from 75 to 100 ms.)
+        var cap = Link(perConnection: 30e6, cap: 12.5e6)
+        cap.pause = (0.08, 0.1, 0.4)
+        let shared = run(&capped, cap, seconds: 2)
+        #expect(Array(shared.prefix(3)) == [4, 32, 2], "\(shared)")
+        #expect(capped.limitIsShared, "\(shared)")
     }
 
     /// A run resumed on a capped link whose connections take a third of a second to reach their speed

@@ -440,8 +440,13 @@ struct ConnectionController: Sendable, Equatable {
         let (paid, free) = paid(step)
         // The connections there before kept what they had, yet the total did not grow: the newcomers
         // had not started (their first windows still on their way, TCP's slow start behind a queue).
-        // That tells nothing of the limit; measure the step once more before judging it.
-        if free, !paid, !step.busy, !remeasured {
+        // Or they lost, and the newcomers brought less than half of what they lost: the loss was not
+        // the newcomers' (the machine busy with something else for a moment; on a shared limit the
+        // newcomers take what the others lose). Either tells nothing of the limit; measure the step
+        // once more before judging it.
+        let unstarted =
+            free && !step.busy || step.total - step.incumbents < (reference - step.incumbents) / 2
+        if unstarted, !paid, !remeasured {
             remeasured = true
             return
         }
