@@ -156,10 +156,9 @@ struct ConnectionControllerTests {
 
     /// A per-connection limit, and a moment in which the machine was busy with something else: the
     /// step from 4 to 32 is measured while the newcomers' first answers are still on their way and the
-    /// 4 carry 40 % of what they did. The newcomers brought nothing of what the 4 lost, so the loss
-    /// was not theirs, and it tells nothing of the limit: measured once more, the 32 pay eight times
-    /// over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then 4 held for
-    /// eight steps, 2.5 s of a download that takes 0.45 s at 64.)
+    /// 4 carry 40 % of what they did. A step that did not pay is measured once more: then the 32 pay
+    /// eight times over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then
+    /// 4 held for eight steps, 2.5 s of a download that takes 0.45 s at 64.)
     @Test func aStepWhoseNewcomersTookNothingOfTheLossIsMeasuredAgain() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         // Every answer's first byte takes 60 ms: the 4 carry from 75 ms on, 32 from 100 ms, whose step
@@ -178,6 +177,39 @@ struct ConnectionControllerTests {
         let shared = run(&capped, cap, seconds: 2)
         #expect(Array(shared.prefix(3)) == [4, 32, 2], "\(shared)")
         #expect(capped.limitIsShared, "\(shared)")
+    }
+
+    /// A per-connection limit, and the machine busy with something else while the step from 4 to 32 is
+    /// measured: every connection carries 30 % of its rate, so the step pays (2.4 times the 4's
+    /// throughput) while the 4 seem to have lost most of what they had to the newcomers, as at a
+    /// shared limit between the two counts. Half as many are tried, and they carry far more than the
+    /// 32 did: the 32 were measured in a moment. It ramps on from there to the maximum, and a quarter
+    /// of the fewer's step shows it (50 ms, not 200). (Held as fewer doing as well, it went on down
+    /// to 10, 6 and 4.)
+    @Test func fewerDoingFarBetterAfterAStepOfEightRampOn() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        // 32 from 50 ms on, measured from 75 to 100 ms: the pause. 16 from 100 ms, measured from
+        // 125 ms on: 32 again at 175 ms, 64 at 250.
+        var link = Link(perConnection: 20e6)
+        link.pause = (0.08, 0.1, 0.3)
+        let counts = run(&controller, link, seconds: 0.26)
+        #expect(counts == [4, 32, 16, 32, 64], "\(counts)")
+        #expect(!controller.limitIsShared, "\(counts)")
+    }
+
+    /// A per-connection limit, and every connection at a tenth of its rate for as long as the step
+    /// from 4 to 32 and its second measurement take: that looks like a shared limit the 4 fill in
+    /// every way, and half as many are tried. They lose half of what the 4 carried, as on a limit of
+    /// each connection's own (at a shared one they would hold most of it): the ramp starts over and
+    /// goes to the maximum. (The 4 were held to the end: 4.0 s for a download of 0.45 s.)
+    @Test func fewerLosingInProportionAfterAStepThatDidNotPayRampAgain() {
+        var controller = ConnectionController(automaticUpTo: 64, settings: settings)
+        // 32 from 50 ms on, measured from 75 to 100 ms and again to 125 ms: the pause.
+        var link = Link(perConnection: 20e6)
+        link.pause = (0.08, 0.13, 0.1)
+        let counts = run(&controller, link, seconds: 0.6)
+        #expect(counts == [4, 32, 2, 4, 32, 64], "\(counts)")
+        #expect(!controller.limitIsShared, "\(counts)")
     }
 
     /// A run resumed on a capped link whose connections take a third of a second to reach their speed
