@@ -156,8 +156,8 @@ struct ConnectionControllerTests {
 
     /// A per-connection limit, and a moment in which the machine was busy with something else: the
     /// step from 4 to 32 is measured while the newcomers' first answers are still on their way and the
-    /// 4 carry 40 % of what they did. A step that did not pay is measured once more: then the 32 pay
-    /// eight times over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then
+    /// 4 carry 40 % of what they did. The newcomers brought nothing of what the 4 lost, so the loss
+    /// was not theirs: measured once more, the 32 pay eight times over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then
     /// 4 held for eight steps, 2.5 s of a download that takes 0.45 s at 64.)
     @Test func aStepWhoseNewcomersTookNothingOfTheLossIsMeasuredAgain() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)

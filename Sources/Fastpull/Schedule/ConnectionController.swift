@@ -21,9 +21,9 @@
 /// do as well), and while holding it trims. A server refusing extra connections
 /// (``refused(working:)``) holds it at the connections that work, for a while. A moment in which the
 /// machine is busy with something else slows every connection alike, which one step cannot tell from
-/// a shared limit: a step up that did not pay is measured twice, fewer that then do far better than
-/// the many ramp on, and fewer that lose in proportion to the cut (a limit of each connection's own)
-/// start the ramp over, once.
+/// a shared limit: a step up whose newcomers brought less than half of what the others lost is
+/// measured twice, fewer that then do far better than the many ramp on, and fewer that lose in
+/// proportion to the cut (a limit of each connection's own) start the ramp over, once.
 ///
 /// A step is measured only once connections started or retired by the last change have had
 /// ``Settings/warmUp`` to get going (TCP's slow start, a retiring connection's last window), and lasts
@@ -142,8 +142,9 @@ struct ConnectionController: Sendable, Equatable {
         /// Half as many after a step of eight did far better than the many: those were measured in a
         /// moment, not at a shared limit.
         case fewerDidBetter = "fewer did better"
-        /// Fewer lost in proportion to the cut after a step up that did not pay: the limit is each
-        /// connection's own after all, and the ramp starts over.
+        /// Fewer lost in proportion to the cut after a step up that did not pay, or after a step of
+        /// eight whose few seemed to lose most of what they had: the limit is each connection's own
+        /// after all, and the ramp starts over.
         case rampAgain = "ramp again"
         case decline = "throughput fell"
         case refused, held
@@ -412,6 +413,9 @@ struct ConnectionController: Sendable, Equatable {
         phase = .holding
         heldSteps = 0
         quietSteps = 4 * settings.probeInterval
+        downFromRamp = false
+        downFromEight = false
+        sharedIfFewerHold = false
         lastReason = .refused
     }
 
@@ -461,14 +465,18 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         let (paid, free) = paid(step)
-        // A step that did not pay is measured once more before it is judged: one measurement cannot
-        // tell a limit from a moment. The connections there before kept what they had, yet the total
-        // did not grow: the newcomers had not started (their first windows still on their way, TCP's
-        // slow start behind a queue). Or they lost, and the newcomers brought little: the machine was
-        // busy with something else for a moment (on a per-connection link, 40 % of the 4's rate and
-        // nothing from the newcomers was read as a shared limit; 10 % of every connection's looks
-        // like one in every way).
-        if !paid, !remeasured {
+        // The connections there before kept what they had, yet the total did not grow: the newcomers
+        // had not started (their first windows still on their way, TCP's slow start behind a queue).
+        // Or they lost, and the newcomers brought less than half of what they lost: the loss was not
+        // the newcomers' (the machine busy with something else for a moment: on a per-connection
+        // link, 40 % of the 4's rate and nothing from the newcomers was read as a shared limit; on a
+        // shared one the newcomers take what the others lose). Either tells nothing of the limit;
+        // measure the step once more before judging it. (Not every step that did not pay: on a
+        // capped link still in its slow start, the second look paid against the few's first
+        // measurement, and a run ramped to 64 there.)
+        let unstarted =
+            free && !step.busy || step.total - step.incumbents < (reference - step.incumbents) / 2
+        if unstarted, !paid, !remeasured {
             remeasured = true
             return
         }
