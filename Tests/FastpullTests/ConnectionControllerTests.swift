@@ -157,8 +157,9 @@ struct ConnectionControllerTests {
     /// A per-connection limit, and a moment in which the machine was busy with something else: the
     /// step from 4 to 32 is measured while the newcomers' first answers are still on their way and the
     /// 4 carry 40 % of what they did. The newcomers brought nothing of what the 4 lost, so the loss
-    /// was not theirs: measured once more, the 32 pay eight times over. (It was read as a shared limit: down to 2, a probe for fewer that lost, then
-    /// 4 held for eight steps, 2.5 s of a download that takes 0.45 s at 64.)
+    /// was not theirs: measured once more, the 32 pay eight times over. (It was read as a shared
+    /// limit: down to 2, a probe for fewer that lost, then 4 held for eight steps, 2.5 s of a download
+    /// that takes 0.45 s at 64.)
     @Test func aStepWhoseNewcomersTookNothingOfTheLossIsMeasuredAgain() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
         // Every answer's first byte takes 60 ms: the 4 carry from 75 ms on, 32 from 100 ms, whose step
@@ -197,14 +198,15 @@ struct ConnectionControllerTests {
         #expect(!controller.limitIsShared, "\(counts)")
     }
 
-    /// A per-connection limit, and every connection at a tenth of its rate for as long as the step
-    /// from 4 to 32 and its second measurement take: that looks like a shared limit the 4 fill in
-    /// every way, and half as many are tried. They lose half of what the 4 carried, as on a limit of
+    /// A per-connection limit, and every connection at a tenth of its rate while the step from 4 to 32
+    /// is measured: the newcomers take most of what the 4 lose, which looks like a shared limit the 4
+    /// fill in every way, and half as many are tried. They lose half of what the 4 carried, as on a limit of
     /// each connection's own (at a shared one they would hold most of it): the ramp starts over and
     /// goes to the maximum. (The 4 were held to the end: 4.0 s for a download of 0.45 s.)
     @Test func fewerLosingInProportionAfterAStepThatDidNotPayRampAgain() {
         var controller = ConnectionController(automaticUpTo: 64, settings: settings)
-        // 32 from 50 ms on, measured from 75 to 100 ms and again to 125 ms: the pause.
+        // 32 from 50 ms on, measured from 75 to 100 ms: the pause, which lasts into the first look at
+        // the 2 (the start of their measurement).
         var link = Link(perConnection: 20e6)
         link.pause = (0.08, 0.13, 0.1)
         let counts = run(&controller, link, seconds: 0.6)

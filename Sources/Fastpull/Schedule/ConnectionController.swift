@@ -413,9 +413,7 @@ struct ConnectionController: Sendable, Equatable {
         phase = .holding
         heldSteps = 0
         quietSteps = 4 * settings.probeInterval
-        downFromRamp = false
-        downFromEight = false
-        sharedIfFewerHold = false
+        endProbeDown()
         lastReason = .refused
     }
 
@@ -713,8 +711,7 @@ struct ConnectionController: Sendable, Equatable {
                 downFromRamp = false
                 if !rampedAgain, loss >= 0.85 * cut, loss <= 1.15 * cut {
                     rampedAgain = true
-                    sharedIfFewerHold = false
-                    downFromEight = false
+                    endProbeDown()
                     limitIsShared = false
                     self.reference = nil
                     incumbents = []
@@ -741,8 +738,7 @@ struct ConnectionController: Sendable, Equatable {
         // where half as many carry what the many did. Ramp on from here. (Held as "fewer do as
         // well", a per-connection link went from 32 to 16, 10 and 6: 1.3 s for a download of 0.45 s.)
         if downFromEight, step.total >= reference * (1 + settings.gain) {
-            sharedIfFewerHold = false
-            downFromEight = false
+            endProbeDown()
             limitIsShared = false
             adopt(step)
             phase = .ramping
@@ -769,6 +765,13 @@ struct ConnectionController: Sendable, Equatable {
             return
         }
         settle(now: now)
+    }
+
+    /// Forgets what the current probe down followed (a refusal, or a reading that ends it).
+    private mutating func endProbeDown() {
+        downFromRamp = false
+        downFromEight = false
+        sharedIfFewerHold = false
     }
 
     /// Holds the count it has, as measured at the end of a ramp step.
