@@ -72,6 +72,13 @@ struct Behaviour: Sendable, Equatable {
     /// `largest-answer=N`: no 206 to an open-ended range (`bytes=a-`) carries more than N bytes (a
     /// server, or a CDN, that caps what it sends of one; the client asks for the rest).
     var largestAnswer: Int64?
+    /// `pipeline-cut=N`: an answer during which the connection's next request arrived stops N bytes
+    /// short of its length (at once when fewer are left), and the next answer follows straight on, as
+    /// servers and middleboxes that abort an answer when a pipelined request arrives do.
+    var pipelineCut: Int64?
+    /// `pipeline-long=N`: an answer during which the connection's next request arrived runs N bytes
+    /// past its length (the content that follows it), and the next answer follows.
+    var pipelineLong: Int64?
 
     init() {}
 
@@ -137,6 +144,8 @@ struct Behaviour: Sendable, Equatable {
         case "alternate": alternates = try flag(name, value)
         case "multipart": multipart = try flag(name, value)
         case "largest-answer": largestAnswer = Int64(try integer(name, value, in: 1...Int.max))
+        case "pipeline-cut": pipelineCut = Int64(try integer(name, value, in: 1...Int.max))
+        case "pipeline-long": pipelineLong = Int64(try integer(name, value, in: 1...Int.max))
         case "link", "content-type", "disposition":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

@@ -43,6 +43,10 @@ final class Connection {
     /// Serves requests until the client leaves, a response closes the connection, or the server stops.
     func run() {
         if let tls = core.tls {
+            if core.handshakeDelayNanoseconds > 0 && !core.pause(nanoseconds: core.handshakeDelayNanoseconds)
+            {
+                return
+            }
             guard let secure = tls.accept(socket: socket) else { return }
             stream = secure
         } else {
@@ -249,13 +253,31 @@ final class Connection {
         }
         if let total = core.totalBucket { slice = min(slice, total.sliceSize) }
 
+        // An answer that misframes itself once the next request is in looks for it every 16 KiB.
+        var fault = response.chunked ? nil : response.pipelineFault
+        if fault != nil { slice = min(slice, 16 << 10) }
         var position = range.lowerBound
         var sent: Int64 = 0
         while position < end {
+            if let misframe = fault, inboxCount > 0 || Syscalls.hasBytesWaiting(socket) {
+                fault = nil
+                switch misframe {
+                case .cut(let short): end = min(end, max(position, range.upperBound - short))
+                case .long(let extra): end += extra
+                }
+            }
+            guard position < end else { break }
             let count = Int(min(Int64(slice), end - position))
             let payload = UnsafeMutableRawBufferPointer(
                 rebasing: outbox[Self.headroom..<(Self.headroom + count)])
-            guard source.fill(payload, offset: position) else { return (sent, false) }
+            if position >= range.upperBound {
+                // Past the answer's length: the content that follows, or zeros past the content's end.
+                if !source.fill(payload, offset: position) {
+                    payload.initializeMemory(as: UInt8.self, repeating: 0)
+                }
+            } else {
+                guard source.fill(payload, offset: position) else { return (sent, false) }
+            }
             if let corrupt = response.corruptOffset, corrupt >= position, corrupt < position + Int64(count) {
                 payload[Int(corrupt - position)] ^= 0xFF
             }

@@ -24,7 +24,9 @@ import Foundation
 /// `quiet-close=1` (the connection closes after each answer, which does not say so),
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
-/// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field).
+/// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field),
+/// `pipeline-cut=N` / `pipeline-long=N` (an answer during which the next request arrived stops N bytes
+/// short of its length, or runs N bytes past it, and the next answer follows straight on).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.
 public final class FixtureServer: Sendable {
     /// Which certificate an HTTPS server presents (all are issued by `Fixtures/certs/ca.pem`).
@@ -63,6 +65,9 @@ public final class FixtureServer: Sendable {
         /// Called with one line per request (from connection threads) when set; the server logs nothing
         /// otherwise.
         public var requestLog: (@Sendable (String) -> Void)? = nil
+        /// Milliseconds an HTTPS server waits before it answers a new connection's handshake: the
+        /// client's connection setup then takes as long as on a network with that round trip.
+        public var handshakeDelayMilliseconds = 0
 
         /// The default configuration: plain HTTP on 127.0.0.1, a free port, no limits.
         public init() {}
@@ -94,7 +99,9 @@ public final class FixtureServer: Sendable {
         do {
             core = try ServerCore(
                 listenSocket: listener.socket, tls: tls, filesDirectory: configuration.filesDirectory,
-                totalRate: configuration.totalRate, requestLog: configuration.requestLog)
+                totalRate: configuration.totalRate, requestLog: configuration.requestLog,
+                handshakeDelayNanoseconds: Int64(max(0, configuration.handshakeDelayMilliseconds)) * 1_000_000
+            )
         } catch {
             Listener.closeSocket(listener.socket)
             throw error

@@ -72,6 +72,9 @@ struct Response {
     var close = false
     /// Close the connection after this response without saying so (`quiet-close=1`).
     var quietClose = false
+    /// Content bodies only: how the answer misframes itself once the connection's next request has
+    /// arrived (`pipeline-cut=N`, `pipeline-long=N`).
+    var pipelineFault: PipelineFault?
     /// Bytes sent before and after a content body (the one part of a `multipart/byteranges` answer).
     var framing: (prefix: [UInt8], suffix: [UInt8])?
 
@@ -115,4 +118,13 @@ struct Response {
         default: "Status \(status)"
         }
     }
+}
+
+/// An answer that stops short of its length, or runs past it, once the connection's next request has
+/// arrived: the bytes of the next answer then stand where the client expects this one's.
+enum PipelineFault: Sendable, Equatable {
+    /// Stop this many bytes short (at once when fewer are left).
+    case cut(Int64)
+    /// Send this many bytes of the content that follows past the end.
+    case long(Int64)
 }

@@ -186,6 +186,11 @@ struct Router {
         if framing != nil { response.close = true }
         response.chunked = behaviour.chunked
         response.corruptOffset = behaviour.corruptOffset
+        if let cut = behaviour.pipelineCut {
+            response.pipelineFault = .cut(cut)
+        } else if let long = behaviour.pipelineLong {
+            response.pipelineFault = .long(long)
+        }
         response.rate = behaviour.rate(forConnection: connectionIndex)
         if !isHead {
             let length = Int64(body.count)

@@ -41,6 +41,8 @@ final class ServerCore: Sendable {
     let filesDirectory: String?
     let totalBucket: SharedTokenBucket?
     let requestLog: (@Sendable (String) -> Void)?
+    /// How long an HTTPS connection waits before its handshake is answered.
+    let handshakeDelayNanoseconds: Int64
 
     /// Readable once `stop()` has run; every interruptible wait polls it.
     private let stopReadEnd: Int32
@@ -52,7 +54,7 @@ final class ServerCore: Sendable {
 
     init(
         listenSocket: Int32, tls: TLSServerContext?, filesDirectory: String?, totalRate: Int?,
-        requestLog: (@Sendable (String) -> Void)?
+        requestLog: (@Sendable (String) -> Void)?, handshakeDelayNanoseconds: Int64 = 0
     ) throws(FixtureServerError) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw .system(call: "pipe", message: Syscalls.describeErrno()) }
@@ -64,6 +66,7 @@ final class ServerCore: Sendable {
         self.filesDirectory = filesDirectory
         self.totalBucket = totalRate.map { SharedTokenBucket(bytesPerSecond: $0) }
         self.requestLog = requestLog
+        self.handshakeDelayNanoseconds = handshakeDelayNanoseconds
     }
 
     deinit {

@@ -28,6 +28,16 @@ enum Syscalls {
         }
     }
 
+    /// Whether bytes wait to be read on `fd` (a peek that does not block or take them).
+    static func hasBytesWaiting(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if count < 0 && errno == EINTR { continue }
+            return count > 0
+        }
+    }
+
     /// Sends every byte of `bytes` with `MSG_NOSIGNAL` (plus `MSG_MORE` when `more`); returns how many
     /// bytes the kernel accepted, which is less than `bytes.count` only on error.
     static func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, more: Bool) -> Int {

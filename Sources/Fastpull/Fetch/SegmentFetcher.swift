@@ -59,24 +59,33 @@ struct SegmentFetcher: Sendable {
                 }
                 let window: SegmentTable.Window
                 let assignment: SegmentTable.Assignment
-                // The answer to the request sent ahead comes next on its connection, unless a steal
-                // or a cut took its window meanwhile: then it is not ours, and the connection closes.
-                if let pending = ahead, !scheduler.takeAhead(worker, pending.window) {
-                    pending.connection.close()
-                    ahead = nil
+                // The answer to the request sent ahead comes next on its connection. Its head, where
+                // the answer before it ended, proves that answer's framing (``proveFraming(_:)``);
+                // then it is ours to read, unless a steal or a cut took its window meanwhile (the
+                // connection closes then).
+                var pipelined: (window: SegmentTable.Window, answer: (HTTPConnection, ResponseHead))?
+                if let pending = ahead.take() {
+                    guard let head = try proveFraming(pending) else { continue }
+                    if scheduler.takeAhead(worker, pending.window) {
+                        pipelined = (pending.window, (pending.connection, head))
+                    } else {
+                        pending.connection.close()
+                    }
                 }
                 // The probe's answer first, when this connection took it over.
-                let answered = ahead == nil ? opening?.take() : nil
-                if let pending = ahead {
-                    window = pending.window
+                let opened = pipelined == nil ? opening?.take() : nil
+                var answered = pipelined?.answer
+                if let pipelined {
+                    window = pipelined.window
                     assignment = .ahead
-                } else if let answered {
-                    guard let adopted = answered.window else {
-                        answered.connection.close()
+                } else if let opened {
+                    guard let adopted = opened.window else {
+                        opened.connection.close()
                         continue
                     }
                     window = adopted
                     assignment = .opened
+                    answered = (opened.connection, opened.head)
                 } else {
                     switch scheduler.nextWork(for: worker) {
                     case .done:
@@ -112,7 +121,7 @@ struct SegmentFetcher: Sendable {
                 do {
                     let drained = try fetch(
                         window, from: source, pipe: pipe, written: &written, kept: &kept, ahead: &ahead,
-                        answered: answered.map { ($0.connection, $0.head) })
+                        answered: answered)
                     complete = true
                     trace?.record(
                         drained ? "cut" : "done", connection: worker,
@@ -281,21 +290,24 @@ struct SegmentFetcher: Sendable {
     /// `kept`: this connection's own idle socket, which the request goes on when it can; the
     /// socket the answer came on is kept there afterwards when it can take another request.
     ///
-    /// `ahead`: on the way in, the request for `window` was sent ahead on its connection, and its
-    /// answer is read there; on the way out, the request this answer sent ahead for the connection's
-    /// next window (``SegmentTable/aheadLead(for:)``), whose answer comes next on the same connection.
-    /// A cut with a request ahead closes the connection (the answer after the cut one is not ours).
+    /// `ahead`: on the way out, the request this answer sent ahead for the connection's next window
+    /// (``SegmentTable/aheadLead(for:)``), whose answer comes next on the same connection, with the
+    /// bytes of this answer held since it went (claimed and written, not committed): a server that
+    /// cuts an answer short when the next request arrives, or runs past its length, puts the next
+    /// answer's bytes where this one's last should be, and only the next head, parsed where this
+    /// answer ends, proves them (``proveFraming(_:)``). An answer that fails or ends its connection
+    /// gives its held bytes back, to be fetched again. A cut with a request ahead closes the
+    /// connection (the answer after the cut one is not ours).
     ///
-    /// `answered`: the answer is here already (the probe's), and no request is sent.
+    /// `answered`: the answer's head is here already (the probe's, or the one to a request sent
+    /// ahead), and no request is sent.
     private func fetch(
         _ window: SegmentTable.Window, from remote: RemoteFile, pipe: SplicePipe?, written: inout Int64,
         kept: inout HTTPConnection?, ahead: inout Ahead?, answered: (HTTPConnection, ResponseHead)? = nil
     ) throws -> Bool {
-        let pipelined = ahead.take()
         let url = remote.finalURL
         guard let origin = Origin(url) else {
             answered?.0.close()
-            pipelined?.connection.close()
             throw TransferError.badRedirect(status: 0, location: url.absoluteString)
         }
         let requested = window.range.lowerBound...(window.range.upperBound - 1)
@@ -309,20 +321,6 @@ struct SegmentFetcher: Sendable {
                 connection.close()
                 throw error
             }
-        } else if let pipelined {
-            connection = pipelined.connection
-            do {
-                try slot.attach(connection)
-                head = try connection.readHead()
-            } catch {
-                slot.detach()
-                connection.close()
-                // A server that left the request unanswered (it closed the connection, or reset it)
-                // gets no more of them; the window is asked for again as usual.
-                stopRequestsAhead(at: window)
-                throw error
-            }
-            pool.onExchange?(pipelined.request, head)
         } else {
             let request = pool.request(
                 "GET", url, origin: origin, range: requested, ifRange: remote.ifRangeValidator)
@@ -338,14 +336,21 @@ struct SegmentFetcher: Sendable {
         // The request sent ahead on this connection while this answer came, and whether this answer
         // was read to its end (only then does the next one follow it).
         var sentAhead: Ahead?
+        // This answer's bytes written since the request went ahead, not committed yet.
+        var held: Int64 = 0
         var complete = false
         defer {
             counters.activeConnections.subtract(1, ordering: .relaxed)
             slot.detach()
-            if !handedOver {
-                if let sentAhead, complete, connection.isReusable {
-                    ahead = sentAhead
-                } else if sentAhead == nil, connection.isReusable {
+            if let sentAhead, complete, connection.isReusable, !handedOver {
+                ahead = Ahead(
+                    window: sentAhead.window, request: sentAhead.request, connection: connection, held: held)
+            } else if held > 0 {
+                // Unproven: fetched again.
+                scheduler.settle(worker, commit: 0, unclaim: held)
+            }
+            if !handedOver, ahead == nil {
+                if sentAhead == nil, connection.isReusable {
                     kept = connection
                 } else {
                     connection.close()
@@ -400,7 +405,10 @@ struct SegmentFetcher: Sendable {
                 stopRequestsAhead(at: window)
                 return
             }
-            sentAhead = Ahead(window: next, request: request, connection: connection)
+            sentAhead = Ahead(window: next, request: request, connection: connection, held: 0)
+            // What came before the request went is this answer's: committed now. What comes after
+            // it is held (``Ahead/held``).
+            settleLease()
             trace?.record(
                 "request ahead", connection: worker,
                 ["start": next.range.lowerBound, "end": next.range.upperBound])
@@ -426,8 +434,12 @@ struct SegmentFetcher: Sendable {
                     from: transport, upTo: Int(min(remaining, end - received)),
                     claim: { draining ? 0 : scheduler.claim(worker, count: $0) }, into: file, at: offset)
                 if allowed > 0 {
-                    scheduler.commit(worker, count: allowed)
-                    counters.addWritten(Int64(allowed))
+                    if sentAhead != nil {
+                        held += Int64(allowed)
+                    } else {
+                        scheduler.commit(worker, count: allowed)
+                        counters.addWritten(Int64(allowed))
+                    }
                     offset += Int64(allowed)
                     total += Int64(allowed)
                 }
@@ -446,17 +458,25 @@ struct SegmentFetcher: Sendable {
                 }
                 received += count
                 guard !draining else { return }
-                let allowed = Int(
-                    lease.allow(count, room: end - offset - lease.leased) { commit, claim in
-                        counters.addWritten(commit)
-                        return scheduler.exchange(worker, commit: commit, claim: claim)
-                    })
+                // Held bytes are claimed read by read, with no lease to settle.
+                let allowed =
+                    sentAhead != nil
+                    ? scheduler.claim(worker, count: bytes.count)
+                    : Int(
+                        lease.allow(count, room: end - offset - lease.leased) { commit, claim in
+                            counters.addWritten(commit)
+                            return scheduler.exchange(worker, commit: commit, claim: claim)
+                        })
                 if allowed > 0 {
                     try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
-                    let commit = lease.wrote(Int64(allowed))
-                    if commit > 0 {
-                        scheduler.commit(worker, count: Int(commit))
-                        counters.addWritten(commit)
+                    if sentAhead != nil {
+                        held += Int64(allowed)
+                    } else {
+                        let commit = lease.wrote(Int64(allowed))
+                        if commit > 0 {
+                            scheduler.commit(worker, count: Int(commit))
+                            counters.addWritten(commit)
+                        }
                     }
                     offset += Int64(allowed)
                     total += Int64(allowed)
@@ -492,6 +512,41 @@ struct SegmentFetcher: Sendable {
         guard !slot.isCancelled, !scheduler.isComplete else { return }
         scheduler.stopRequestsAhead()
         trace?.record("ahead stopped", connection: worker, ["start": window.range.lowerBound])
+    }
+
+    /// Reads the head of the answer to `pending`'s request and commits the bytes the answer before it
+    /// held (``Ahead/held``) when the head proves that answer's framing (``Ahead/isProven(by:)``):
+    /// returns the head, its body not yet read. Otherwise (no head came, it did not parse, or it
+    /// proves nothing) the held bytes are given back to be fetched again, the connection closes,
+    /// this download sends no more requests ahead, and nil is returned.
+    private func proveFraming(_ pending: Ahead) throws -> ResponseHead? {
+        let connection = pending.connection
+        var head: ResponseHead?
+        do {
+            try slot.attach(connection)
+            head = try connection.readHead()
+        } catch {
+            head = nil
+        }
+        slot.detach()
+        if let head, pending.isProven(by: head) {
+            if pending.held > 0 {
+                scheduler.commit(worker, count: Int(pending.held))
+                counters.addWritten(pending.held)
+            }
+            pool.onExchange?(pending.request, head)
+            return head
+        }
+        scheduler.settle(worker, commit: 0, unclaim: pending.held)
+        connection.close()
+        if slot.isCancelled { throw CancellationError() }
+        // A stall while waiting for it has cut the range already: no failure of its own.
+        _ = slot.takeEviction()
+        stopRequestsAhead(at: pending.window)
+        trace?.record(
+            "ahead unproven", connection: worker,
+            ["start": pending.window.range.lowerBound, "held": pending.held, "status": head?.status ?? 0])
+        return nil
     }
 
     /// How many bytes of an answer come between two looks for when its connection's next request may
@@ -563,6 +618,26 @@ struct Ahead {
     let window: SegmentTable.Window
     let request: RequestHead
     let connection: HTTPConnection
+    /// The bytes before `window` that the answer before it wrote after this request went: claimed
+    /// and written, committed only once this answer's head proves where that answer ended.
+    let held: Int64
+
+    /// Whether `head`, read where the answer before it ended by its length, proves that the answer
+    /// ended there: a head that parsed is the start of an answer, and a 206 must be for this window
+    /// (a server that cut that answer short puts this one's bytes where its head should be, and runs
+    /// past it puts its own there; an answer's body that happens to parse as a head is the only way
+    /// one could parse, and its range would not be this one). A 200 to a range request is no proof.
+    func isProven(by head: ResponseHead) -> Bool { Self.head(head, proves: window.range) }
+
+    /// Whether `head`, the answer to a request for `range`, proves the framing of the answer before
+    /// it (``isProven(by:)``).
+    static func head(_ head: ResponseHead, proves range: Range<Int64>) -> Bool {
+        guard (200..<300).contains(head.status) else { return true }
+        guard head.status == 206, !head.isMultipartByteranges,
+            let answered = ContentRange.parse(head.headers["Content-Range"] ?? "")
+        else { return false }
+        return answered.first == range.lowerBound && answered.last == range.upperBound - 1
+    }
 }
 
 /// A range request answered with the whole file of the pinned version: the connection, its body not
