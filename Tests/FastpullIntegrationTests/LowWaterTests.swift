@@ -108,4 +108,42 @@ struct LowWaterTests {
         #expect(received == size)
         #expect(marks == [1])
     }
+
+    /// A peer that sends less than the mark and then waits for an answer (a kernel that stopped
+    /// taking bytes short of the mark looks the same to the reader): the read takes what came after
+    /// the patience, with the mark put back afterwards, instead of waiting for the idle timeout
+    /// (30 s here) with ordered output stalled behind it.
+    @Test func aReadTakesWhatCameWhenTheMarkDoesNotCome() throws {
+        let (listener, port) = try LoopbackListener.open()
+        defer { close(listener) }
+        let peer = Thread {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            let chunk = [UInt8](repeating: 7, count: 1000)
+            var answer = [UInt8](repeating: 0, count: 2)
+            for _ in 0..<2 {
+                guard send(fd, chunk, chunk.count, Int32(MSG_NOSIGNAL)) == chunk.count,
+                    recv(fd, &answer, answer.count, Int32(MSG_WAITALL)) == answer.count
+                else { return }
+            }
+        }
+        peer.start()
+        let address = try #require(try Resolver.resolve(host: "127.0.0.1", port: port).first)
+        let socket = try Socket.connect(to: address, host: "127.0.0.1", port: port, timeout: .seconds(5))
+        defer { socket.close() }
+        try socket.setIdleTimeout(.seconds(30))
+        socket.setReceiveLowWater(64 << 10)
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        for round in 1...2 {
+            var received = 0
+            while received < 1000 {
+                received += try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            }
+            #expect(received == 1000)
+            #expect(socket.impatientReads >= round)
+            #expect(socket.receiveLowWater == 64 << 10)
+            try [UInt8]("ok".utf8).withUnsafeBytes { try socket.write($0) }
+        }
+    }
 }

@@ -16,6 +16,10 @@ final class Socket: Transport {
         var isClosed = false
         /// Reads, writes and option changes currently using `fd`.
         var activeOperations = 0
+        /// The `SO_RCVLOWAT` asked for (``setReceiveLowWater(_:)``).
+        var lowWater = 1
+        /// Reads and splices that took what had come after ``Socket/lowWaterPatience`` instead.
+        var impatientReads = 0
     }
 
     private let state: Mutex<State>
@@ -96,9 +100,44 @@ final class Socket: Transport {
     func setReceiveLowWater(_ bytes: Int) {
         guard let fd = try? beginOperation() else { return }
         defer { endOperation() }
+        let mark = max(bytes, 1)
+        state.withLock { $0.lowWater = mark }
         // A socket that refuses it only wakes its reader more often.
-        try? SystemCall.setOption(
-            fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: max(bytes, 1)))
+        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: mark))
+    }
+
+    /// How long a read waits for the low-water mark before it takes whatever has come. The kernel
+    /// wakes a reader at the mark only as bytes arrive, and a connection whose bytes stopped short of
+    /// it (its socket's receive memory full of fewer bytes on loopback, or an answer's last bytes
+    /// that a stale mark overshoots) would otherwise wait for the idle timeout: ordered output, read
+    /// through memory, waited 10 s at a time. 40 ms: the mark is 10 ms of the answer's rate.
+    static let lowWaterPatience: Duration = .milliseconds(40)
+
+    /// Reads and splices that took what had come after ``lowWaterPatience`` instead of the mark.
+    var impatientReads: Int { state.withLock { $0.impatientReads } }
+
+    /// Before a blocking read or splice of `fd`: waits at most ``lowWaterPatience`` for the
+    /// low-water mark, and when it did not come, lowers the mark to 1 for this call (the call then
+    /// takes what is there, or waits for any byte). Returns the mark to restore after the call.
+    private func awaitLowWater(_ fd: Int32) throws(NetError) -> Int? {
+        let mark = state.withLock { $0.lowWater }
+        guard mark > 1 else { return nil }
+        let events: Int16
+        do {
+            events = try SystemCall.poll(fd, events: Int16(POLLIN), timeout: Self.lowWaterPatience)
+        } catch {
+            throw failure(error, during: "read")
+        }
+        guard events == 0 else { return nil }
+        state.withLock { $0.impatientReads += 1 }
+        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(1))
+        return mark
+    }
+
+    /// Puts back the mark ``awaitLowWater(_:)`` lowered.
+    private func restoreLowWater(_ fd: Int32, _ mark: Int?) {
+        guard let mark else { return }
+        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: mark))
     }
 
     /// The `SO_RCVLOWAT` in force (for tests); nil when it cannot be read.
@@ -119,6 +158,8 @@ final class Socket: Transport {
         guard buffer.count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
+        let lowered = try awaitLowWater(fd)
+        defer { restoreLowWater(fd, lowered) }
         let count: Int
         do {
             count = try SystemCall.recv(fd, into: buffer)
@@ -156,6 +197,8 @@ final class Socket: Transport {
         guard count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
+        let lowered = try awaitLowWater(fd)
+        defer { restoreLowWater(fd, lowered) }
         let moved: Int
         do {
             moved = try SystemCall.splice(fd, intoPipe: pipe, count: count)
