@@ -472,6 +472,10 @@ final class BenchmarkSession {
                 results[variant.name] = skippedResult(variant, reason: why, status: .notApplicable)
                 continue
             }
+            if scenario.reader != nil, let why = variant.noOrderedOutput {
+                results[variant.name] = skippedResult(variant, reason: why, status: .notApplicable)
+                continue
+            }
             switch scenario.workload {
             case .singleFile, .severalSources, .metalink:
                 switch oneFileInvocation(variant, executable: executable, scenario, context: context) {
@@ -504,6 +508,9 @@ final class BenchmarkSession {
                 contender.rerun = [
                     variant.singleInvocation(executable: executable, context: context, extra: extra)
                 ]
+            }
+            if let reader = scenario.reader, let output = files.outputs.first {
+                contender.invocations = contender.invocations.map { reader.wrap($0, output: output) }
             }
             if let link {
                 contender.invocations = contender.invocations.map(link.inside)
@@ -613,7 +620,9 @@ final class BenchmarkSession {
         }
         let outcome = runner.run(contender.invocations, timeout: timeout(scenario))
         let stats = server.endRun()
-        return sample(outcome, stats: stats, files: files)
+        // `/dev/null` keeps nothing to compare.
+        let compared = scenario.reader?.keepsTheFile ?? true ? files : Files()
+        return sample(outcome, stats: stats, files: compared)
     }
 
     /// The scenario's time limit for one run (30 s at most in `--quick` mode, where files are small).

@@ -148,6 +148,8 @@ struct Scenario: Sendable {
     var server: ServerChoice
     var tls = false
     var destination = Destination.tmpfs
+    /// The file goes to a reader that takes it in order (nil: the tool writes the output file).
+    var reader: OrderedReader? = nil
     var ideal: IdealModel? = nil
     /// A run that takes longer is killed and reported as a timeout.
     var timeoutSeconds: Double
@@ -245,6 +247,9 @@ enum ScenarioTable {
                 + "where the disk (and fsync) becomes the limit.",
             size: gibibyte, quickSize: 64 * mebibyte,
             server: .nginx(location: "plain", rate: .unlimited), destination: .disk, timeoutSeconds: 300),
+        orderedScenario("ordered-null", .nullDevice),
+        orderedScenario("ordered-pipe", .pipe),
+        orderedScenario("ordered-fifo", .fifo),
         Scenario(
             name: "throttled",
             summary: "256 MiB, nginx limit_rate 20 MB/s per connection: the value of more connections.",
@@ -394,4 +399,17 @@ enum ScenarioTable {
 
     /// The scenario with this name.
     static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
+
+    /// 1 GiB from nginx over loopback to `reader`, which takes it in order at its own pace: no tool
+    /// may be slower than the pipe (compare with curl, which writes what it reads as it reads it).
+    static func orderedScenario(_ name: String, _ reader: OrderedReader) -> Scenario {
+        Scenario(
+            name: name,
+            summary: "1 GiB from nginx (sendfile) over loopback to \(reader.rawValue), which takes the bytes "
+                + "in order" + (reader.keepsTheFile ? " (cat writes them to tmpfs)" : "")
+                + ": parallel connections must hand the file over in order, never waiting on a timeout. "
+                + "Tools that write only files they name are n/a.",
+            size: gibibyte, quickSize: 64 * mebibyte,
+            server: .nginx(location: "plain", rate: .unlimited), reader: reader, timeoutSeconds: 180)
+    }
 }

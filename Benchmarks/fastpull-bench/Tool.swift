@@ -93,6 +93,9 @@ struct ToolVariant: Sendable {
     /// Only in the scenarios with several sources (no row elsewhere): a variant that means something
     /// only there.
     var onlyWithSeveralSources = false
+    /// Why it cannot hand a file to an ordered reader (standard output, `/dev/null`, a FIFO); nil
+    /// when it can.
+    var noOrderedOutput: String? = nil
 
     /// The executable name shown in the report.
     var programName: String {
@@ -107,6 +110,10 @@ struct ToolVariant: Sendable {
 /// FoundationNetworking on Linux trusts only the system CA bundle (it sets libcurl's CAINFO itself, and
 /// the environment override exists only in debug builds of Foundation), and has no server-trust
 /// challenge: a test CA cannot be trusted without changing the machine.
+private let aria2Ordered = "aria2c writes only files it names (no standard output, no FIFO)"
+private let axelOrdered = "axel writes only files it names, with a state file beside them"
+private let urlSessionOrdered = "the baseline writes with pwrite into a file it names"
+
 private let urlSessionTLS =
     "FoundationNetworking trusts only the system CA bundle; the test CA cannot be added without changing the machine"
 
@@ -196,7 +203,8 @@ enum ToolTable {
             single: ["-q", "-d", "{output-dir}", "-o", "{output-name}", "{url}"],
             tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "-d", "{output-dir}", "-i", "{urls}"]),
-            resume: .rerun(["-c"]), sources: .aria2c([]), metalink: .aria2c([])),
+            resume: .rerun(["-c"]), sources: .aria2c([]), metalink: .aria2c([]), noOrderedOutput: aria2Ordered
+        ),
         ToolVariant(
             name: "aria2c-x16", program: .external("aria2c"), setting: .best,
             note: "-x16 -s16 -k1M (its documented maximum split; -j16 in batches)",
@@ -204,7 +212,7 @@ enum ToolTable {
             tls: .arguments(["--ca-certificate={ca}"]),
             batch: .native(["-q", "-x16", "-s16", "-k1M", "-j16", "-d", "{output-dir}", "-i", "{urls}"]),
             resume: .rerun(["-c"]), sources: .aria2c(["-x16", "-s16", "-k1M"]),
-            metalink: .aria2c(["-x16", "-s16", "-k1M"])),
+            metalink: .aria2c(["-x16", "-s16", "-k1M"]), noOrderedOutput: aria2Ordered),
         ToolVariant(
             name: "aria2c-mirrors", program: .external("aria2c"), setting: .best,
             note: "-x4 -s12 -k1M: 12 connections, which aria2c spreads over the URIs, at most 4 to one host "
@@ -214,14 +222,15 @@ enum ToolTable {
             batch: .unsupported("a setting for the mirror scenarios only"),
             resume: .unsupported("a setting for the mirror scenarios only"),
             sources: .aria2c(["-x4", "-s12", "-k1M"]), metalink: .aria2c(["-x4", "-s12", "-k1M"]),
-            onlyWithSeveralSources: true),
+            onlyWithSeveralSources: true, noOrderedOutput: aria2Ordered),
         ToolVariant(
             name: "axel", program: .external("axel"), setting: .default,
             note: "defaults (4 connections); no CA option, so --insecure for HTTPS; no batch mode; several "
                 + "URLs are mirrors of one file to it, but it has no checksum option",
             single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--insecure"]),
             batch: .loop, resume: .rerun([]),
-            sources: .arguments(["-q", "-o", "{output}", "{url}"], perMirror: ["{mirror}"])),
+            sources: .arguments(["-q", "-o", "{output}", "{url}"], perMirror: ["{mirror}"]),
+            noOrderedOutput: axelOrdered),
         ToolVariant(
             name: "axel-n16", program: .external("axel"), setting: .best,
             note: "-n 16; --insecure for HTTPS; no batch mode",
@@ -229,7 +238,8 @@ enum ToolTable {
             batch: .unsupported(
                 "axel has no batch mode; the loop of single downloads is measured once, in the axel row"),
             resume: .rerun([]),
-            sources: .arguments(["-q", "-n", "16", "-o", "{output}", "{url}"], perMirror: ["{mirror}"])),
+            sources: .arguments(["-q", "-n", "16", "-o", "{output}", "{url}"], perMirror: ["{mirror}"]),
+            noOrderedOutput: axelOrdered),
         ToolVariant(
             name: "curl", program: .external("curl"), setting: .default,
             note: "one connection; --parallel (up to 50 transfers) for batches; -C - to resume",
@@ -275,7 +285,8 @@ enum ToolTable {
             batch: .native([
                 "--urlsession-child", "--batch", "{urls}", "--output-dir", "{output-dir}", "--segments", "16",
             ]),
-            resume: .unsupported("the baseline keeps no state between runs")),
+            resume: .unsupported("the baseline keeps no state between runs"),
+            noOrderedOutput: urlSessionOrdered),
         ToolVariant(
             name: "urlsession-1", program: .urlSession, setting: .default,
             note: "URLSession with one plain data task (run with --tool urlsession-1)",
@@ -284,7 +295,8 @@ enum ToolTable {
             batch: .native([
                 "--urlsession-child", "--batch", "{urls}", "--output-dir", "{output-dir}", "--segments", "1",
             ]),
-            resume: .unsupported("the baseline keeps no state between runs"), selectedByDefault: false),
+            resume: .unsupported("the baseline keeps no state between runs"), selectedByDefault: false,
+            noOrderedOutput: urlSessionOrdered),
     ]
 
     /// The variants `names` select: exact variant names, or a prefix ending in `*` (`aria2c*`). With no
