@@ -178,6 +178,8 @@ enum ToolTable {
             batch: .unsupported("a reference for the mirror scenarios only"),
             resume: .unsupported("a reference for the mirror scenarios only"), sources: .firstOnly,
             metalink: .unsupported("a reference for the mirror scenarios only"), onlyWithSeveralSources: true),
+        ToolVariant.fastpullPipelining(.on),
+        ToolVariant.fastpullPipelining(.off),
         ToolVariant.fastpullFixed(4),
         ToolVariant.fastpullFixed(8),
         ToolVariant.fastpullFixed(32),
@@ -327,5 +329,23 @@ extension ToolVariant {
             batch: .native(["-q", "-n", "\(count)", "-i", "{pairs}"], requiresOption: "--input-file"),
             resume: .rerun([]), selectedByDefault: false, sources: .fastpull(["-n", "\(count)"]),
             metalink: .fastpull(["-n", "\(count)"]))
+    }
+}
+
+extension ToolVariant {
+    /// `--pipelining on` or `off`: what requests sent ahead on keep-alive bring (and what holding an
+    /// answer's last bytes until the next head proves them costs) where the default would not decide
+    /// by the round trip. Only with `--tool`.
+    enum PipeliningSetting: String { case on, off }
+
+    static func fastpullPipelining(_ setting: PipeliningSetting) -> ToolVariant {
+        let option = ["--pipelining", setting.rawValue]
+        return ToolVariant(
+            name: "fastpull-ahead-\(setting.rawValue)", program: .fastpull, setting: .best,
+            note: "--pipelining \(setting.rawValue)",
+            single: ["-q"] + option + ["-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q"] + option + ["-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .rerun([]), selectedByDefault: false, sources: .fastpull(option),
+            metalink: .fastpull(option))
     }
 }
