@@ -800,6 +800,39 @@ struct SegmentTableTests {
         #expect(endgame(left: 256 << 10, shared: true) == nil)
     }
 
+    /// With work held back by the horizon (an output that takes bytes in order), a connection with
+    /// nothing to do within it is not in the endgame: it waits rather than halve the rest of an owner
+    /// as fast as itself, which only cuts that owner (and the reader takes nothing sooner). An owner of
+    /// the piece the reader waits for that is far slower is still taken over.
+    @Test func beforeTheHorizonMovesNothingIsTakenFromAnOwnerAsFast() {
+        // The owner writes its first MiB of the first piece in `ownerSeconds`; connection 1 is done
+        // with the second; with `held`, a third lies past the horizon (the state within it is the
+        // same: that is the endgame without it).
+        func idle(ownerSeconds: Double, held: Bool) -> (SegmentTable.Window, SegmentTable.Assignment)? {
+            let sizes = [2 * mebibyte, mebibyte] + (held ? [mebibyte] : [])
+            var state = table(sizes, settings: SegmentTable.Settings(initialWindow: 2 * mebibyte))
+            if held { state.horizon = 3 * mebibyte }
+            _ = state.nextWindow(for: 0, now: at(0))
+            _ = state.nextWindow(for: 1, now: at(0))
+            write(&state, 1, mebibyte, at: 0.25)
+            write(&state, 0, mebibyte / 16, at: ownerSeconds / 16)
+            write(&state, 0, mebibyte - mebibyte / 16, at: ownerSeconds)
+            #expect(state.isHeldByHorizon == held)
+            let next = state.nextWindow(for: 1, now: at(max(ownerSeconds, 0.25)))
+            checkTiling(state, size: sizes.reduce(0, +))
+            return next
+        }
+        // As fast (4 MiB/s each): halved in the endgame, left alone while the horizon holds work.
+        #expect(idle(ownerSeconds: 0.25, held: false)?.1 == .stolen(from: 0, at: mebibyte + mebibyte / 2))
+        #expect(idle(ownerSeconds: 0.25, held: true) == nil)
+        // Far slower (1 MiB in 4 s): the piece the reader waits for is taken over all the same.
+        let slow = idle(ownerSeconds: 4, held: true)
+        if case .hedged(from: 0, _)? = slow?.1 {
+        } else {
+            Issue.record("expected a hedge of the frontier's owner, got \(String(describing: slow))")
+        }
+    }
+
     /// Connection 0 owns a piece of `length` bytes and writes `writes` steps of `count`, one every
     /// `every` seconds; connection 1 fetched its own MiB in 0.25 s and has nothing left.
     func ownerBesideAFinishedPeer(owning length: Int64, writes: Int, of count: Int64, every: Double)
