@@ -73,6 +73,34 @@ struct CLITests {
         #expect(contents("p.bin")?.count == 4096)
     }
 
+    /// A SOCKS proxy in any proxy variable is refused before anything is fetched, naming the variable,
+    /// with the usage exit code; also with `--noproxy`, where the command line reads the variables
+    /// itself. Before, `ALL_PROXY=socks5://…` was passed over and the download went direct (exit 0).
+    @Test(arguments: [
+        ("http_proxy", "socks4"), ("HTTP_PROXY", "socks4a"), ("https_proxy", "socks5"),
+        ("HTTPS_PROXY", "socks5h"), ("all_proxy", "socks5h"), ("ALL_PROXY", "socks5"),
+    ])
+    func aSOCKSProxyInAnyVariableIsRefused(variable: String, scheme: String) async throws {
+        let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        // An empty value takes the variable out of the test's own environment.
+        var environment = Dictionary(uniqueKeysWithValues: names.map { ($0, "") })
+        environment[variable] = "\(scheme)://carol:S3cretPW@127.0.0.1:1080"
+        let url = server.url("/gen/4096").absoluteString
+        for extra in [[], ["--noproxy", "other.test"]] {
+            let result = try await CLIRunner.run(
+                extra + [url, "-o", "socks.bin"], in: folder, environment: environment)
+            #expect(result.status == 2, "\(extra) \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "error: \(variable): '\(scheme)://***@127.0.0.1:1080' is a SOCKS proxy (\(scheme)://), "
+                        + "and SOCKS is not supported; use an http:// proxy instead, or unset \(variable)"),
+                "\(extra) \(result.stderr)")
+            #expect(!result.stderr.contains("S3cretPW"), "\(result.stderr)")
+        }
+        #expect(server.stats.requests == 0)
+        #expect(contents("socks.bin") == nil)
+    }
+
     /// A wait for a retry is on the progress line, with its reason and count (here the plain line of
     /// a stderr that is no terminal, printed every 3 s, during a 7 s `Retry-After`).
     @Test func aWaitForARetryIsShownWithItsReason() async throws {
