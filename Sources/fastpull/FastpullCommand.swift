@@ -95,7 +95,8 @@ struct FastpullCommand {
         return try BatchFile.parse(String(decoding: data, as: UTF8.self), source: path)
     }
 
+    /// Prints `fastpull: message` on stderr, its control characters escaped.
     static func printError(_ message: String) {
-        StandardStream.write("fastpull: \(message)\n", to: STDERR_FILENO)
+        StandardStream.write("fastpull: \(message.escapedForTerminal)\n", to: STDERR_FILENO)
     }
 }

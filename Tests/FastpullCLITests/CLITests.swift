@@ -101,6 +101,17 @@ struct CLITests {
         #expect(contents("socks.bin") == nil)
     }
 
+    /// What the terminal is given is escaped: an output name holding an escape sequence is said as
+    /// `\x1B[31m`, which changes no colour (it printed the raw escape).
+    @Test func controlCharactersInWhatIsPrintedAreEscaped() async throws {
+        let url = server.url("/gen/2000").absoluteString
+        let result = try await CLIRunner.run([url, "-o", "red\u{1B}[31m.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("red\u{1B}[31m.bin")?.count == 2000)
+        #expect(result.stderr.contains("saving to \(folder)/red\\x1B[31m.bin (2.0 KiB)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+    }
+
     /// A wait for a retry is on the progress line, with its reason and count (here the plain line of
     /// a stderr that is no terminal, printed every 3 s, during a 7 s `Retry-After`).
     @Test func aWaitForARetryIsShownWithItsReason() async throws {
