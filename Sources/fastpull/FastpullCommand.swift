@@ -17,6 +17,8 @@ struct FastpullCommand {
         let started = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // Copied: the passwords among them leave the process table now, not when the download ends.
+        ProcessArguments.hide(ArgumentSecrets.spans(in: arguments), of: arguments)
         var options: CommandOptions
         let lines: [BatchFile.Line]
         let netrc: Netrc?
