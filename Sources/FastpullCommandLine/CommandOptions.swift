@@ -323,14 +323,14 @@ package struct CommandOptions: Sendable {
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
             metalink: (file: Metalink.File, document: String)? = nil, makesFolder: Bool = false
-        ) {
+        ) throws(UsageError) {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
                 metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
             settings.mirrors += mirrors
             settings.checksums += checksums
             settings.credentials = user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
-            settings.proxy = proxySetting(for: clean, environment: environment)
+            settings.proxy = try proxySetting(for: clean, environment: environment)
             let destination: BatchItem.Destination =
                 output.map {
                     // An absolute path with nothing to standardize is taken as it is: standardizing
@@ -348,18 +348,18 @@ package struct CommandOptions: Sendable {
                     origin: origin, makesFolder: makesFolder))
         }
         for (index, url) in urls.enumerated() {
-            add(url, output: output, checksums: [], origin: "argument \(index + 1)", mirrors: mirrors)
+            try add(url, output: output, checksums: [], origin: "argument \(index + 1)", mirrors: mirrors)
         }
         let source = inputFile == "-" ? "stdin" : (inputFile ?? "")
         for line in lines {
-            add(
+            try add(
                 line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
                 mirrors: line.mirrors)
         }
         for entry in metalinks {
             guard let first = entry.file.urls.first else { continue }
             // A Metalink file names its output; -o renames the only one.
-            add(
+            try add(
                 first, output: output ?? entry.file.name, checksums: [],
                 origin: "\(entry.source): \(entry.file.name)",
                 metalink: (entry.file, "Metalink file \(entry.source)"),
@@ -391,18 +391,31 @@ package struct CommandOptions: Sendable {
     }
 
     /// The proxy for `url`: `--proxy` (with `--noproxy`), else the environment's proxy for its scheme
-    /// with `--noproxy` replacing `NO_PROXY`, else the environment as the library reads it.
-    package func proxySetting(for url: URL, environment: [String: String]) -> ProxySetting {
+    /// (its own variable, else `ALL_PROXY`, as the library picks it) with `--noproxy` replacing
+    /// `NO_PROXY`, else the environment as the library reads it.
+    ///
+    /// - Throws: ``UsageError`` naming the variable when a proxy it reads with `--noproxy` (either
+    ///   scheme's, as the library checks both) is not a usable `http://` one, a SOCKS proxy for one:
+    ///   the download would otherwise not say where its proxy came from.
+    package func proxySetting(for url: URL, environment: [String: String]) throws(UsageError) -> ProxySetting
+    {
         if let proxy {
             return proxy.isEmpty ? .none : .url(proxy, bypass: noProxy ?? [])
         }
         guard let noProxy else { return .environment }
-        let scheme = url.scheme?.lowercased() ?? "http"
-        let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy", "HTTP_PROXY"]
-        guard let value = names.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
-            return .none
+        let secure = url.scheme?.lowercased() == "https"
+        var chosen: String?
+        for scheme in [secure, !secure] {
+            guard let (name, value) = ProxySetting.environmentProxy(secure: scheme, environment: environment)
+            else { continue }
+            do {
+                try ProxySetting.check(value, source: name)
+            } catch {
+                throw UsageError(message: "error: \(error.message)")
+            }
+            if scheme == secure { chosen = value }
         }
-        return .url(value, bypass: noProxy)
+        return chosen.map { .url($0, bypass: noProxy) } ?? .none
     }
 
     /// The credentials file in effect: `--netrc-file`, else `$HOME/.netrc` when it exists.
@@ -500,6 +513,13 @@ package struct CommandOptions: Sendable {
 
     /// Checks a `--proxy` value: `http://host:port`, or `host:port` (taken as http).
     static func proxyURL(_ text: String) throws(UsageError) -> URL {
+        if ProxySetting.isSOCKS(text) {
+            do {
+                try ProxySetting.check(text, source: "--proxy")
+            } catch {
+                throw UsageError(message: "error: \(error.message)")
+            }
+        }
         let full = text.contains("://") ? text : "http://" + text
         guard let url = URL(string: full), url.scheme?.lowercased() == "http", let host = url.host(),
             !host.isEmpty

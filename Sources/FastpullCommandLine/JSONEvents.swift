@@ -130,6 +130,9 @@ package enum JSONEvents {
                 ("resumedBytes", .integer(finished.resumedBytes)),
                 ("alreadyPresent", .bool(finished.alreadyPresent)),
             ]
+                // Recorded when the file was saved, not computed now: never in `digests`.
+                + (finished.recordedDigests.isEmpty
+                    ? [] : [("recordedDigests", .digests(finished.recordedDigests))])
                 + (finished.sources.isEmpty
                     ? []
                     : [

@@ -42,8 +42,8 @@ package enum ManPage {
         lines.append(".SH ENVIRONMENT")
         lines.append(
             escaped(
-                "http_proxy, https_proxy, all_proxy, no_proxy (and their upper-case forms) choose proxies; "
-                    + "SSL_CERT_FILE and SSL_CERT_DIR replace the system's certificate authorities; NO_COLOR "
+                "http_proxy, https_proxy, all_proxy, no_proxy (and their upper-case forms) choose http:// proxies "
+                    + "(a SOCKS one is refused with exit 2); SSL_CERT_FILE and SSL_CERT_DIR replace the system's certificate authorities; NO_COLOR "
                     + "and TERM=dumb turn colour (and, for dumb, cursor movement) off."))
         lines.append(".SH SEE ALSO")
         lines.append("curl(1), wget(1), aria2c(1)")

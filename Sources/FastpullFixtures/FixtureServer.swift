@@ -28,6 +28,7 @@ import Foundation
 /// `pipeline-cut=N` / `pipeline-long=N` (an answer during which the next request arrived stops N bytes
 /// short of its length, or runs N bytes past it, and the next answer follows straight on).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.
+/// A server made with ``Configuration/basicCredentials`` answers 401 to any request without them.
 public final class FixtureServer: Sendable {
     /// Which certificate an HTTPS server presents (all are issued by `Fixtures/certs/ca.pem`).
     public enum Certificate: Sendable, Hashable {
@@ -62,6 +63,10 @@ public final class FixtureServer: Sendable {
         public var filesDirectory: String? = nil
         /// A limit in bytes per second on the content bytes of all connections together.
         public var totalRate: Int? = nil
+        /// HTTP Basic credentials every request must carry (`Authorization: Basic …`); a request
+        /// without them, or with others, is answered 401 with `WWW-Authenticate: Basic`. Nil (the
+        /// default) asks for none.
+        public var basicCredentials: (user: String, password: String)? = nil
         /// Called with one line per request (from connection threads) when set; the server logs nothing
         /// otherwise.
         public var requestLog: (@Sendable (String) -> Void)? = nil
@@ -99,7 +104,11 @@ public final class FixtureServer: Sendable {
         do {
             core = try ServerCore(
                 listenSocket: listener.socket, tls: tls, filesDirectory: configuration.filesDirectory,
-                totalRate: configuration.totalRate, requestLog: configuration.requestLog,
+                totalRate: configuration.totalRate,
+                authorization: configuration.basicCredentials.map { credentials in
+                    "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+                },
+                requestLog: configuration.requestLog,
                 handshakeDelayNanoseconds: Int64(max(0, configuration.handshakeDelayMilliseconds)) * 1_000_000
             )
         } catch {

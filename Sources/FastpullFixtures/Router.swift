@@ -16,6 +16,10 @@ struct Router {
             return .text(
                 405, "method \(request.method) is not supported\n", headers: [("Allow", "GET, HEAD")])
         }
+        if let required = core.authorization, request.header("Authorization") != required {
+            return .text(
+                401, "credentials required\n", headers: [("WWW-Authenticate", "Basic realm=\"fixture\"")])
+        }
         let behaviour: Behaviour
         do {
             behaviour = try Behaviour(query: request.query)

@@ -40,6 +40,8 @@ final class ServerCore: Sendable {
     let tls: TLSServerContext?
     let filesDirectory: String?
     let totalBucket: SharedTokenBucket?
+    /// The `Authorization` value every request must carry, when the server asks for one.
+    let authorization: String?
     let requestLog: (@Sendable (String) -> Void)?
     /// How long an HTTPS connection waits before its handshake is answered.
     let handshakeDelayNanoseconds: Int64
@@ -54,7 +56,8 @@ final class ServerCore: Sendable {
 
     init(
         listenSocket: Int32, tls: TLSServerContext?, filesDirectory: String?, totalRate: Int?,
-        requestLog: (@Sendable (String) -> Void)?, handshakeDelayNanoseconds: Int64 = 0
+        authorization: String? = nil, requestLog: (@Sendable (String) -> Void)?,
+        handshakeDelayNanoseconds: Int64 = 0
     ) throws(FixtureServerError) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw .system(call: "pipe", message: Syscalls.describeErrno()) }
@@ -65,6 +68,7 @@ final class ServerCore: Sendable {
         self.tls = tls
         self.filesDirectory = filesDirectory
         self.totalBucket = totalRate.map { SharedTokenBucket(bytesPerSecond: $0) }
+        self.authorization = authorization
         self.requestLog = requestLog
         self.handshakeDelayNanoseconds = handshakeDelayNanoseconds
     }

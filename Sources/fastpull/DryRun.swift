@@ -25,12 +25,19 @@ struct DryRun {
                     .plan()
                 json?.write(.probe(plan.probe), index: index, url: item.url)
                 json?.write(.plan(plan), index: index, url: item.url)
-                if json == nil { print(describe(plan, item: item, index: index)) }
+                if json == nil {
+                    // The server's words (its disposition, its validators) and the path it names, escaped.
+                    print(
+                        describe(plan, item: item, index: index).split(separator: "\n").map(
+                            \.escapedForTerminal
+                        )
+                        .joined(separator: "\n"))
+                }
             } catch let failure {
                 failed += 1
                 firstFailure = firstFailure ?? failure.code.rawValue
                 json?.write(.failed(failure), index: index, url: item.url)
-                StandardStream.write("fastpull: error: \(failure.commandLineMessage)\n", to: STDERR_FILENO)
+                FastpullCommand.printError("error: \(failure.commandLineMessage)")
             }
         }
         let code = firstFailure ?? 0

@@ -17,6 +17,8 @@ struct FastpullCommand {
         let started = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // Copied: the passwords among them leave the process table now, not when the download ends.
+        ProcessArguments.hide(ArgumentSecrets.spans(in: arguments), of: arguments)
         var options: CommandOptions
         let lines: [BatchFile.Line]
         let netrc: Netrc?
@@ -95,7 +97,8 @@ struct FastpullCommand {
         return try BatchFile.parse(String(decoding: data, as: UTF8.self), source: path)
     }
 
+    /// Prints `fastpull: message` on stderr, its control characters escaped.
     static func printError(_ message: String) {
-        StandardStream.write("fastpull: \(message)\n", to: STDERR_FILENO)
+        StandardStream.write("fastpull: \(message.escapedForTerminal)\n", to: STDERR_FILENO)
     }
 }

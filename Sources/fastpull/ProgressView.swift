@@ -41,7 +41,7 @@ struct ProgressView {
                 totalBytes += progress.bytesWritten
                 rows.append(
                     Row(
-                        name: download.destination.lastPathComponent, progress: progress,
+                        name: download.destination.lastPathComponent.escapedForTerminal, progress: progress,
                         speed: meters[index]?.bytesPerSecond ?? 0, index: index))
             }
             total.add(bytes: totalBytes + board.finishedBytes, at: now)

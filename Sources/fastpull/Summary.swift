@@ -31,7 +31,8 @@ enum Summary {
     /// byte)`: the SHA-256 in full where it was computed (`--sha256`, or a SHA-256 to verify), so that it
     /// can be compared with a published one; other digests shortened. Or for a file
     /// that was already in place `x.iso is already here (1.0 GiB) and matches sha256 from --checksum;
-    /// nothing downloaded`.
+    /// nothing downloaded`, or, kept by its record, `x.iso is already complete (1.0 GiB) and unchanged
+    /// on the server; nothing downloaded` (with `, sha256 9f86… (read from the file now)` when asked).
     static func saved(_ report: Report, alreadyPresent: Bool) -> String {
         var verified: [String] = []
         for check in report.checks {
@@ -41,10 +42,12 @@ enum Summary {
         }
         if alreadyPresent {
             guard !verified.isEmpty else {
-                // Kept by its origin record: the server still offers the version saved.
+                // Kept by its origin record: the server still offers the version saved. A SHA-256 asked
+                // for was computed from the file now.
+                let sha256 = report.sha256.isEmpty ? "" : ", sha256 \(report.sha256) (read from the file now)"
                 return
                     "\(report.outputPath) is already complete (\(ByteFormat.size(report.size))) and unchanged "
-                    + "on the server; nothing downloaded"
+                    + "on the server; nothing downloaded\(sha256)"
             }
             return "\(report.outputPath) is already here (\(ByteFormat.size(report.size))) and matches "
                 + "\(verified.joined(separator: ", ")); nothing downloaded"

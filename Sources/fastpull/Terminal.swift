@@ -65,8 +65,10 @@ final class Console: Sendable {
 
     private let state = Mutex(State())
 
-    /// Prints `fastpull: text` on a line of its own.
+    /// Prints `fastpull: text` on a line of its own, its control characters escaped: the names and
+    /// messages in it may come from a server or a document.
     func note(_ text: String) {
+        let text = text.escapedForTerminal
         state.withLock { state in
             var output = Self.erase(state.drawn)
             state.drawn = 0

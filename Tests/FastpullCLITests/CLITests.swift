@@ -73,6 +73,100 @@ struct CLITests {
         #expect(contents("p.bin")?.count == 4096)
     }
 
+    /// A SOCKS proxy in any proxy variable is refused before anything is fetched, naming the variable,
+    /// with the usage exit code; also with `--noproxy`, where the command line reads the variables
+    /// itself. Before, `ALL_PROXY=socks5://…` was passed over and the download went direct (exit 0).
+    @Test(arguments: [
+        ("http_proxy", "socks4"), ("HTTP_PROXY", "socks4a"), ("https_proxy", "socks5"),
+        ("HTTPS_PROXY", "socks5h"), ("all_proxy", "socks5h"), ("ALL_PROXY", "socks5"),
+    ])
+    func aSOCKSProxyInAnyVariableIsRefused(variable: String, scheme: String) async throws {
+        let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        // An empty value takes the variable out of the test's own environment.
+        var environment = Dictionary(uniqueKeysWithValues: names.map { ($0, "") })
+        environment[variable] = "\(scheme)://carol:S3cretPW@127.0.0.1:1080"
+        let url = server.url("/gen/4096").absoluteString
+        for extra in [[], ["--noproxy", "other.test"]] {
+            let result = try await CLIRunner.run(
+                extra + [url, "-o", "socks.bin"], in: folder, environment: environment)
+            #expect(result.status == 2, "\(extra) \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "error: \(variable): '\(scheme)://***@127.0.0.1:1080' is a SOCKS proxy (\(scheme)://), "
+                        + "and SOCKS is not supported; use an http:// proxy instead, or unset \(variable)"),
+                "\(extra) \(result.stderr)")
+            #expect(!result.stderr.contains("S3cretPW"), "\(result.stderr)")
+        }
+        #expect(server.stats.requests == 0)
+        #expect(contents("socks.bin") == nil)
+    }
+
+    /// What the terminal is given is escaped: an output name holding an escape sequence is said as
+    /// `\x1B[31m`, which changes no colour (it printed the raw escape).
+    @Test func controlCharactersInWhatIsPrintedAreEscaped() async throws {
+        let url = server.url("/gen/2000").absoluteString
+        let result = try await CLIRunner.run([url, "-o", "red\u{1B}[31m.bin"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("red\u{1B}[31m.bin")?.count == 2000)
+        #expect(result.stderr.contains("saving to \(folder)/red\\x1B[31m.bin (2.0 KiB)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+    }
+
+    /// The passwords of `-u`, of a URL's `user:password@` and of `--proxy` leave the process table
+    /// (`/proc/PID/cmdline`, what `ps` shows every user) as the command starts: read while the
+    /// download runs, they are stars, and the download still authenticates. They were readable for
+    /// the whole run.
+    @Test func passwordsAreNotInTheProcessTable() async throws {
+        var configuration = FixtureServer.Configuration()
+        configuration.basicCredentials = ("alice", "S3cretPW")
+        let alice = try FixtureServer(configuration)
+        configuration.basicCredentials = ("carol", "C4rolPW")
+        let carol = try FixtureServer(configuration)
+        // About 2 s at 200 kB/s, over one connection.
+        let size = 400_000
+        let path = "/gen/\(size)?seed=7&rate=200000"
+        let carolURL = carol.url(path).absoluteString.replacingOccurrences(
+            of: "http://", with: "http://carol:C4rolPW@")
+        let runs: [(FixtureServer, [String], [String])] = [
+            (
+                alice,
+                [
+                    "-n", "1", "-u", "alice:S3cretPW", "--proxy", "http://dave:Pr0xyPW@127.0.0.1:1",
+                    "--noproxy", "127.0.0.1", alice.url(path).absoluteString, "-o", "alice.bin",
+                ],
+                ["S3cretPW", "Pr0xyPW"]
+            ),
+            (carol, ["-n", "1", carolURL, "-o", "carol.bin"], ["C4rolPW"]),
+        ]
+        for (server, arguments, passwords) in runs {
+            let (process, out, err) = try CLIRunner.start(arguments, in: folder)
+            let pid = process.processIdentifier
+            // Looked at once the server is sending the file (the request authenticated), while the
+            // download still runs; on a thread of its own, off the test pool.
+            let seen = await CLIRunner.offPool { () -> (cmdline: String, sent: Int64) in
+                let deadline = Date().addingTimeInterval(20)
+                while server.stats.bodyBytesSent == 0, Date() < deadline { usleep(1000) }
+                let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+                return (String(decoding: cmdline, as: UTF8.self), server.stats.bodyBytesSent)
+            }
+            let result = await CLIRunner.finish(process, out, err)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(seen.sent > 0 && seen.sent < Int64(size), "looked at after \(seen.sent) bytes")
+            #expect(seen.cmdline.contains("/gen/\(size)"), "\(seen.cmdline.debugDescription)")
+            for password in passwords {
+                #expect(!seen.cmdline.contains(password), "\(seen.cmdline.debugDescription)")
+                #expect(seen.cmdline.contains(String(repeating: "*", count: password.count)))
+            }
+        }
+        #expect(contents("alice.bin") == Data(FixtureContent.bytes(count: size, seed: 7)))
+        #expect(contents("carol.bin") == Data(FixtureContent.bytes(count: size, seed: 7)))
+        // The server asks for its credentials: without them the download is refused.
+        let refused = try await CLIRunner.run(
+            ["--retries", "0", alice.url("/gen/1000").absoluteString, "-o", "no.bin"], in: folder)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("401"), "\(refused.stderr)")
+    }
+
     /// A wait for a retry is on the progress line, with its reason and count (here the plain line of
     /// a stderr that is no terminal, printed every 3 s, during a 7 s `Retry-After`).
     @Test func aWaitForARetryIsShownWithItsReason() async throws {

@@ -168,6 +168,33 @@ struct MirrorCLITests {
         #expect(saved("x.meta4") == Data(document.utf8))
     }
 
+    /// A Metalink name with an escape sequence and a right-to-left override, followed from a URL and
+    /// read with `--metalink`: saved under the name the `Content-Disposition` sanitizer makes of it,
+    /// and nothing raw reaches the terminal. Before, the file was `evil\e[31m\u{202E}gpj.exe` and
+    /// "saving to" printed the escape.
+    @Test func aMetalinkNameIsMadeSafeAsAServersNameIs() async throws {
+        let source = server.url("/gen/3000?seed=2").absoluteString
+        let document = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="evil&#x1B;[31m&#x202E;gpj.exe"><url>\(source.replacingOccurrences(of: "&", with: "&amp;"))</url></file>
+            </metalink>
+            """
+        try document.write(toFile: workspace.served + "/evil.meta4", atomically: true, encoding: .utf8)
+        try document.write(toFile: folder + "/local.meta4", atomically: true, encoding: .utf8)
+        let expected = Data(FixtureContent.bytes(count: 3000, seed: 2))
+        for arguments in [[server.url("/files/evil.meta4").absoluteString], ["--metalink", "local.meta4"]] {
+            let result = try await run(arguments)
+            #expect(result.status == 0, "\(arguments) \(result.stderr)")
+            #expect(saved("evil[31mgpj.exe") == expected, "\(arguments)")
+            #expect(result.stderr.contains("evil[31mgpj.exe"), "\(result.stderr)")
+            #expect(!result.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" })
+            let listing = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(!listing.contains { $0.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" } })
+            try FileManager.default.removeItem(atPath: folder + "/evil[31mgpj.exe")
+        }
+    }
+
     @Test func aDocumentThatIsNotMetalinkIsAUsageError() async throws {
         try "<html>not here</html>".write(toFile: folder + "/bad.meta4", atomically: true, encoding: .utf8)
         let result = try await run(["--metalink", "bad.meta4"])

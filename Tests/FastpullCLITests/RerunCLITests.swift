@@ -4,6 +4,8 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import Fastpull
+
 /// Reruns: a file a run saved carries where it came from and which version it is (extended
 /// attributes), so the same command again keeps it while the server still offers that version, and
 /// a list rerun fetches only what is missing or changed. Before: the rerun exited 7 "already exists",
@@ -79,6 +81,68 @@ struct RerunCLITests {
         let sha256 = try BatchCLITests.sha256(FixtureContent.bytes(count: size, seed: 9))
         #expect(again.stdout.contains("\"digests\":{\"sha256\":\"\(sha256)\"}"), "\(again.stdout)")
         #expect(again.stdout.contains("\"alreadyPresent\":true"), "\(again.stdout)")
+    }
+
+    /// A digest printed is a digest computed. A saved file whose bytes changed while its size and
+    /// modification time did not: `--sha256` hashes it as it is now, and a digest other than the one
+    /// recorded is an integrity error (exit 6) that says so and fetches nothing; `--force` fetches it
+    /// again. Without `--sha256` the recorded digest is reported as recorded (`recordedDigests`),
+    /// never as the file's. Before, the rerun printed the recorded digest as the file's, exit 0.
+    @Test func aRerunReportsOnlyTheDigestItComputed() async throws {
+        let size = 1 << 20
+        let url = server.url("/gen/\(size)?seed=11").absoluteString
+        let original = FixtureContent.bytes(count: size, seed: 11)
+        let recorded = Digest.hex(Digest.compute(.sha256, of: original))
+        let first = try await CLIRunner.run([url, "-o", "d.bin", "--sha256"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let path = folder + "/d.bin"
+        #expect(Self.attribute(path, "user.fastpull.sha256") == recorded)
+
+        // Unchanged: the digest is computed from the file, and the recorded one labelled as such.
+        let kept = try await CLIRunner.run([url, "-o", "d.bin", "--sha256", "--json"], in: folder)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.stdout.contains("\"digests\":{\"sha256\":\"\(recorded)\"}"), "\(kept.stdout)")
+        #expect(kept.stdout.contains("\"recordedDigests\":{\"sha256\":\"\(recorded)\"}"), "\(kept.stdout)")
+        #expect(kept.stderr.contains("sha256 \(recorded) (read from the file now)"), "\(kept.stderr)")
+
+        // Other bytes, the same size, and the modification time put back as it was.
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 1000)
+        try handle.write(contentsOf: Data("changed".utf8))
+        try handle.close()
+        var times = [info.st_atim, info.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let altered = try #require(contents("d.bin"))
+        let now = Digest.hex(Digest.compute(.sha256, of: Array(altered)))
+
+        server.resetStats()
+        let hashed = try await CLIRunner.run([url, "-o", "d.bin", "--sha256", "--json"], in: folder)
+        #expect(hashed.status == 6, "\(hashed.stderr)")
+        #expect(
+            hashed.stderr.contains(
+                "error: \(path) changed since it was saved: its SHA-256 is now \(now), not the \(recorded) "
+                    + "recorded then; nothing downloaded; use --force to replace it"), "\(hashed.stderr)")
+        #expect(!hashed.stdout.contains("\"digests\":{\"sha256\":\"\(recorded)\"}"), "\(hashed.stdout)")
+        #expect(hashed.stdout.contains("\"event\":\"failed\""), "\(hashed.stdout)")
+        #expect(server.stats.bodyBytesSent == 0)
+        #expect(contents("d.bin") == altered)
+
+        // Not asked to hash it: nothing claims a digest of the file; the record's is labelled so.
+        let unhashed = try await CLIRunner.run([url, "-o", "d.bin", "--json"], in: folder)
+        #expect(unhashed.status == 0, "\(unhashed.stderr)")
+        #expect(unhashed.stdout.contains("\"digests\":{}"), "\(unhashed.stdout)")
+        #expect(
+            unhashed.stdout.contains("\"recordedDigests\":{\"sha256\":\"\(recorded)\"}"), "\(unhashed.stdout)"
+        )
+
+        let forced = try await CLIRunner.run([url, "-o", "d.bin", "--sha256", "--force"], in: folder)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stderr.contains("changed since it was saved"), "\(forced.stderr)")
+        #expect(forced.stderr.contains("downloading it again"), "\(forced.stderr)")
+        #expect(contents("d.bin") == Data(original))
+        #expect(Self.attribute(path, "user.fastpull.sha256") == recorded)
     }
 
     @Test func aListRerunFetchesOnlyWhatIsMissing() async throws {

@@ -42,18 +42,27 @@ struct NamingProbeTests {
         #expect(try await name("/gen/50000?seed=4", limited).answer == nil)
     }
 
-    /// The connections to `port` that are open now (`/proc/net/tcp`, state ESTABLISHED, the remote
-    /// end at `port`), by their local address and port.
-    static func openConnections(to port: Int) throws -> Set<Substring> {
-        // Read to its end: the file's size says 0.
-        let handle = try FileHandle(forReadingFrom: URL(filePath: "/proc/net/tcp"))
-        defer { try? handle.close() }
-        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        let remote = String(format: ":%04X", port)
-        var open: Set<Substring> = []
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            if fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01" { open.insert(fields[1]) }
+    /// This process's own sockets connected to `port` on loopback now, each as descriptor and inode
+    /// (a descriptor number closed and opened again is another socket). Told by asking each of the
+    /// process's descriptors (`/proc/self/fd`) for its peer, so no other process's connection is
+    /// ever counted; the fixture server's sockets (in this process too) have a client port as their
+    /// peer, not `port`.
+    static func openConnections(to port: Int) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        var open: Set<String> = []
+        for name in names {
+            guard let descriptor = Int32(name) else { continue }
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let found = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+            }
+            guard found == 0, address.sin_family == sa_family_t(AF_INET),
+                Int(UInt16(bigEndian: address.sin_port)) == port
+            else { continue }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { continue }
+            open.insert("\(descriptor):\(info.st_ino)")
         }
         return open
     }
@@ -75,12 +84,12 @@ struct NamingProbeTests {
         // The most connections open at once while the batch runs, looked at from a thread of its own:
         // a task on the shared pool could wait out the whole batch on a machine busy with other tests.
         let state = PlainMutex((done: false, most: 0, looks: 0))
-        // Connections to this port that were open before (a server of an earlier test that had the
+        // Sockets to this port that were open before (to a server of an earlier test that had the
         // same port, whose clients linger) are not the batch's.
-        let before = (try? Self.openConnections(to: port)) ?? []
+        let before = Self.openConnections(to: port)
         Thread {
             while !state.withLock({ $0.done }) {
-                let open = ((try? Self.openConnections(to: port)) ?? []).subtracting(before).count
+                let open = Self.openConnections(to: port).subtracting(before).count
                 state.withLock {
                     $0.most = max($0.most, open)
                     $0.looks += 1

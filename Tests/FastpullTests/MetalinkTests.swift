@@ -60,6 +60,18 @@ struct MetalinkTests {
         #expect(configuration.pieceHashes == file.pieces)
     }
 
+    /// A document's names are made safe as a server's `Content-Disposition` names are: escape
+    /// sequences and direction overrides never reach the file system (they did, and the terminal).
+    @Test func namesAreMadeSafeAsServersNamesAre() throws {
+        let metalink = try Metalink(
+            parsing: Self.document(
+                """
+                <file name="evil&#x1B;[31m&#x202E;gpj.exe"><url>http://x.example/a</url></file>
+                <file name="d&#x2067;ir/.b&#x9B;.txt"><url>http://x.example/b</url></file>
+                """))
+        #expect(metalink.files.map(\.name) == ["evil[31mgpj.exe", "dir/b.txt"])
+    }
+
     @Test func readsEveryFile() throws {
         let metalink = try Metalink(
             parsing: Self.document(

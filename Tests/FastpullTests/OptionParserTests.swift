@@ -177,6 +177,10 @@ struct OptionParserTests {
             ["--proxy", "ftp://p:21", "http://h/x"],
             "error: --proxy: expected an http:// proxy URL like http://proxy:3128, got 'ftp://p:21'"
         ),
+        (
+            ["--proxy", "socks5h://u:pw@p:1080", "http://h/x"],
+            "error: --proxy: 'socks5h://***@p:1080' is a SOCKS proxy (socks5h://), and SOCKS is not supported; use an http:// proxy instead"
+        ),
         (["--checksum", "sha256=xyz", "http://h/x"], "--checksum"),
         (
             ["--cacert", "/nonexistent/ca.pem", "http://h/x"],
@@ -205,6 +209,24 @@ struct OptionParserTests {
         let actual = try #require(usageMessage(arguments))
         #expect(actual.hasPrefix("error: "))
         #expect(actual.contains(message), "\(actual)")
+    }
+
+    /// With `--noproxy` the command line picks the environment's proxy itself: `ALL_PROXY` serves a
+    /// scheme without its own variable (it was passed over, and the download went direct), and a
+    /// SOCKS proxy there is a usage error naming the variable (it was passed over too).
+    @Test func noproxyKeepsAllProxyAndRefusesSOCKS() throws {
+        let parsed = try options(["--noproxy", "local.test", "http://h.test/a"])
+        let jobs = try parsed.jobs(
+            lines: [], netrc: nil, environment: ["ALL_PROXY": "http://all.test:3"], workingDirectory: "/work")
+        #expect(jobs[0].item.configuration?.proxy == .url("http://all.test:3", bypass: ["local.test"]))
+        #expect {
+            try parsed.jobs(
+                lines: [], netrc: nil, environment: ["all_proxy": "socks5://u:pw@p.test:1080"],
+                workingDirectory: "/work")
+        } throws: { error in
+            (error as? UsageError)?.message
+                == "error: all_proxy: 'socks5://***@p.test:1080' is a SOCKS proxy (socks5://), and SOCKS is not supported; use an http:// proxy instead, or unset all_proxy"
+        }
     }
 
     @Test func byteSizes() {

@@ -67,6 +67,18 @@ struct OutputNameTests {
         #expect(OutputName.derive(from: url, contentDisposition: header) == "release notes.txt")
     }
 
+    /// A document's relative path (a Metalink file's name) goes through the same sanitizer, component
+    /// by component; one that is absolute or climbs out of its folder is refused.
+    @Test func relativePathsAreMadeSafeComponentByComponent() {
+        #expect(OutputName.sanitizeRelativePath("docs/a.txt") == "docs/a.txt")
+        #expect(OutputName.sanitizeRelativePath("ev\u{1B}[31mil/\u{202E}gpj.exe") == "ev[31mil/gpj.exe")
+        #expect(OutputName.sanitizeRelativePath("a\u{2066}b\u{061C}c\u{2028}.txt") == "abc.txt")
+        #expect(OutputName.sanitizeRelativePath(".config/x") == "config/x")
+        for refused in ["", "/etc/passwd", "../x", "a/../x", "a//b", "./a", "a/", "\u{1B}/a", "a/\u{202E}"] {
+            #expect(OutputName.sanitizeRelativePath(refused) == nil, "\(refused.debugDescription)")
+        }
+    }
+
     @Test func longNamesKeepTheirExtension() throws {
         let long = String(repeating: "é", count: 300) + ".tar.gz"
         let name = try #require(OutputName.sanitize(long))

@@ -130,8 +130,9 @@ struct ProxySettingTests {
         #expect(try ProxyRules(.none, environment: ["http_proxy": "p.test"]) == .direct)
     }
 
-    /// `ALL_PROXY` serves either scheme that has no variable of its own, when it names an http proxy;
-    /// a SOCKS one is left alone (before, `ALL_PROXY` was never read).
+    /// `ALL_PROXY` serves either scheme that has no variable of its own (before, `ALL_PROXY` was never
+    /// read); a SOCKS one there is refused like anywhere else, not passed over (it was: the download
+    /// went direct).
     @Test func allProxyServesEitherSchemeWithoutItsOwn() throws {
         let all = try ProxyRules(.environment, environment: ["ALL_PROXY": "http://all.test:3128"])
         #expect(all.http?.host == "all.test" && all.https?.host == "all.test")
@@ -140,8 +141,44 @@ struct ProxySettingTests {
             environment: ["all_proxy": "all.test:1", "ALL_PROXY": "upper.test:2", "https_proxy": "s.test:3"])
         #expect(mixed.http?.host == "all.test")
         #expect(mixed.https?.host == "s.test")
-        let socks = try ProxyRules(.environment, environment: ["ALL_PROXY": "socks5h://p.test:1080"])
-        #expect(socks == .direct)
+        #expect {
+            try ProxyRules(.environment, environment: ["ALL_PROXY": "socks5h://p.test:1080"])
+        } throws: { error in
+            (error as? FastpullError)?.message.contains("ALL_PROXY: 'socks5h://p.test:1080' is a SOCKS proxy")
+                == true
+        }
+    }
+
+    /// A SOCKS proxy (every SOCKS scheme, any case) in whichever variable names a scheme's proxy is a
+    /// usage error that names the variable and says SOCKS is not supported, never showing the
+    /// password; a SOCKS `ALL_PROXY` that both schemes' own variables outrank is not in use and
+    /// stays out of the way.
+    @Test(arguments: [
+        ("http_proxy", "socks4://p.test:1080"), ("HTTP_PROXY", "socks4a://p.test:1080"),
+        ("https_proxy", "socks5://u:secret@p.test:1080"), ("HTTPS_PROXY", "SOCKS5H://p.test:1080"),
+        ("all_proxy", "socks5h://p.test"), ("ALL_PROXY", "socks://p.test:1080"),
+    ])
+    func aSOCKSProxyInAnyVariableIsRefused(variable: String, value: String) {
+        #expect {
+            try ProxyRules(.environment, environment: [variable: value])
+        } throws: { error in
+            guard let error = error as? FastpullError else { return false }
+            return error.code == .usage && error.message.hasPrefix("\(variable): '")
+                && error.message.contains("is a SOCKS proxy")
+                && error.message.contains(
+                    "SOCKS is not supported; use an http:// proxy instead, or unset \(variable)")
+                && !error.message.contains("secret")
+        }
+    }
+
+    @Test func aSOCKSAllProxyOutrankedByBothSchemesIsNotInUse() throws {
+        let rules = try ProxyRules(
+            .environment,
+            environment: [
+                "http_proxy": "h.test:1", "https_proxy": "s.test:2", "ALL_PROXY": "socks5://p.test:1080",
+            ])
+        #expect(rules.http?.host == "h.test" && rules.https?.host == "s.test")
+        #expect(ProxySetting.isSOCKS("Socks4A://p.test") && !ProxySetting.isSOCKS("http://socks5.test"))
     }
 
     @Test func anUnusableEnvironmentProxyNamesTheVariable() {

@@ -5,6 +5,17 @@ import Testing
 /// The text helpers that stand in for Foundation's: trimming, percent decoding, padding, printf.
 @Suite("Text")
 struct TextTests {
+    /// What a terminal is given: control characters, direction overrides and line separators escaped,
+    /// everything else as it is.
+    @Test func controlCharactersAreEscapedForTheTerminal() {
+        #expect("saving to /tmp/a b.bin".escapedForTerminal == "saving to /tmp/a b.bin")
+        #expect("été €".escapedForTerminal == "été €")
+        #expect("red\u{1B}[31m!".escapedForTerminal == "red\\x1B[31m!")
+        #expect("a\nb\rc\td\u{0}e\u{7F}".escapedForTerminal == "a\\nb\\rc\\td\\x00e\\x7F")
+        #expect("evil\u{202E}txt.exe\u{9B}".escapedForTerminal == "evil\\u{202E}txt.exe\\x9B")
+        #expect("\u{2066}x\u{2028}".escapedForTerminal == "\\u{2066}x\\u{2028}")
+    }
+
     @Test func trimmingKeepsLineBreaksOrNot() {
         #expect(" \t a b \u{00A0}".trimmingSpaces() == "a b")
         #expect("\n a \n".trimmingSpaces() == "\n a \n")

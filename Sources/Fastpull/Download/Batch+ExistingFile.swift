@@ -60,6 +60,10 @@ enum ExistingFile {
         /// The server offers another version: fetch it again, in its place (the file is as it was
         /// saved, so nothing of the user's is lost).
         case changed(reason: String, probed: Download.Probed)
+        /// The server still offers the version saved, but the file's bytes, hashed now, are not the
+        /// ones saved although its size and modification time are: it changed since (a disk fault, a
+        /// tool that kept the time). It is never reported complete.
+        case changedHere(reason: String, probed: Download.Probed)
     }
 
     /// Whether `file` is a download of `url` made earlier, and what it is now: the record on it is
@@ -87,21 +91,29 @@ enum ExistingFile {
         let remote = planned.probed.remote
         switch record.describes(remote) {
         case true?:
-            var sha256 = record.sha256
-            // Saved without its SHA-256 (the command line computes it only when asked), and asked for
-            // now: it is read from the file here rather than fetched again.
-            if sha256.isEmpty, configuration.computesSHA256 {
+            // A digest reported is one computed: asked for, it is read from the file as it is now
+            // (not fetched again); the recorded one is reported as recorded, and a file whose bytes
+            // no longer have it changed since it was saved.
+            var sha256 = ""
+            if configuration.computesSHA256 {
                 let hashed = await hashOnAThread(path, algorithms: [.sha256])
                 guard let digest = hashed?.1[.sha256], hashed?.0 == record.size else { return nil }
                 sha256 = Digest.hex(digest)
+                if !record.sha256.isEmpty, sha256 != record.sha256 {
+                    return .changedHere(
+                        reason:
+                            "\(path) changed since it was saved: its SHA-256 is now \(sha256), not the \(record.sha256) recorded then",
+                        probed: planned.probed)
+                }
             }
-            let report = Report(
+            var report = Report(
                 url: url, finalURL: remote.finalURL, outputPath: path, size: record.size,
                 seconds: (ContinuousClock.now - started).seconds, bytesFetched: 0, sha256: sha256,
                 verifiedChecksums: [], connections: 0, segments: 0, retries: 0, resumedBytes: 0,
                 rangesSupported: remote.acceptsRanges,
                 digests: sha256.isEmpty ? [:] : ["sha256": sha256], checks: [],
                 transferSeconds: 0, hashTailSeconds: 0)
+            report.recordedSHA256 = record.sha256
             return .unchanged(report)
         case false?:
             return .changed(

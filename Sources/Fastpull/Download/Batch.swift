@@ -357,6 +357,15 @@ public final class Batch: Sendable {
                 emit(index, .warning("\(reason); downloading it again"))
                 settings.replacesExistingFile = true
                 probed = found
+            case .changedHere(let reason, let found)?:
+                // Its bytes are not those saved: never kept as complete. Replaced where files may be,
+                // as any file that does not match what it should; refused otherwise, saying why.
+                guard options.existingFiles != .refuse else {
+                    return failed(
+                        FastpullError(.integrity, "\(reason); nothing downloaded", remedy: .replaceExisting))
+                }
+                emit(index, .warning("\(reason); downloading it again"))
+                probed = found
             case nil:
                 break
             }

@@ -235,6 +235,10 @@ extension Event {
         public var alreadyPresent: Bool
         /// What each source served, when there were several.
         public var sources: [Report.SourceUse]
+        /// For a file kept from an earlier run: the digests recorded on it when it was saved
+        /// (``Report/recordedSHA256``), by algorithm name, as recorded and not computed in this run;
+        /// empty otherwise. ``digests`` holds only what was computed.
+        public var recordedDigests: [String: String]
 
         /// The event of a finished ``Report``.
         public init(_ report: Report, alreadyPresent: Bool = false) {
@@ -251,6 +255,7 @@ extension Event {
             self.resumedBytes = report.resumedBytes
             self.alreadyPresent = alreadyPresent
             self.sources = report.sources
+            self.recordedDigests = report.recordedSHA256.isEmpty ? [:] : ["sha256": report.recordedSHA256]
         }
 
         /// Average speed in bytes per second.

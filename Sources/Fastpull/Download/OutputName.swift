@@ -41,8 +41,11 @@ package enum OutputName {
 
     /// `name` made safe to create in a folder, or nil when nothing safe is left.
     ///
-    /// Only the part after the last `/` or `\` is kept (so `../../etc/passwd` is `passwd`); control
-    /// characters (C0, DEL, C1) and the Unicode direction overrides are dropped; surrounding
+    /// The one sanitizer of names from a server or a document (`Content-Disposition`, the URL, a
+    /// Metalink file through ``sanitizeRelativePath(_:)``). Only the part after the last `/` or `\` is
+    /// kept (so `../../etc/passwd` is `passwd`); control characters (C0, DEL, C1), the Unicode
+    /// direction overrides, isolates and marks, and the line and paragraph separators
+    /// (``Unicode/Scalar/isControlOrLayout``) are dropped; surrounding
     /// whitespace and leading dots go (no hidden files, no `.` or `..`); and a name longer than
     /// ``maximumBytes`` (room for the `.part` file and journals beside it) is shortened, keeping its
     /// extension.
@@ -52,7 +55,7 @@ package enum OutputName {
         // is one Character that is neither `/` nor `.`.
         let parts = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
         var scalars = String.UnicodeScalarView()
-        for scalar in parts.last ?? Substring.UnicodeScalarView() where !isUnsafe(scalar) {
+        for scalar in parts.last ?? Substring.UnicodeScalarView() where !scalar.isControlOrLayout {
             scalars.append(scalar)
         }
         var result = String(scalars).trimmingSpaces()
@@ -61,6 +64,21 @@ package enum OutputName {
         }
         guard !result.isEmpty else { return nil }
         return shortened(result, toBytes: maximumBytes)
+    }
+
+    /// `path`, a relative path of one or more components that a document names (a Metalink file's
+    /// `name`), made safe component by component with ``sanitize(_:)``; nil when it is absolute, when
+    /// a component is empty, `.` or `..`, or when nothing safe is left of one.
+    package static func sanitizeRelativePath(_ path: String) -> String? {
+        guard !path.isEmpty, !path.hasPrefix("/") else { return nil }
+        var components: [String] = []
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            guard !component.isEmpty, component != ".", component != "..",
+                let safe = sanitize(String(component))
+            else { return nil }
+            components.append(safe)
+        }
+        return components.joined(separator: "/")
     }
 
     /// Whether `name` needs none of ``sanitize(_:)``'s changes, decided in one pass over its bytes:
@@ -73,15 +91,6 @@ package enum OutputName {
         else { return false }
         return bytes.allSatisfy { byte in
             (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\")
-        }
-    }
-
-    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: return true
-        // Bidirectional overrides and isolates make a name display differently from what it is.
-        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F: return true
-        default: return false
         }
     }
 

@@ -14,8 +14,9 @@ public struct Report: Sendable {
     public var seconds: Double
     /// Body bytes received from the server in this run, including bytes fetched again after failures.
     public var bytesFetched: Int64
-    /// The SHA-256 of the file, as lowercase hexadecimal; empty when it was not computed
-    /// (``Configuration/computesSHA256`` false, and no SHA-256 checksum to verify).
+    /// The SHA-256 of the file, as lowercase hexadecimal, computed in this run; empty when it was not
+    /// (``Configuration/computesSHA256`` false, and no SHA-256 checksum to verify). A file kept from
+    /// an earlier run is hashed as it is now when asked; what was recorded is ``recordedSHA256``.
     public var sha256: String
     /// Every expected checksum the file matched, whatever its source (given, from a checksum file, or
     /// offered by the server), without repeats. ``checks`` says where each came from.
@@ -45,6 +46,10 @@ public struct Report: Sendable {
     /// The servers the bytes came from, the URL asked for first, when there were several
     /// (``Configuration/mirrors``); empty for one.
     public var sources: [SourceUse] = []
+    /// For a file kept from an earlier run (the server still offers the version saved, so nothing
+    /// was downloaded): the SHA-256 recorded on it when it was saved, as recorded, not computed in
+    /// this run; empty otherwise, or when none was recorded.
+    public var recordedSHA256: String = ""
 
     /// This run's average speed in bytes per second: the bytes it fetched (a resume's kept bytes do
     /// not count) over ``seconds``.

@@ -52,3 +52,43 @@ extension StringProtocol {
         }
     }
 }
+
+extension Unicode.Scalar {
+    /// Whether the scalar is a control character (C0, DEL, C1) or one that changes how the text
+    /// around it is shown rather than showing itself: the bidirectional embeddings, overrides,
+    /// isolates and marks, and the line and paragraph separators. Never part of a file name
+    /// (``OutputName/sanitize(_:)``), and shown escaped on a terminal (``StringProtocol/escapedForTerminal``).
+    package var isControlOrLayout: Bool {
+        switch value {
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+}
+
+extension StringProtocol {
+    /// The text as a terminal may show it: every ``Unicode/Scalar/isControlOrLayout`` scalar written
+    /// out as an escape (`\n`, `\r`, `\t`, `\x1B`, `\u{202E}`), so that a name or message from a
+    /// server or a document can neither move the cursor, change colours nor reorder what is shown.
+    package var escapedForTerminal: String {
+        // Most text is printable ASCII (or other UTF-8 that starts no escape): kept as it is, at once.
+        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return String(self) }
+        var result = ""
+        for scalar in unicodeScalars {
+            guard scalar.isControlOrLayout else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += scalar.value < 0x100 ? "\\x" + (hex.count < 2 ? "0" + hex : hex) : "\\u{\(hex)}"
+            }
+        }
+        return result
+    }
+}

@@ -31,6 +31,16 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> FastpullError {
             FastpullError(.usage, "invalid proxy '\(shown)' in \(source): \(why)")
         }
+        if let scheme = Proxy.socksScheme(of: trimmed) {
+            // A variable's name is all letters and underscores; other sources are options or settings.
+            let variable = source.allSatisfy {
+                $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
+            }
+            throw FastpullError(
+                .usage,
+                "\(source): '\(shown)' is a SOCKS proxy (\(scheme)://), and SOCKS is not supported; "
+                    + "use an http:// proxy instead\(variable ? ", or unset \(source)" : "")")
+        }
         let full = trimmed.contains("://") ? trimmed : "http://" + trimmed
         guard let components = URLComponents(string: full) else { throw invalid("not a URL") }
         let scheme = components.scheme?.lowercased() ?? ""
@@ -53,6 +63,14 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
         } else {
             self.authorization = nil
         }
+    }
+
+    /// The scheme of `text` when it names a SOCKS proxy (`socks4`, `socks4a`, `socks5`, `socks5h`,
+    /// `socks`, any case), lowercased; nil for any other.
+    static func socksScheme(of text: String) -> String? {
+        guard let end = text.firstRange(of: "://")?.lowerBound else { return nil }
+        let scheme = text[..<end].trimmingSpaces().lowercased()
+        return ["socks", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme) ? scheme : nil
     }
 
     /// `host:port`, IPv6 literals in brackets.
@@ -115,12 +133,12 @@ struct ProxyRules: Sendable, Hashable {
     /// - `https_proxy`, else `HTTPS_PROXY`, for `https://` URLs;
     /// - `no_proxy`, else `NO_PROXY`: a comma-separated ``ProxyBypass`` list.
     ///
-    /// - `all_proxy`, else `ALL_PROXY`, for either scheme without its own variable, when it names an
-    ///   `http://` proxy (or a bare `host:port`); a SOCKS one (`socks5://…`) is left to the tools that
-    ///   speak SOCKS, which Fastpull does not.
+    /// - `all_proxy`, else `ALL_PROXY`, for either scheme without its own variable.
     ///
     /// Lower case wins when both are set; an empty variable counts as unset. Fails with a usage error
-    /// naming the variable when a proxy URL is not a usable `http://` URL.
+    /// naming the variable when the proxy a scheme would use is not a usable `http://` URL, a SOCKS
+    /// one (`socks5h://…`, which Fastpull does not speak) included: a download never goes direct
+    /// because its proxy was not understood.
     init(_ setting: ProxySetting, environment: [String: String]) throws(FastpullError) {
         switch setting {
         case .none:
@@ -129,21 +147,11 @@ struct ProxyRules: Sendable, Hashable {
             let proxy = try Proxy(parsing: text, source: "the proxy setting")
             self.init(http: proxy, https: proxy, bypass: ProxyBypass(bypass))
         case .environment:
-            func value(_ name: String) -> (name: String, value: String)? {
-                guard let value = environment[name]?.trimmingSpaces(), !value.isEmpty
-                else { return nil }
-                return (name, value)
-            }
-            let isCGI = environment["REQUEST_METHOD"] != nil
-            let all = (value("all_proxy") ?? value("ALL_PROXY")).flatMap { entry in
-                let scheme = entry.value.firstRange(of: "://").map {
-                    entry.value[..<$0.lowerBound].lowercased()
-                }
-                return scheme == nil || scheme == "http" ? entry : nil
-            }
-            let http = value("http_proxy") ?? (isCGI ? nil : value("HTTP_PROXY")) ?? all
-            let https = value("https_proxy") ?? value("HTTPS_PROXY") ?? all
-            let bypass = value("no_proxy") ?? value("NO_PROXY")
+            let http = Self.environmentProxy(secure: false, environment: environment)
+            let https = Self.environmentProxy(secure: true, environment: environment)
+            let bypass =
+                Self.environmentValue("no_proxy", environment)
+                ?? Self.environmentValue("NO_PROXY", environment)
             self.init(
                 http: try http.map { (entry) throws(FastpullError) in
                     try Proxy(parsing: entry.value, source: entry.name)
@@ -153,6 +161,28 @@ struct ProxyRules: Sendable, Hashable {
                 },
                 bypass: ProxyBypass(bypass.map { [$0.value] } ?? []))
         }
+    }
+
+    /// The variable that names the proxy for `https://` (`secure`) or `http://` origins in
+    /// `environment`, and its value, as ``init(_:environment:)`` picks it; nil when none is set.
+    static func environmentProxy(secure: Bool, environment: [String: String]) -> (
+        name: String, value: String
+    )? {
+        let own =
+            secure
+            ? environmentValue("https_proxy", environment) ?? environmentValue("HTTPS_PROXY", environment)
+            : environmentValue("http_proxy", environment)
+                // In a CGI script HTTP_PROXY is a client's `Proxy:` request header ("httpoxy").
+                ?? (environment["REQUEST_METHOD"] != nil ? nil : environmentValue("HTTP_PROXY", environment))
+        return own ?? environmentValue("all_proxy", environment) ?? environmentValue("ALL_PROXY", environment)
+    }
+
+    /// The variable `name` of `environment`, trimmed; nil when unset or empty.
+    private static func environmentValue(_ name: String, _ environment: [String: String]) -> (
+        name: String, value: String
+    )? {
+        guard let value = environment[name]?.trimmingSpaces(), !value.isEmpty else { return nil }
+        return (name, value)
     }
 
     /// The variables ``init(_:environment:)`` reads, looked up one by one (building the process's
@@ -173,5 +203,28 @@ struct ProxyRules: Sendable, Hashable {
         guard let proxy = origin.secure ? https : http, !bypass.matches(host: origin.host, port: origin.port)
         else { return .direct }
         return origin.secure ? .tunnel(proxy) : .forward(proxy)
+    }
+}
+
+extension ProxySetting {
+    /// The variable of `environment` that names the proxy for `https://` (`secure`) or `http://`
+    /// origins (`https_proxy`, else `HTTPS_PROXY`, else `all_proxy`, else `ALL_PROXY`; likewise
+    /// `http_proxy`), with its value; nil when none is set. Where ``environment`` finds the proxy.
+    package static func environmentProxy(secure: Bool, environment: [String: String]) -> (
+        name: String, value: String
+    )? {
+        ProxyRules.environmentProxy(secure: secure, environment: environment)
+    }
+
+    /// Whether `text` names a SOCKS proxy (`socks4://`, `socks4a://`, `socks5://`, `socks5h://`), which
+    /// Fastpull does not speak.
+    package static func isSOCKS(_ text: String) -> Bool { Proxy.socksScheme(of: text) != nil }
+
+    /// Checks that `text` names a usable `http://` proxy.
+    ///
+    /// - Throws: ``FastpullError/Code/usage``, naming `source` (a variable, an option) and never the
+    ///   user information, for any other, a SOCKS proxy included.
+    package static func check(_ text: String, source: String) throws(FastpullError) {
+        _ = try Proxy(parsing: text, source: source)
     }
 }

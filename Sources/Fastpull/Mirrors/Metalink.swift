@@ -16,7 +16,8 @@ public struct Metalink: Sendable, Hashable {
     /// One file the document describes.
     public struct File: Sendable, Hashable {
         /// The file's name: a relative path of one or more components, never absolute and never
-        /// with `..`.
+        /// with `..`, each component made safe as a server's `Content-Disposition` name is (no
+        /// control characters, no direction overrides, no leading dots).
         public var name: String
         /// Its size in bytes, when the document gives it.
         public var size: Int64?
@@ -103,10 +104,9 @@ public struct Metalink: Sendable, Hashable {
     }
 
     private static func file(from draft: MetalinkReader.FileDraft) throws(FastpullError) -> File {
-        let name = draft.name
-        guard Self.isSafe(name) else {
+        guard let name = OutputName.sanitizeRelativePath(draft.name) else {
             throw FastpullError(
-                .usage, "the Metalink file names a file '\(name)', which is not a safe relative path")
+                .usage, "the Metalink file names a file '\(draft.name)', which is not a safe relative path")
         }
         var size: Int64?
         if let text = draft.size {
@@ -178,16 +178,6 @@ public struct Metalink: Sendable, Hashable {
         }
     }
 
-    /// A relative path whose every component is a plain name (RFC 5854 §4.1.2.1: no absolute paths,
-    /// no `..`).
-    static func isSafe(_ name: String) -> Bool {
-        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("\0"), !name.contains("\\") else {
-            return false
-        }
-        return name.split(separator: "/", omittingEmptySubsequences: false).allSatisfy {
-            !$0.isEmpty && $0 != "." && $0 != ".."
-        }
-    }
 }
 
 /// The reading side of ``Metalink/init(parsing:)``: collects each `<file>`'s fields as text.

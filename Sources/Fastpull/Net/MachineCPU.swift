@@ -11,12 +11,15 @@ enum MachineCPU {
     }
 
     /// Now's reading; nil where `/proc/stat` cannot be read.
-    static var now: Reading? {
-        let descriptor = open("/proc/stat", O_RDONLY | O_CLOEXEC)
+    static var now: Reading? { read("/proc/stat") }
+
+    /// The reading in the file at `path`, laid out as `/proc/stat`; nil where it cannot be read.
+    static func read(_ path: String) -> Reading? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: 256)
-        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
         return parse(bytes[..<count])
     }
