@@ -43,6 +43,7 @@ extension Pipeline {
                 remote: remote, pool: pool, destination: destination, counters: counters,
                 retries: configuration.retries, policy: policy)
             fetcher.algorithms = digestAlgorithms(for: expectations)
+            fetcher.document = configuration.document
             let pending = outcome.pendingBody
             let result: StreamFetcher.Result
             // The trace shows the one connection as it shows a segmented download's: its window is

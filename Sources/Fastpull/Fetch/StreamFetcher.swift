@@ -17,6 +17,9 @@ struct StreamFetcher: Sendable {
     let policy: RetryPolicy
     /// Algorithms to compute (SHA-256 among them where the download reports it).
     var algorithms: [Digest.Algorithm] = []
+    /// Set for a document Fastpull reads for itself: a body that declares, or reaches, more than its
+    /// limit is refused, and no byte past the limit is written.
+    var document: DocumentFetch? = nil
 
     struct Result {
         var size: Int64
@@ -114,11 +117,18 @@ struct StreamFetcher: Sendable {
             connection.close()
             throw TransferError.sizeChanged(expected: size, got: declared)
         }
+        if let document, let expected, expected > document.limit {
+            connection.close()
+            throw document.tooLarge(remote.url, declared: expected)
+        }
         var offset: Int64 = 0
         defer { written = offset }
         try connection.readBody(of: head, method: "GET") { bytes in
             let count = Int64(bytes.count)
             if let expected, offset + count > expected { throw TransferError.bodyTooLong(expected: expected) }
+            if let document, offset + count > document.limit {
+                throw document.tooLarge(remote.url, declared: nil)
+            }
             try destination.write(bytes, at: offset)
             digests.update(bytes)
             offset += count
