@@ -121,6 +121,12 @@ public final class FixtureServer: Sendable {
     /// The totals counted since the server started or since the last ``resetStats()``.
     public var stats: FixtureStats { core.stats }
 
+    /// The most connections open at once since the server started or since the last
+    /// ``resetStats()`` (which sets it to the number open then): accepted, including any that only
+    /// asked for `/__stats`, and not yet seen closed by the server. It is no part of ``stats``, whose
+    /// totals do not depend on how soon the server notices that a client closed.
+    public var peakOpenConnections: Int { core.peakOpenConnections }
+
     /// Sets the statistics back to zero (fault counters such as `drops=` are kept).
     public func resetStats() {
         core.resetStats()

@@ -428,6 +428,22 @@ struct FixtureServerTests {
         #expect(server.stats == FixtureStats())
     }
 
+    /// The peak of connections open at once: three held open together count three; after a reset
+    /// it starts from those still open.
+    @Test func peakOpenConnectionsCountsConnectionsHeldTogether() throws {
+        let server = try FixtureServer()
+        let clients = try (0..<3).map { _ in try RawClient(port: server.port) }
+        // An answer on each shows the server has accepted it.
+        for client in clients {
+            client.send("GET /gen/10 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse() != nil)
+        }
+        #expect(server.peakOpenConnections == 3)
+        server.resetStats()
+        #expect(server.peakOpenConnections == 3)
+        #expect(server.stats == FixtureStats())
+    }
+
     @Test func manyConcurrentConnections() throws {
         let server = try FixtureServer()
         let count = 150

@@ -231,6 +231,11 @@ extension Configuration {
         /// a few tens of MiB in memory. A longer one is refused, before its body when its length is
         /// declared, at this many bytes when not.
         public static let largestDocument: Int64 = 8 << 20
+        /// The most mirrors taken from the `Link: <…>; rel=duplicate` fields of one file (RFC 6249),
+        /// in the server's order of preference: a mirror redirector names a handful, and each mirror
+        /// costs a probe and connections. The rest are left out with a warning; mirrors given in
+        /// ``Configuration/mirrors`` are not counted.
+        public static let linkedMirrors = 8
     }
 
     /// The text of a checksum file, and the path or URL it came from.
