@@ -62,7 +62,8 @@ extension Pipeline {
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             return try await stream(
                 outcome: outcome, pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
         }
         outcome.pendingBody?.connection.close()
         let expectations = try expectations(for: remote)
@@ -71,7 +72,7 @@ extension Pipeline {
             minimumSegmentSize: configuration.minimumSegmentSize)
         let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: 0, scheduler: scheduler)
-        let output = OrderedOutput(descriptor: descriptor, name: target.name)
+        let output = OrderedOutput(descriptor: descriptor, name: target.name, wait: counters.outputWait)
         let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let sha256: [UInt8]
         let peakConnections: Int
@@ -96,7 +97,8 @@ extension Pipeline {
             return try await stream(
                 outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
                 pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
         } catch let answer as WholeFileAnswer {
             answer.connection.close()
             throw Failure(TransferError.wholeFile(requested: 0...(size - 1)), url: remote.finalURL).error

@@ -21,15 +21,21 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
     let capacity: Int
     private let ring: UnsafeMutableRawBufferPointer
     private let handedOver = Atomic<Int64>(0)
+    /// Where the time spent handing bytes to the descriptor (waiting for its reader) is counted.
+    let wait: WaitClock
 
     /// The most a ring holds by default: far fewer bytes than a file, enough for every connection to
     /// have a window in flight.
     static let defaultCapacity = 16 << 20
 
-    init(descriptor: Int32, name: String, capacity: Int = OrderedOutput.defaultCapacity) {
+    init(
+        descriptor: Int32, name: String, capacity: Int = OrderedOutput.defaultCapacity,
+        wait: WaitClock = WaitClock()
+    ) {
         self.descriptor = descriptor
         self.name = name
         self.capacity = capacity
+        self.wait = wait
         ring = .allocate(byteCount: capacity, alignment: 4096)
     }
 
@@ -82,9 +88,9 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
         return (set.finalize(), .now)
     }
 
-    /// Writes all of `bytes` to the descriptor.
+    /// Writes all of `bytes` to the descriptor, counting the time it takes as a wait for the reader.
     private func hand(_ bytes: UnsafeRawBufferPointer) throws {
-        try DescriptorWriter.writeAll(bytes, to: descriptor, name: name)
+        try wait.timing { try DescriptorWriter.writeAll(bytes, to: descriptor, name: name) }
     }
 }
 
@@ -94,15 +100,18 @@ final class SequentialOutput: ByteDestination, Sendable {
     let descriptor: Int32
     let name: String
     private let written = Atomic<Int64>(0)
+    /// Where the time spent handing bytes to the descriptor (waiting for its reader) is counted.
+    let wait: WaitClock
 
-    init(descriptor: Int32, name: String) {
+    init(descriptor: Int32, name: String, wait: WaitClock = WaitClock()) {
         self.descriptor = descriptor
         self.name = name
+        self.wait = wait
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         precondition(offset == written.load(ordering: .relaxed), "a stream arrives in order")
-        try DescriptorWriter.writeAll(bytes, to: descriptor, name: name)
+        try wait.timing { try DescriptorWriter.writeAll(bytes, to: descriptor, name: name) }
         written.add(Int64(bytes.count), ordering: .relaxed)
     }
 
