@@ -72,6 +72,11 @@ struct Behaviour: Sendable, Equatable {
     /// `largest-answer=N`: no 206 to an open-ended range (`bytes=a-`) carries more than N bytes (a
     /// server, or a CDN, that caps what it sends of one; the client asks for the rest).
     var largestAnswer: Int64?
+    /// `whole-from=OFFSET`: a range that starts at or after OFFSET is answered 200 with the whole
+    /// file (same version, same validators), as a server that stops honouring ranges part-way through
+    /// a download would (a backend behind a balancer without them, Apache's rule for a file modified
+    /// within the last minute).
+    var wholeFrom: Int64?
 
     init() {}
 
@@ -137,6 +142,7 @@ struct Behaviour: Sendable, Equatable {
         case "alternate": alternates = try flag(name, value)
         case "multipart": multipart = try flag(name, value)
         case "largest-answer": largestAnswer = Int64(try integer(name, value, in: 1...Int.max))
+        case "whole-from": wholeFrom = Int64(try integer(name, value, in: 0...Int.max))
         case "link", "content-type", "disposition":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

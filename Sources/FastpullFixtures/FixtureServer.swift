@@ -24,6 +24,7 @@ import Foundation
 /// `quiet-close=1` (the connection closes after each answer, which does not say so),
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
+/// `whole-from=OFFSET` (a range starting at or after OFFSET gets 200 and the whole file),
 /// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field).
 /// Redirects apply only `code`, `ttfb` and `close`; the other faults act at the resource itself.
 public final class FixtureServer: Sendable {

@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import Fastpull
+
 /// `-o -`: the file goes to standard output, a pipe this test holds, in order.
 @Suite("fastpull -o -: standard output")
 struct StandardOutputCLITests {
@@ -47,5 +49,25 @@ struct StandardOutputCLITests {
         // A Bool: a failed `==` of two 24 MiB values has Swift Testing work out their difference.
         let same = outcome.bytes == Self.content
         #expect(same)
+    }
+
+    /// A server that answers a range with the whole file once bytes went out (its ranges start past
+    /// the ring, so the first bytes are out before any is asked for): the rest comes from that
+    /// answer, its first bytes dropped, and the whole stream verifies against a checksum of the file
+    /// (before: exit 4, naming "a request for bytes 0-25165823", which was never sent).
+    @Test func aWholeFileAnswerAfterBytesWentOutIsReadOnFromWhereTheyStopped() async throws {
+        let server = try FixtureServer()
+        let url = server.url("/gen/\(Self.size)?seed=7&whole-from=\(OrderedOutput.defaultCapacity)")
+        let sha256 = Digest.hex(Digest.compute(.sha256, of: Array(Self.content)))
+        let outcome = try await Self.run([url.absoluteString, "-o", "-", "--checksum", "sha256=\(sha256)"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.bytes.count == Self.size)
+        let same = outcome.bytes == Self.content
+        #expect(same)
+        #expect(
+            outcome.stderr.contains(
+                "answered a range request with the whole file; the rest comes from that answer, after its first"
+            ),
+            "\(outcome.stderr)")
     }
 }
