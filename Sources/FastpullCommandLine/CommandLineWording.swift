@@ -12,6 +12,7 @@ extension FastpullError.Remedy {
         case .startOver: return "run again without --no-restart or -c to start over"
         case .trustAnotherAuthority:
             return "pass --cacert FILE to trust another authority, or --insecure to skip verification"
+        case .saveDocumentAsItIs: return "pass --no-follow-metalink to save the document as it is"
         }
     }
 }

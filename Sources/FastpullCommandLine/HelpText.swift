@@ -75,7 +75,7 @@ package enum ExitCodeTable {
     package static let rows: [(code: Int32, meaning: String)] = [
         (0, "success: every file is in place, size and every known checksum verified"),
         (1, "internal error (a bug; please report it with the command you ran)"),
-        (2, "usage: bad option, bad URL, unsupported scheme, bad input file"),
+        (2, "usage: bad option, bad URL, unsupported scheme, bad input file (or one over 8 MiB)"),
         (3, "network: DNS, connect, reset or timeout after the retries"),
         (4, "HTTP: an error status (4xx/5xx) after the retries, or a broken response"),
         (5, "the remote file changed during the download"),

@@ -79,6 +79,11 @@ struct Behaviour: Sendable, Equatable {
     /// `pipeline-long=N`: an answer during which the connection's next request arrived runs N bytes
     /// past its length (the content that follows it), and the next answer follows.
     var pipelineLong: Int64?
+    /// `whole-from=OFFSET`: a range that starts at or after OFFSET is answered 200 with the whole
+    /// file (same version, same validators), as a server that stops honouring ranges part-way through
+    /// a download would (a backend behind a balancer without them, Apache's rule for a file modified
+    /// within the last minute).
+    var wholeFrom: Int64?
 
     init() {}
 
@@ -146,6 +151,7 @@ struct Behaviour: Sendable, Equatable {
         case "largest-answer": largestAnswer = Int64(try integer(name, value, in: 1...Int.max))
         case "pipeline-cut": pipelineCut = Int64(try integer(name, value, in: 1...Int.max))
         case "pipeline-long": pipelineLong = Int64(try integer(name, value, in: 1...Int.max))
+        case "whole-from": wholeFrom = Int64(try integer(name, value, in: 0...Int.max))
         case "link", "content-type", "disposition":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

@@ -24,6 +24,7 @@ import Foundation
 /// `quiet-close=1` (the connection closes after each answer, which does not say so),
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
 /// serves the next seed, with its own ETag), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
+/// `whole-from=OFFSET` (a range starting at or after OFFSET gets 200 and the whole file),
 /// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field),
 /// `pipeline-cut=N` / `pipeline-long=N` (an answer during which the next request arrived stops N bytes
 /// short of its length, or runs N bytes past it, and the next answer follows straight on).
@@ -136,6 +137,12 @@ public final class FixtureServer: Sendable {
 
     /// The totals counted since the server started or since the last ``resetStats()``.
     public var stats: FixtureStats { core.stats }
+
+    /// The most connections open at once since the server started or since the last
+    /// ``resetStats()`` (which sets it to the number open then): accepted, including any that only
+    /// asked for `/__stats`, and not yet seen closed by the server. It is no part of ``stats``, whose
+    /// totals do not depend on how soon the server notices that a client closed.
+    public var peakOpenConnections: Int { core.peakOpenConnections }
 
     /// Sets the statistics back to zero (fault counters such as `drops=` are kept).
     public func resetStats() {

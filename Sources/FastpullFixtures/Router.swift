@@ -127,6 +127,10 @@ struct Router {
         }
 
         var range = behaviour.noRanges ? .whole : RangeRequest(header: request.header("Range"), size: size)
+        if case .partial(let requested) = range, let from = behaviour.wholeFrom, requested.lowerBound >= from
+        {
+            range = .whole
+        }
         if case .partial = range, !behaviour.ignoresIfRange, let validator = request.header("If-Range"),
             validator != etag && validator != lastModified
         {

@@ -34,6 +34,8 @@ final class ServerCore: Sendable {
         var open: Set<Int32> = []
         /// Connections accepted so far (the index of the last one, 1-based).
         var accepted = 0
+        /// The most connections open at once since the start (or the last `resetStats()`).
+        var peak = 0
     }
 
     let listenSocket: Int32
@@ -99,6 +101,7 @@ final class ServerCore: Sendable {
             guard !state.stopped else { return nil }
             state.accepted += 1
             state.open.insert(socket)
+            state.peak = max(state.peak, state.open.count)
             return state.accepted
         }
         guard let index else {
@@ -176,7 +179,12 @@ final class ServerCore: Sendable {
 
     func resetStats() {
         statistics.withLock { $0 = FixtureStats() }
+        lifecycle.withLock { $0.peak = $0.open.count }
     }
+
+    /// The most connections that were open at once (accepted, and not yet seen closed) since the
+    /// start or the last `resetStats()`.
+    var peakOpenConnections: Int { lifecycle.withLock { $0.peak } }
 
     /// Counts a request; `newConnection` also counts its connection (its first counted request).
     func countRequest(newConnection: Bool) {

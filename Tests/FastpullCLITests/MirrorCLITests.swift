@@ -1,5 +1,6 @@
 import FastpullFixtures
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Fastpull
@@ -201,5 +202,35 @@ struct MirrorCLITests {
         #expect(result.status == 2)
         #expect(
             result.stderr.contains("--metalink: bad.meta4: it has no <metalink> element"), "\(result.stderr)")
+    }
+
+    /// A server that names 300 mirrors, all on its own host and port: at most
+    /// `Configuration.Limits.linkedMirrors` of them are asked for anything, and their probes (two at
+    /// a time, as `-n 2` allows) stay within the per-host limit with the connections that fetch
+    /// (before: 300 probes, and 83–222 connections open at once whatever the limits said).
+    @Test func threeHundredLinkedMirrorsOnOneHostStayWithinTheLimits() async throws {
+        let requests = Mutex<[String]>([])
+        var configuration = FixtureServer.Configuration()
+        configuration.requestLog = { line in requests.withLock { $0.append(line) } }
+        let origin = try FixtureServer(configuration)
+        let links = (0..<300).map { "</gen/\(Self.size)?seed=4&m=\($0)>; rel=duplicate" }
+        let field = try #require(
+            links.joined(separator: ", ").addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let result = try await run([
+            origin.url("/gen/\(Self.size)?seed=4&link=\(field)").absoluteString, "-o", "linked.bin",
+            "--checksum", "sha256=\(try Self.sha256(Self.content[...]))", "-n", "2",
+            "--max-connections-per-host", "4",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let whole = saved("linked.bin") == Data(Self.content)
+        #expect(whole)
+        #expect(result.stderr.contains("names 300 mirrors; using the first 8"), "\(result.stderr)")
+        let mirrors = Set(
+            requests.withLock { $0 }.compactMap { line -> Substring? in
+                guard let range = line.range(of: "&m=") else { return nil }
+                return line[range.upperBound...].prefix { $0.isNumber }
+            })
+        #expect(mirrors.count <= Configuration.Limits.linkedMirrors, "\(mirrors.sorted())")
+        #expect(origin.peakOpenConnections <= 4, "\(origin.peakOpenConnections) open at once")
     }
 }

@@ -380,6 +380,21 @@ struct FixtureServerTests {
         #expect(whole.body == Data(content))
     }
 
+    /// `whole-from=OFFSET`: a range from OFFSET on is answered 200 with the whole file and the same
+    /// validators; one that starts before it is a 206 as usual.
+    @Test func wholeFromAnswersLaterRangesWithTheWholeFile() throws {
+        let server = try FixtureServer()
+        let content = FixtureContent.bytes(count: 1000, seed: 1)
+        let early = try Curl.run(server.url("/gen/1000?whole-from=500"), "-r", "499-600")
+        #expect(early.status == 206)
+        #expect(early.body == Data(content[499...600]))
+        let late = try Curl.run(server.url("/gen/1000?whole-from=500"), "-r", "500-600")
+        #expect(late.status == 200)
+        #expect(late.header("Content-Range") == nil)
+        #expect(late.header("ETag") == early.header("ETag"))
+        #expect(late.body == Data(content))
+    }
+
     @Test func corruptFlipsOneByteInBodiesThatIncludeIt() throws {
         let server = try FixtureServer()
         var expected = FixtureContent.bytes(count: 1000, seed: 1)
@@ -425,6 +440,22 @@ struct FixtureServerTests {
             #expect(keys == ["requests": 3, "bodyBytesSent": 1234, "connections": 3])
         }
         server.resetStats()
+        #expect(server.stats == FixtureStats())
+    }
+
+    /// The peak of connections open at once: three held open together count three; after a reset
+    /// it starts from those still open.
+    @Test func peakOpenConnectionsCountsConnectionsHeldTogether() throws {
+        let server = try FixtureServer()
+        let clients = try (0..<3).map { _ in try RawClient(port: server.port) }
+        // An answer on each shows the server has accepted it.
+        for client in clients {
+            client.send("GET /gen/10 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse() != nil)
+        }
+        #expect(server.peakOpenConnections == 3)
+        server.resetStats()
+        #expect(server.peakOpenConnections == 3)
         #expect(server.stats == FixtureStats())
     }
 

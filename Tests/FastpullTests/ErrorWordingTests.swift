@@ -23,6 +23,7 @@ struct ErrorWordingTests {
             .startOver: "run again without --no-restart or -c to start over",
             .trustAnotherAuthority:
                 "pass --cacert FILE to trust another authority, or --insecure to skip verification",
+            .saveDocumentAsItIs: "pass --no-follow-metalink to save the document as it is",
         ]
         #expect(Set(words.keys) == Set(FastpullError.Remedy.allCases))
         for (remedy, advice) in words {

@@ -395,6 +395,30 @@ struct SpeedWatchTests {
         let verdicts = steps.map { watch.tooSlow(progress: $0.progress, waiting: $0.waiting, now: at($0.at)) }
         #expect(verdicts == [false, false, false, false, false, true])
     }
+
+    /// The time the download waits for the reader of its output stops the clock: 75 s of a reader
+    /// that takes nothing, against 1 KiB/s over 60 s, is not the server's slowness (before: too slow
+    /// at 60 s). Once the reader reads again, a server that then sends nothing is too slow after the
+    /// rest of the minute.
+    @Test func timeWaitingForTheReaderDoesNotCount() {
+        var watch = SpeedWatch(floor: LowestSpeed(bytesPerSecond: 1024, duration: .seconds(60)))
+        // 1 MiB in the first 5 s, then the reader stops for 75 s while nothing more arrives.
+        var verdicts = [watch.tooSlow(progress: 0, waiting: false, now: at(0))]
+        verdicts.append(watch.tooSlow(progress: 1 << 20, waiting: false, now: at(5)))
+        for second in stride(from: 6, through: 80, by: 1) {
+            let waited = Duration.seconds(second - 5)
+            verdicts.append(
+                watch.tooSlow(progress: 1 << 20, waiting: false, outputWait: waited, now: at(Double(second))))
+        }
+        #expect(!verdicts.contains(true))
+        // The reader is back; the server sends nothing from now on.
+        let waited = Duration.seconds(75)
+        let afterwards = (81...200).map {
+            watch.tooSlow(progress: 1 << 20, waiting: false, outputWait: waited, now: at(Double($0)))
+        }
+        // Too slow once 60 s of the network's own time have passed without a byte: 5 + 60 + 75.
+        #expect(afterwards.firstIndex(of: true).map { 81 + $0 } == 140)
+    }
 }
 
 /// A `.netrc` with passwords that other users can read is used, with a warning.

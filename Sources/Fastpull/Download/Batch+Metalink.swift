@@ -1,27 +1,32 @@
 import FoundationEssentials
 
 extension Batch {
-    /// The largest Metalink document followed, in bytes.
-    static let largestMetalink: Int64 = 16 << 20
+    /// How a followed Metalink document is fetched: within ``Configuration/Limits/largestDocument``,
+    /// and one too large can be saved as it is instead.
+    static let followedDocument = DocumentFetch(kind: "Metalink file", remedy: .saveDocumentAsItIs)
 
     /// When `url` (of an item saved into `folder`) is a Metalink document — its media type, or a
     /// `.meta4` name — and ``Configuration/followsMetalink`` is on: the document is fetched and parsed,
     /// and the file it describes is what the item downloads (its first URL, the others as mirrors, its
     /// hashes, piece hashes and size, its name in `folder`). Nil for any other file.
     ///
-    /// - Throws: ``FastpullError`` when the document cannot be fetched or read, or describes more than
-    ///   one file (each needs a destination of its own: read it with ``Metalink/init(parsing:)``).
+    /// - Throws: ``FastpullError`` when the document cannot be fetched or read, is larger than
+    ///   ``Configuration/Limits/largestDocument`` (refused before its body when the probe found its
+    ///   length), or describes more than one file (each needs a destination of its own: read it with
+    ///   ``Metalink/init(parsing:)``).
     static func followedMetalink(
         _ url: URL, probed: Download.Probed, folder: URL, configuration: Configuration
     ) async throws(FastpullError) -> (url: URL, file: URL, configuration: Configuration)? {
         let remote = probed.remote
         guard configuration.followsMetalink,
-            Metalink.isMediaType(remote.contentType) || hasMetalinkName(remote.finalURL),
-            (remote.size ?? 0) <= largestMetalink
+            Metalink.isMediaType(remote.contentType) || hasMetalinkName(remote.finalURL)
         else { return nil }
-        // The document is fetched whole on its own; an answer the naming probe kept goes now.
+        // The document is fetched on its own; an answer the naming probe kept goes now.
         probed.answer?.discard()
-        let data = try await fetchDocument(url, configuration: configuration)
+        if let size = remote.size, size > followedDocument.limit {
+            throw followedDocument.tooLarge(url, declared: size)
+        }
+        let data = try await followedDocument.fetch(url, configuration: configuration)
         let metalink: Metalink
         do {
             metalink = try Metalink(parsing: data)
@@ -57,38 +62,5 @@ extension Batch {
         let cut = name.utf8.index(name.utf8.endIndex, offsetBy: -suffix.utf8.count)
         // A name that is only dots and the extension (`/.meta4`, `/..meta4`) has none.
         return HTTPHeaders.namesEqual(name[cut...], suffix) && name[..<cut].contains { $0 != "." }
-    }
-
-    /// The bytes of a small document, fetched over one connection into a temporary file.
-    private static func fetchDocument(_ url: URL, configuration: Configuration) async throws(FastpullError)
-        -> Data
-    {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-metalink-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw FastpullError(
-                .localIO, "cannot create a temporary folder for \(url.redactedForDisplay): \(error)")
-        }
-        var settings = configuration
-        settings.connections = .fixed(1)
-        settings.followsMetalink = false
-        settings.mirrors = []
-        settings.checksums = []
-        settings.checksumFiles = []
-        settings.pieceHashes = nil
-        settings.expectedSize = nil
-        settings.describedChecksums = nil
-        settings.resumeFromJournal = false
-        settings.traceFile = nil
-        let destination = folder.appendingPathComponent("document.meta4")
-        _ = try await Download(from: url, to: destination, configuration: settings).run()
-        guard let data = FileManager.default.contents(atPath: destination.path) else {
-            throw FastpullError(
-                .localIO, "cannot read the Metalink document fetched from \(url.redactedForDisplay)")
-        }
-        return data
     }
 }

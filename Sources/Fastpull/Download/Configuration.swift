@@ -126,6 +126,9 @@ public struct Configuration: Sendable {
     /// The size the file must have (a Metalink file's `<size>`): a source of another size is not used,
     /// and a URL asked for of another size fails the download.
     public var expectedSize: Int64? = nil
+    /// Set when the download is a document Fastpull reads for itself (``DocumentFetch``): nothing of
+    /// it is read past ``Limits/largestDocument``.
+    var document: DocumentFetch? = nil
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -217,6 +220,22 @@ extension Configuration {
         public static let maximumConnectionsPerHost = 64
         /// Files a batch fetches at once.
         public static let parallelFiles = 4
+    }
+
+    /// The one home of the limits the library keeps whatever the configuration says.
+    public enum Limits {
+        /// The most bytes read of a document Fastpull reads for itself rather than saves (a Metalink
+        /// file it follows or is given, a checksum file at a URL): 8 MiB holds a Metalink file with
+        /// about 90,000 piece hashes (a 90 GiB file in 1 MiB pieces) or a checksum file of about
+        /// 80,000 lines, far more than real ones, while the document and what is parsed from it stay
+        /// a few tens of MiB in memory. A longer one is refused, before its body when its length is
+        /// declared, at this many bytes when not.
+        public static let largestDocument: Int64 = 8 << 20
+        /// The most mirrors taken from the `Link: <…>; rel=duplicate` fields of one file (RFC 6249),
+        /// in the server's order of preference: a mirror redirector names a handful, and each mirror
+        /// costs a probe and connections. The rest are left out with a warning; mirrors given in
+        /// ``Configuration/mirrors`` are not counted.
+        public static let linkedMirrors = 8
     }
 
     /// The text of a checksum file, and the path or URL it came from.

@@ -318,9 +318,14 @@ public final class Download: Sendable {
         if let total = progress.totalBytes, progress.bytesWritten >= total { return }
         let hashed = scheduler.withLock { $0?.hashedBytes } ?? 0
         let fetched = counters.bytesFetched.load(ordering: .relaxed)
+        let now = ContinuousClock.now
+        let outputWait = counters.outputWait.total(at: now)
         let (tooSlow, floor) = watch.withLock {
             (
-                $0.tooSlow(progress: fetched + hashed, waiting: progress.waitingToRetry != nil, now: .now),
+                $0.tooSlow(
+                    progress: fetched + hashed, waiting: progress.waitingToRetry != nil,
+                    outputWait: outputWait,
+                    now: now),
                 $0.floor
             )
         }

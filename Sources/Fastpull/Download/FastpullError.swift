@@ -87,6 +87,9 @@ extension FastpullError {
         case startOver
         /// The server's certificate is not trusted: trust another authority, or skip verification.
         case trustAnotherAuthority
+        /// A document followed for the file it describes (a Metalink file) cannot be used: save the
+        /// document itself instead.
+        case saveDocumentAsItIs
 
         /// The remedy in the library's words.
         public var description: String {
@@ -98,6 +101,8 @@ extension FastpullError {
             case .trustAnotherAuthority:
                 return
                     "set Configuration.caFile to trust another authority, or Configuration.insecure to skip verification"
+            case .saveDocumentAsItIs:
+                return "set Configuration.followsMetalink to false to save the document as it is"
             }
         }
     }

@@ -4,7 +4,10 @@
 /// few seconds keeps every connection alive and the download never ends.
 ///
 /// Waits for a retry do not count, nor the time the streaming hash needs to catch up with a resumed
-/// download's kept bytes (its progress counts as progress).
+/// download's kept bytes (its progress counts as progress), nor the time an output that takes the
+/// bytes in order (standard output, a pipe) keeps the download waiting for its reader: that is the
+/// reader's pace, not the network's. A reader that stops reading holds the download for as long as it
+/// stays (as it holds `curl` or `cat`); one that goes away ends it.
 public struct LowestSpeed: Sendable, Equatable {
     /// Bytes per second, all connections together.
     public var bytesPerSecond: Int64
@@ -33,12 +36,20 @@ struct SpeedWatch {
 
     /// Takes the progress (bytes fetched plus bytes hashed) at `now`; true when it has stayed below
     /// the floor for the whole duration. `waiting`: the download waits for a retry, which starts the
-    /// measurement afresh.
-    mutating func tooSlow(progress: Int64, waiting: Bool, now: ContinuousClock.Instant) -> Bool {
+    /// measurement afresh. `outputWait`: how long the download has waited for the reader of its output
+    /// in all, a wait under way included; the measurement's clock stands still meanwhile.
+    mutating func tooSlow(
+        progress: Int64, waiting: Bool, outputWait: Duration = .zero, now: ContinuousClock.Instant
+    ) -> Bool {
         guard !waiting else {
             samples.removeAll()
             return false
         }
+        // The network's clock: the time the download did not wait for its reader.
+        let now = now - outputWait
+        // While the clock stands still the first sample of the stop stays: the bytes that came
+        // meanwhile count once it goes on.
+        if let last = samples.last, last.at >= now { return false }
         samples.append((now, progress))
         // Keep the newest sample at least `duration` old, and everything after it.
         while samples.count > 1, now - samples[1].at >= floor.duration { samples.removeFirst() }

@@ -62,7 +62,8 @@ extension Pipeline {
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             return try await stream(
                 outcome: outcome, pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
         }
         outcome.pendingBody?.connection.close()
         let expectations = try expectations(for: remote)
@@ -71,7 +72,9 @@ extension Pipeline {
             minimumSegmentSize: configuration.minimumSegmentSize)
         let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: 0, scheduler: scheduler)
-        let output = OrderedOutput(descriptor: descriptor, name: target.name)
+        let output = OrderedOutput(descriptor: descriptor, name: target.name, wait: counters.outputWait)
+        // No connection is given a window past what the ring holds, from the first one on.
+        scheduler.setHorizon(Int64(output.capacity))
         let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let sha256: [UInt8]
         let peakConnections: Int
@@ -96,10 +99,33 @@ extension Pipeline {
             return try await stream(
                 outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
                 pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(descriptor: descriptor, name: target.name))
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
         } catch let answer as WholeFileAnswer {
-            answer.connection.close()
-            throw Failure(TransferError.wholeFile(requested: 0...(size - 1)), url: remote.finalURL).error
+            // Bytes went out already. When the answer proves it is the version they came from, the
+            // rest of the file comes from it: its first bytes are read and dropped, the others go on
+            // where the output stopped, and the digests of what went out continue with them.
+            let handed = output.bytesHandedOver
+            guard remote.isSameVersion(answer.head), let digests = output.takeDigestsOfHandedOver() else {
+                answer.connection.close()
+                throw FastpullError(
+                    .httpStatus,
+                    "\(remote.finalURL.redactedForDisplay) answered 200 with the whole file to a request for bytes \(answer.requested.lowerBound)-\(answer.requested.upperBound), after \(handed) bytes had gone to \(target.name), and nothing in that answer shows it is the same version; the server stopped honouring ranges: save to a file instead"
+                )
+            }
+            download.emit(
+                .warning(
+                    "\(remote.finalURL.redactedForDisplay) answered a range request with the whole file; the rest comes from that answer, after its first \(handed) bytes (already sent to \(target.name))"
+                ))
+            var single = remote
+            single.acceptsRanges = false
+            counters.bytesWritten.store(handed, ordering: .relaxed)
+            return try await stream(
+                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
+                pool: pool, policy: policy, executors: executors, started: started,
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait, handedOver: handed),
+                expectations: expectations, resuming: StreamFetcher.Resume(offset: handed, digests: digests))
         } catch {
             throw Failure(error, url: remote.finalURL).error
         }

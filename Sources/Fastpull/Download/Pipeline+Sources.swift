@@ -8,7 +8,8 @@ extension Pipeline {
     /// ``Configuration/mirrorsUnverified``): then only the URL asked for serves, with a warning.
     ///
     /// The mirrors are those given, then those the server named (RFC 6249 `Link: rel=duplicate`,
-    /// with ``Configuration/usesLinkedMirrors``); the latter are used only when the file can be
+    /// with ``Configuration/usesLinkedMirrors``), at most ``Configuration/Limits/linkedMirrors`` of
+    /// them, in the server's order of preference; the latter are used only when the file can be
     /// verified, without a word otherwise, since nobody asked for them.
     func sourceSet(for remote: RemoteFile, expectations: Expectations) -> (
         sources: SourceSet, mirrors: [URL]
@@ -19,10 +20,21 @@ extension Pipeline {
             mirrors.append(url)
         }
         if configuration.usesLinkedMirrors, verifiable || configuration.mirrorsUnverified {
+            var linked: [URL] = []
             for url in remote.duplicates
-            where !mirrors.contains(url) && url != download.url && url != remote.finalURL {
-                mirrors.append(url)
+            where !mirrors.contains(url) && !linked.contains(url) && url != download.url
+                && url != remote.finalURL
+            {
+                linked.append(url)
             }
+            let most = Configuration.Limits.linkedMirrors
+            if linked.count > most {
+                download.emit(
+                    .warning(
+                        "\(remote.finalURL.redactedForDisplay) names \(linked.count) mirrors; using the first \(most)"
+                    ))
+            }
+            mirrors += linked.prefix(most)
         }
         guard !mirrors.isEmpty else { return nil }
         guard verifiable || configuration.mirrorsUnverified else {
@@ -38,23 +50,39 @@ extension Pipeline {
     /// Runs `body` (the fetch) while the mirrors are probed, each on a thread of its own; a mirror
     /// joins the sources once its probe shows the same size with byte ranges, and is named with the
     /// reason when it does not. The probes are cancelled when `body` ends.
+    ///
+    /// A probe is a connection like the fetch's: no more of them run at once than the download may
+    /// have connections (``Configuration/connectionLimit``), and each holds a place of its host's
+    /// per-host limit (``Configuration/maximumConnectionsPerHost``) while it runs, waiting for one
+    /// when the fetch holds them all.
     func whileAddingMirrors<T: Sendable>(
         _ mirrors: [URL], to sources: SourceSet?, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
         executors: ExecutorSet, _ body: () async throws -> T
     ) async throws -> T {
         guard let sources else { return try await body() }
         sources.expectProbes(mirrors.count)
+        let atOnce = max(1, min(configuration.connectionLimit, mirrors.count))
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            for (index, mirror) in mirrors.enumerated() {
-                // Far from the connections' executors (numbered from 2 up).
-                let executor = executors[1_000_000 + index]
-                group.addTask {
-                    defer {
-                        sources.endProbe()
-                        executors.retire(1_000_000 + index)
+            group.addTask {
+                await withTaskGroup(of: Void.self) { probes in
+                    var waiting = mirrors.enumerated().makeIterator()
+                    func startNext() {
+                        // Once the fetch is over, the mirrors not probed yet are left alone.
+                        guard !Task.isCancelled, let (index, mirror) = waiting.next() else { return }
+                        // Far from the connections' executors (numbered from 2 up).
+                        let executor = executors[1_000_000 + index]
+                        probes.addTask {
+                            defer {
+                                sources.endProbe()
+                                executors.retire(1_000_000 + index)
+                            }
+                            await addMirror(
+                                mirror, to: sources, size: size, pool: pool, policy: policy,
+                                executor: executor)
+                        }
                     }
-                    await addMirror(
-                        mirror, to: sources, size: size, pool: pool, policy: policy, executor: executor)
+                    for _ in 0..<atOnce { startNext() }
+                    while await probes.next() != nil { startNext() }
                 }
             }
             let result = try await body()
@@ -63,10 +91,27 @@ extension Pipeline {
         }
     }
 
+    /// Takes a place of the per-host limit for `url`'s host, waiting for one to free; nil when the
+    /// task was cancelled first. The caller releases it.
+    private func hostPlace(for url: URL) async -> String? {
+        let host = HostConnectionLimiter.key(for: url)
+        let limit = max(configuration.maximumConnectionsPerHost, 1)
+        while !HostConnectionLimiter.shared.acquire(host, limit: limit) {
+            do {
+                try await AlarmClock.sleep(for: .milliseconds(50))
+            } catch {
+                return nil
+            }
+        }
+        return host
+    }
+
     private func addMirror(
         _ url: URL, to sources: SourceSet, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
         executor: ThreadExecutor
     ) async {
+        guard let host = await hostPlace(for: url) else { return }
+        defer { HostConnectionLimiter.shared.release(host) }
         let reason: String
         do {
             // A mirror that does not answer is not waited for long: the others serve meanwhile.

@@ -8,7 +8,8 @@ extension Pipeline {
     func stream(
         outcome: Probe.Outcome, pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet,
         started: ContinuousClock.Instant, ordered: SequentialOutput? = nil, rangesSupported: Bool = false,
-        expectations known: Expectations? = nil, trace: TraceRecorder? = nil
+        expectations known: Expectations? = nil, trace: TraceRecorder? = nil,
+        resuming: StreamFetcher.Resume? = nil
     ) async throws -> Report {
         let remote = outcome.remote
         let expectations: Expectations
@@ -43,6 +44,8 @@ extension Pipeline {
                 remote: remote, pool: pool, destination: destination, counters: counters,
                 retries: configuration.retries, policy: policy)
             fetcher.algorithms = digestAlgorithms(for: expectations)
+            fetcher.document = configuration.document
+            fetcher.resuming = resuming
             let pending = outcome.pendingBody
             let result: StreamFetcher.Result
             // The trace shows the one connection as it shows a segmented download's: its window is

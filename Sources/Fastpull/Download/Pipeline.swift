@@ -168,6 +168,11 @@ struct Pipeline {
             pool: pool, policy: policy, executor: executors.control,
             opensWithGet: opensWithGet(journaled: journaled))
         let remote = outcome.remote
+        // A document over its limit goes no further: not a byte of its body is read.
+        if let document = configuration.document, let size = remote.size, size > document.limit {
+            outcome.pendingBody?.connection.close()
+            throw document.tooLarge(download.url, declared: size)
+        }
         // The probe's 206, unread: the first connection's answer.
         let opening = outcome.pendingBody.flatMap { OpeningAnswer(connection: $0.connection, head: $0.head) }
         defer { opening?.discard() }

@@ -9,6 +9,8 @@ final class TransferCounters: Sendable {
     /// How many connections the download means to have now.
     let targetConnections = Atomic<Int>(0)
     let retries = Atomic<Int>(0)
+    /// Time spent handing bytes to an output that takes them in order: waiting for its reader.
+    let outputWait = WaitClock()
     /// The retry the download is waiting for, if it is.
     private let waiting = Mutex<(retry: TransferProgress.Retry, until: ContinuousClock.Instant)?>(nil)
 
@@ -75,5 +77,37 @@ public struct TransferProgress: Sendable, Equatable {
     public var fraction: Double? {
         guard let totalBytes else { return nil }
         return totalBytes == 0 ? 1 : Double(bytesWritten) / Double(totalBytes)
+    }
+}
+
+/// How long something has waited in all, a wait under way included: the time a download spent
+/// handing bytes to a reader that took them slowly (standard output, a pipe), which is no part of how
+/// fast the network delivers.
+final class WaitClock: Sendable {
+    private let state = Mutex<(total: Duration, since: ContinuousClock.Instant?)>((.zero, nil))
+
+    /// A wait starts (one at a time: one thread hands bytes to an output).
+    func begin(at now: ContinuousClock.Instant = .now) {
+        state.withLock { $0.since = now }
+    }
+
+    /// The wait that started ends.
+    func end(at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            if let since = state.since { state.total += now - since }
+            state.since = nil
+        }
+    }
+
+    /// Every wait so far, up to `now` for one under way.
+    func total(at now: ContinuousClock.Instant = .now) -> Duration {
+        state.withLock { state in state.total + (state.since.map { max(now - $0, .zero) } ?? .zero) }
+    }
+
+    /// Runs `body`, a wait.
+    func timing<T>(_ body: () throws -> T) rethrows -> T {
+        begin()
+        defer { end() }
+        return try body()
     }
 }

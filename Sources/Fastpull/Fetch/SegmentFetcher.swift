@@ -361,7 +361,7 @@ struct SegmentFetcher: Sendable {
             try Self.validate(head, requested: requested, remote: remote, size: size, connection: connection)
         } catch TransferError.wholeFile {
             handedOver = true
-            throw WholeFileAnswer(connection: connection, head: head)
+            throw WholeFileAnswer(connection: connection, head: head, requested: requested)
         }
 
         var offset = requested.lowerBound
@@ -646,6 +646,8 @@ struct WholeFileAnswer: Error, @unchecked Sendable {
     // @unchecked: the connection is handed over, not shared; only the pipeline uses it from now on.
     let connection: HTTPConnection
     let head: ResponseHead
+    /// The range that was asked for.
+    let requested: ClosedRange<Int64>
 }
 
 extension SegmentTable.Assignment {

@@ -17,6 +17,21 @@ struct StreamFetcher: Sendable {
     let policy: RetryPolicy
     /// Algorithms to compute (SHA-256 among them where the download reports it).
     var algorithms: [Digest.Algorithm] = []
+    /// Set when the stream goes on where a ring left an ordered output (``Resume``).
+    var resuming: Resume? = nil
+    /// Set for a document Fastpull reads for itself: a body that declares, or reaches, more than its
+    /// limit is refused, and no byte past the limit is written.
+    var document: DocumentFetch? = nil
+
+    /// An ordered output whose first `offset` bytes went out already, from ranges of the same
+    /// version: the stream reads the whole answer, drops those bytes unseen, and continues `digests`,
+    /// which hold exactly them, with the rest.
+    struct Resume: @unchecked Sendable {
+        // @unchecked: `digests` is handed over by the drain that stopped (its task awaited) to this
+        // stream, the only one that uses it from then on, one thread at a time.
+        let offset: Int64
+        let digests: DigestSet
+    }
 
     struct Result {
         var size: Int64
@@ -36,7 +51,9 @@ struct StreamFetcher: Sendable {
             var stale = StaleConnectionRetry()
             while true {
                 if slot.isCancelled { throw CancellationError() }
-                let digests = DigestSet(algorithms)
+                // A stream that goes on from a ring's bytes has their digests; nothing of it is
+                // tried twice (the output cannot start over), so they are only ever continued once.
+                let digests = resuming?.digests ?? DigestSet(algorithms)
                 var written: Int64 = 0
                 do {
                     try fetchOnce(pending: pending, digests: digests, written: &written, slot: slot)
@@ -114,15 +131,29 @@ struct StreamFetcher: Sendable {
             connection.close()
             throw TransferError.sizeChanged(expected: size, got: declared)
         }
+        if let document, let expected, expected > document.limit {
+            connection.close()
+            throw document.tooLarge(remote.url, declared: expected)
+        }
         var offset: Int64 = 0
+        let start = resuming?.offset ?? 0
         defer { written = offset }
         try connection.readBody(of: head, method: "GET") { bytes in
             let count = Int64(bytes.count)
             if let expected, offset + count > expected { throw TransferError.bodyTooLong(expected: expected) }
-            try destination.write(bytes, at: offset)
-            digests.update(bytes)
+            if let document, offset + count > document.limit {
+                throw document.tooLarge(remote.url, declared: nil)
+            }
+            // Bytes the output has already: fetched again, never handed over twice.
+            let skipped = Int(min(max(start - offset, 0), count))
+            if skipped > 0 { counters.bytesFetched.add(Int64(skipped), ordering: .relaxed) }
+            if skipped < bytes.count {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+                try destination.write(rest, at: offset + Int64(skipped))
+                digests.update(rest)
+                counters.addWritten(Int64(rest.count))
+            }
             offset += count
-            counters.addWritten(count)
         }
         if let expected, offset != expected {
             throw TransferError.bodyTooShort(expected: expected, got: offset)

@@ -66,6 +66,15 @@ struct RemoteFile: Sendable, Equatable {
         return nil
     }
 
+    /// Whether `head` proves it is of the version pinned at the probe: it carries the strong ETag
+    /// the probe saw or, without one, the `Last-Modified` that stands for it in `If-Range`. An answer
+    /// without such a validator proves nothing (``changeReason(in:)`` only finds contradictions).
+    func isSameVersion(_ head: ResponseHead) -> Bool {
+        if let etag { return Self.validators(of: head).etag == etag }
+        guard lastModifiedIsStrong, let lastModified else { return false }
+        return head.headers["Last-Modified"] == lastModified
+    }
+
     /// Reads validators from a response head; weak ETags are not validators for ranges.
     static func validators(of head: ResponseHead) -> (etag: String?, lastModified: String?) {
         var etag = head.headers["ETag"]

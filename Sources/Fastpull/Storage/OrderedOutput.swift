@@ -13,6 +13,8 @@ import Synchronization
 /// byte one owner, and never a window past the horizon, so a part of the ring is written again only
 /// after the drain has passed it); the drain reads only below the scheduler's frontier, which it learns
 /// under the scheduler's lock after the writers' commits, so every byte it reads was written before.
+/// The digests a stopped drain leaves are written by the drain's thread before its task ends and read
+/// after that task was awaited.
 final class OrderedOutput: ByteDestination, @unchecked Sendable {
     /// Where the bytes go, in order.
     let descriptor: Int32
@@ -21,15 +23,25 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
     let capacity: Int
     private let ring: UnsafeMutableRawBufferPointer
     private let handedOver = Atomic<Int64>(0)
+    /// The digests of the bytes handed over, when the drain was stopped before the end: written by
+    /// the drain just before it returns, read (``takeDigestsOfHandedOver()``) only once the task that
+    /// ran the drain has been awaited.
+    private var stoppedDigests: DigestSet?
+    /// Where the time spent handing bytes to the descriptor (waiting for its reader) is counted.
+    let wait: WaitClock
 
     /// The most a ring holds by default: far fewer bytes than a file, enough for every connection to
     /// have a window in flight.
     static let defaultCapacity = 16 << 20
 
-    init(descriptor: Int32, name: String, capacity: Int = OrderedOutput.defaultCapacity) {
+    init(
+        descriptor: Int32, name: String, capacity: Int = OrderedOutput.defaultCapacity,
+        wait: WaitClock = WaitClock()
+    ) {
         self.descriptor = descriptor
         self.name = name
         self.capacity = capacity
+        self.wait = wait
         ring = .allocate(byteCount: capacity, alignment: 4096)
     }
 
@@ -58,7 +70,8 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
 
     /// Hands the file's bytes to the descriptor in order as the scheduler's frontier grows, until all
     /// `size` are out; returns their digests (of `algorithms`) and when the last byte came, or
-    /// nil if the scheduler stopped first. Blocks its thread: run it on an executor of its own.
+    /// nil if the scheduler stopped first (the digests of what went out are then kept for
+    /// ``takeDigestsOfHandedOver()``). Blocks its thread: run it on an executor of its own.
     func drain(scheduler: Scheduler, size: Int64, algorithms: [Digest.Algorithm]) throws -> (
         digests: [Digest.Algorithm: [UInt8]], lastByteAt: ContinuousClock.Instant
     )? {
@@ -66,7 +79,10 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
         scheduler.setHorizon(Int64(capacity))
         var out: Int64 = 0
         while out < size {
-            guard let frontier = scheduler.waitForFrontier(beyond: out) else { return nil }
+            guard let frontier = scheduler.waitForFrontier(beyond: out) else {
+                stoppedDigests = set
+                return nil
+            }
             while out < frontier {
                 let slot = Int(out % Int64(capacity))
                 let count = Int(min(frontier - out, Int64(capacity - slot)))
@@ -82,9 +98,16 @@ final class OrderedOutput: ByteDestination, @unchecked Sendable {
         return (set.finalize(), .now)
     }
 
-    /// Writes all of `bytes` to the descriptor.
+    /// The digests, not finalized, of the ``bytesHandedOver`` bytes a drain that was stopped handed
+    /// over: a stream that goes on from there continues them. Nil unless a drain was stopped.
+    func takeDigestsOfHandedOver() -> DigestSet? {
+        defer { stoppedDigests = nil }
+        return stoppedDigests
+    }
+
+    /// Writes all of `bytes` to the descriptor, counting the time it takes as a wait for the reader.
     private func hand(_ bytes: UnsafeRawBufferPointer) throws {
-        try DescriptorWriter.writeAll(bytes, to: descriptor, name: name)
+        try wait.timing { try DescriptorWriter.writeAll(bytes, to: descriptor, name: name) }
     }
 }
 
@@ -94,15 +117,21 @@ final class SequentialOutput: ByteDestination, Sendable {
     let descriptor: Int32
     let name: String
     private let written = Atomic<Int64>(0)
+    /// Where the time spent handing bytes to the descriptor (waiting for its reader) is counted.
+    let wait: WaitClock
 
-    init(descriptor: Int32, name: String) {
+    /// An output whose first `handedOver` bytes went to the descriptor already (from a ring whose
+    /// download then came as a stream).
+    init(descriptor: Int32, name: String, wait: WaitClock = WaitClock(), handedOver: Int64 = 0) {
         self.descriptor = descriptor
         self.name = name
+        self.wait = wait
+        written.store(handedOver, ordering: .relaxed)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         precondition(offset == written.load(ordering: .relaxed), "a stream arrives in order")
-        try DescriptorWriter.writeAll(bytes, to: descriptor, name: name)
+        try wait.timing { try DescriptorWriter.writeAll(bytes, to: descriptor, name: name) }
         written.add(Int64(bytes.count), ordering: .relaxed)
     }
 

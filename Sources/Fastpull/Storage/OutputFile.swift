@@ -359,6 +359,29 @@ enum FileSystem {
         kind(of: path) == S_IFDIR
     }
 
+    /// The first bytes of the file at `path`, read with `read(2)` until its end or until more than
+    /// `limit` are in (then `limit + 1` are returned): a FIFO or a device such as `/dev/zero` is cut
+    /// there rather than read whole.
+    static func read(_ path: String, atMost limit: Int) throws(StorageError) -> [UInt8] {
+        var fd: Int32
+        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes {
+                Glibc.read(fd, $0.baseAddress! + count, $0.count - count)
+            }
+            if got < 0, errno == EINTR { continue }
+            guard got >= 0 else { throw StorageError(call: "read", path: path, errno: errno) }
+            if got == 0 { break }
+            count += got
+        }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
     /// Best effort: fsync the folder holding `path`, so a rename survives a crash.
     static func syncDirectory(containing path: String) {
         let fd = open(split(path).folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
