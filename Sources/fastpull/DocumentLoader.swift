@@ -19,9 +19,10 @@ enum DocumentLoader {
     /// - Throws: ``FastpullError`` naming the document: ``FastpullError/Code/usage`` for a local file
     ///   that cannot be read and for a document over the limit, the download's own code (network, HTTP
     ///   status, TLS) for a URL that cannot be fetched.
-    static func load(_ source: String, kind: String, option: String, using configuration: Configuration)
-        async throws(FastpullError) -> Data
-    {
+    static func load(
+        _ source: String, kind: String, option: String, using configuration: Configuration,
+        proxy: @Sendable (URL) throws(UsageError) -> ProxySetting
+    ) async throws(FastpullError) -> Data {
         let document = DocumentFetch(kind: kind, advice: "check that it is the \(kind) you meant")
         do throws(FastpullError) {
             guard isURL(source) else { return try document.read(path: source) }
@@ -36,6 +37,15 @@ enum DocumentLoader {
             settings.retries = configuration.retries
             settings.connectTimeout = configuration.connectTimeout
             settings.idleTimeout = configuration.idleTimeout
+            // Through the proxy the download itself would take (a SOCKS one is refused before any
+            // connection), never around it.
+            do {
+                settings.proxy = try proxy(url)
+            } catch {
+                let message = error.message
+                throw FastpullError(
+                    .usage, message.hasPrefix("error: ") ? String(message.dropFirst(7)) : message)
+            }
             return try await document.fetch(url, configuration: settings)
         } catch  where error.code == .usage {
             var named = error
@@ -48,13 +58,14 @@ enum DocumentLoader {
 /// The `--checksum-file` sources as the library takes them.
 enum ChecksumFileLoader {
     /// The text of every source, in order.
-    static func load(_ sources: [String], using configuration: Configuration) async throws(FastpullError)
-        -> [Configuration.ChecksumFileContents]
-    {
+    static func load(
+        _ sources: [String], using configuration: Configuration,
+        proxy: @Sendable (URL) throws(UsageError) -> ProxySetting
+    ) async throws(FastpullError) -> [Configuration.ChecksumFileContents] {
         var files: [Configuration.ChecksumFileContents] = []
         for source in sources {
             let data = try await DocumentLoader.load(
-                source, kind: "checksum file", option: "--checksum-file", using: configuration)
+                source, kind: "checksum file", option: "--checksum-file", using: configuration, proxy: proxy)
             files.append(.init(source: source, text: String(decoding: data, as: UTF8.self)))
         }
         return files
@@ -64,13 +75,14 @@ enum ChecksumFileLoader {
 /// The files of every `--metalink` document, in order.
 enum MetalinkLoader {
     /// - Throws: ``FastpullError`` naming the document that cannot be read or is not Metalink 4.
-    static func load(_ sources: [String], using configuration: Configuration) async throws(FastpullError)
-        -> [CommandOptions.MetalinkFile]
-    {
+    static func load(
+        _ sources: [String], using configuration: Configuration,
+        proxy: @Sendable (URL) throws(UsageError) -> ProxySetting
+    ) async throws(FastpullError) -> [CommandOptions.MetalinkFile] {
         var files: [CommandOptions.MetalinkFile] = []
         for source in sources {
             let data = try await DocumentLoader.load(
-                source, kind: "Metalink file", option: "--metalink", using: configuration)
+                source, kind: "Metalink file", option: "--metalink", using: configuration, proxy: proxy)
             do {
                 let metalink = try Metalink(parsing: data)
                 files += metalink.files.map { CommandOptions.MetalinkFile(source: source, file: $0) }

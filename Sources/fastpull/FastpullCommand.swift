@@ -58,9 +58,14 @@ struct FastpullCommand {
 
         let metalinks: [CommandOptions.MetalinkFile]
         do {
+            let proxy: @Sendable (URL) throws(UsageError) -> ProxySetting = {
+                [options] url throws(UsageError) in
+                try options.proxySetting(for: url, environment: environment)
+            }
             options.configuration.checksumFiles = try await ChecksumFileLoader.load(
-                options.checksumFiles, using: options.configuration)
-            metalinks = try await MetalinkLoader.load(options.metalinks, using: options.configuration)
+                options.checksumFiles, using: options.configuration, proxy: proxy)
+            metalinks = try await MetalinkLoader.load(
+                options.metalinks, using: options.configuration, proxy: proxy)
         } catch {
             printError("error: \(error.commandLineMessage)")
             exit(error.code.rawValue)

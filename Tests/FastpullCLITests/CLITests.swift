@@ -101,6 +101,24 @@ struct CLITests {
         #expect(contents("socks.bin") == nil)
     }
 
+    /// The documents fastpull reads for itself (`--checksum-file`, `--metalink`) go through the proxy
+    /// the download would take, so a SOCKS one refuses them before any connection: they went direct
+    /// (around the proxy the user set) and only the download itself was refused.
+    @Test(arguments: ["--checksum-file", "--metalink"])
+    func aDocumentIsFetchedThroughTheDownloadsProxyOrNotAtAll(option: String) async throws {
+        let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        var environment = Dictionary(uniqueKeysWithValues: names.map { ($0, "") })
+        environment["ALL_PROXY"] = "socks5h://127.0.0.1:1080"
+        let document = server.url("/gen/4096?seed=3").absoluteString
+        let url = server.url("/gen/4096").absoluteString
+        let result = try await CLIRunner.run(
+            [option, document, url, "-o", "doc.bin"], in: folder, environment: environment)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("is a SOCKS proxy (socks5h://)"), "\(result.stderr)")
+        #expect(server.stats.requests == 0)
+        #expect(contents("doc.bin") == nil)
+    }
+
     /// What the terminal is given is escaped: an output name holding an escape sequence is said as
     /// `\x1B[31m`, which changes no colour (it printed the raw escape).
     @Test func controlCharactersInWhatIsPrintedAreEscaped() async throws {
