@@ -979,6 +979,41 @@ struct SegmentTableTests {
         #expect(state.nextWindow(for: 1, now: at(0.75))?.1 == .hedged(from: 0, at: mebibyte))
     }
 
+    /// With work held back by the horizon, a window whose answer is long overdue is still taken
+    /// over: that is evidence, not the endgame's smaller gain (a connection just reset by a stall
+    /// and waiting on the piece the reader needs would otherwise hold the pipe for a stall timeout).
+    @Test func anOverdueWindowIsTakenOverBeforeTheHorizonMovesToo() {
+        var state = table(
+            [mebibyte, 72_000, mebibyte], settings: SegmentTable.Settings(initialWindow: mebibyte))
+        state.horizon = mebibyte + 72_000
+        _ = state.nextWindow(for: 1, now: at(0))
+        state.recordFirstByte(1, after: .milliseconds(100))
+        write(&state, 1, mebibyte, at: 0.25)
+        _ = state.nextWindow(for: 0, now: at(0.3))
+        #expect(state.isHeldByHorizon)
+        #expect(state.nextWindow(for: 1, now: at(0.6)) == nil)
+        #expect(state.nextWindow(for: 1, now: at(0.75))?.1 == .hedged(from: 0, at: mebibyte))
+        checkTiling(state, size: 2 * mebibyte + 72_000)
+    }
+
+    /// Bytes held until the next answer proves where theirs ended (a request went ahead) are the
+    /// connection's progress: it is not stalled while they come. They are not written bytes until
+    /// committed.
+    @Test func heldBytesAreProgressButNotWrittenUntilCommitted() {
+        var state = table([4 * mebibyte], settings: .init(stallTimeout: .seconds(10)))
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, 1000, at: 1)
+        let held = state.hold(0, count: 5000, now: at(9))
+        #expect(held == 5000)
+        #expect(state.stalledConnections(now: at(11)).isEmpty)
+        #expect(state.writtenBytes == 1000)
+        let moved = state.commitHeld(0, count: 5000)
+        #expect(moved)
+        #expect(state.writtenBytes == 6000)
+        #expect(state.stalledConnections(now: at(18.5)).isEmpty)
+        #expect(state.stalledConnections(now: at(19)) == [0])
+    }
+
     /// Connection 0 owns a 4 MiB piece and has fetched its first window, 256 KiB, at 1 MiB/s, its
     /// requests answered after `cost` seconds; it is reading its second window (a second of its
     /// speed).

@@ -432,7 +432,12 @@ struct SegmentFetcher: Sendable {
                 settleLease()
                 let (count, allowed) = try pipe.land(
                     from: transport, upTo: Int(min(remaining, end - received)),
-                    claim: { draining ? 0 : scheduler.claim(worker, count: $0) }, into: file, at: offset)
+                    claim: {
+                        draining
+                            ? 0
+                            : sentAhead != nil
+                                ? scheduler.hold(worker, count: $0) : scheduler.claim(worker, count: $0)
+                    }, into: file, at: offset)
                 if allowed > 0 {
                     if sentAhead != nil {
                         held += Int64(allowed)
@@ -461,7 +466,7 @@ struct SegmentFetcher: Sendable {
                 // Held bytes are claimed read by read, with no lease to settle.
                 let allowed =
                     sentAhead != nil
-                    ? scheduler.claim(worker, count: bytes.count)
+                    ? scheduler.hold(worker, count: bytes.count)
                     : Int(
                         lease.allow(count, room: end - offset - lease.leased) { commit, claim in
                             counters.addWritten(commit)
@@ -531,7 +536,7 @@ struct SegmentFetcher: Sendable {
         slot.detach()
         if let head, pending.isProven(by: head) {
             if pending.held > 0 {
-                scheduler.commit(worker, count: Int(pending.held))
+                scheduler.commitHeld(worker, count: pending.held)
                 counters.addWritten(pending.held)
             }
             pool.onExchange?(pending.request, head)
@@ -623,16 +628,16 @@ struct Ahead {
     let held: Int64
 
     /// Whether `head`, read where the answer before it ended by its length, proves that the answer
-    /// ended there: a head that parsed is the start of an answer, and a 206 must be for this window
-    /// (a server that cut that answer short puts this one's bytes where its head should be, and runs
-    /// past it puts its own there; an answer's body that happens to parse as a head is the only way
-    /// one could parse, and its range would not be this one). A 200 to a range request is no proof.
+    /// ended there: a 206 for exactly this window. A server that cut that answer short puts this
+    /// one's bytes where its head should be, and one that ran past its length puts its own there; a
+    /// head parses there only when those bytes happen to hold one (a file of recorded HTTP traffic
+    /// can), and then it is not a 206 for this window. Any other answer (a 200, an error status)
+    /// proves nothing: the held bytes are fetched again, which costs one request's lead.
     func isProven(by head: ResponseHead) -> Bool { Self.head(head, proves: window.range) }
 
     /// Whether `head`, the answer to a request for `range`, proves the framing of the answer before
     /// it (``isProven(by:)``).
     static func head(_ head: ResponseHead, proves range: Range<Int64>) -> Bool {
-        guard (200..<300).contains(head.status) else { return true }
         guard head.status == 206, !head.isMultipartByteranges,
             let answered = ContentRange.parse(head.headers["Content-Range"] ?? "")
         else { return false }

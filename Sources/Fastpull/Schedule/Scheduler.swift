@@ -81,6 +81,19 @@ final class Scheduler: Sendable {
         Int(table.withLock { $0.claim(worker, count: Int64(count)) })
     }
 
+    /// Claims and counts held bytes (``SegmentTable/hold(_:count:now:)``); returns how many may be
+    /// written.
+    func hold(_ worker: Worker, count: Int) -> Int {
+        let now = clock.now
+        return Int(table.withLock { $0.hold(worker, count: Int64(count), now: now) })
+    }
+
+    /// Commits held bytes once their answer's end is proven (``SegmentTable/commitHeld(_:count:)``).
+    func commitHeld(_ worker: Worker, count: Int64) {
+        let moved = table.withLock { $0.commitHeld(worker, count: count) }
+        if moved { signal() }
+    }
+
     func commit(_ worker: Worker, count: Int) {
         let now = clock.now
         let moved = table.withLock { $0.commit(worker, count: Int64(count), now: now) }

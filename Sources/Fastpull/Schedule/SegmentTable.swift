@@ -399,7 +399,9 @@ struct SegmentTable: Sendable, Equatable {
         // reader takes nothing sooner: it waits for the piece the hash waits for, which is taken
         // over above, on the same evidence as without a horizon. (With 4 connections and a pipe,
         // 47 endgame hedges and cuts in one 1 GiB run, each cut a reconnect.)
-        if isHeldByHorizon { return nil }
+        // A window whose answer is long overdue is taken over all the same: that is evidence, not a
+        // smaller gain, and the reader may wait for it.
+        if isHeldByHorizon { return takeOverdue(for: worker, now: now) }
         // Nothing else is left for this connection, which would end now: the last tails of slower
         // connections are worth taking on smaller gains (what it would cost is a connection that is
         // idle anyway), so the download ends with its fastest connections, not its slowest.
@@ -408,11 +410,7 @@ struct SegmentTable: Sendable, Equatable {
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
-        if let (index, victim, at) = overdueCandidate(for: worker, now: now) {
-            let new = at > pieces[index].start ? split(index, at: at) : takeOver(index)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
-        }
+        if let overdue = takeOverdue(for: worker, now: now) { return overdue }
         if let (index, victim, at) = endgameSplit(for: worker, now: now) {
             let new = split(index, at: at)
             take(new, for: worker, now: now)
@@ -550,39 +548,67 @@ struct SegmentTable: Sendable, Equatable {
     /// Records `count` claimed bytes as written. Returns true when the frontier moved.
     @discardableResult
     mutating func commit(_ worker: Worker, count: Int64, now: ContinuousClock.Instant) -> Bool {
+        guard connections[worker]?.piece != nil else { return false }
+        arrived(worker, count: count, now: now)
+        return written(worker, count: count)
+    }
+
+    /// Claims up to `count` bytes that arrived in an answer whose end is not proven yet (a request
+    /// went ahead on its connection): they count as the connection's progress and speed now, as any
+    /// bytes that arrive, and are written, but only ``commitHeld(_:count:)`` commits them. Returns
+    /// how many may be written (fewer when the range was cut).
+    mutating func hold(_ worker: Worker, count: Int64, now: ContinuousClock.Instant) -> Int64 {
+        let allowed = claim(worker, count: count)
+        if allowed > 0 { arrived(worker, count: allowed, now: now) }
+        return allowed
+    }
+
+    /// Commits `count` held bytes (``hold(_:count:now:)``) once the next answer proved where theirs
+    /// ended. Returns true when the frontier moved.
+    @discardableResult
+    mutating func commitHeld(_ worker: Worker, count: Int64) -> Bool {
+        guard connections[worker]?.piece != nil else { return false }
+        return written(worker, count: count)
+    }
+
+    /// `count` claimed bytes are in the file: the piece's written bytes grow.
+    private mutating func written(_ worker: Worker, count: Int64) -> Bool {
         guard let start = connections[worker]?.piece, let index = index(of: start) else { return false }
         precondition(pieces[index].segment.written + count <= pieces[index].claimed - pieces[index].start)
         pieces[index].segment.written += count
         writtenBytes += count
-        if var connection = connections[worker] {
-            connection.bytes += count
-            connection.largestCommit = max(connection.largestCommit, count)
-            connection.lastProgress = now
-            connection.awaitingAnswer = false
-            if connection.windowSince == nil {
-                connection.windowSince = now
-                connection.windowBytes = connection.bytes
-            }
-            let elapsed = (now - connection.sampleStart).seconds
-            if elapsed >= settings.rateSample.seconds {
-                let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
-                // Quick to fall, slow to rise: a burst (nginx's limit_rate lets every request send a
-                // second's worth at once) must not make a slow connection look fast for long, since
-                // windows and retirements are sized by it.
-                connection.rate =
-                    connection.rate == 0
-                    ? instant
-                    : instant < connection.rate
-                        ? 0.25 * connection.rate + 0.75 * instant : 0.5 * connection.rate + 0.5 * instant
-                connection.latestRate = instant
-                connection.sampleStart = now
-                connection.sampleBytes = connection.bytes
-            }
-            connections[worker] = connection
-        }
         guard index == firstIncomplete else { return false }
         advanceFrontier()
         return true
+    }
+
+    /// `count` bytes came on the connection now: its progress, and its speed.
+    private mutating func arrived(_ worker: Worker, count: Int64, now: ContinuousClock.Instant) {
+        guard var connection = connections[worker] else { return }
+        connection.bytes += count
+        connection.largestCommit = max(connection.largestCommit, count)
+        connection.lastProgress = now
+        connection.awaitingAnswer = false
+        if connection.windowSince == nil {
+            connection.windowSince = now
+            connection.windowBytes = connection.bytes
+        }
+        let elapsed = (now - connection.sampleStart).seconds
+        if elapsed >= settings.rateSample.seconds {
+            let instant = Double(connection.bytes - connection.sampleBytes) / elapsed
+            // Quick to fall, slow to rise: a burst (nginx's limit_rate lets every request send a
+            // second's worth at once) must not make a slow connection look fast for long, since
+            // windows and retirements are sized by it.
+            connection.rate =
+                connection.rate == 0
+                ? instant
+                : instant < connection.rate
+                    ? 0.25 * connection.rate + 0.75 * instant : 0.5 * connection.rate + 0.5 * instant
+            connection.latestRate = instant
+            connection.sampleStart = now
+            connection.sampleBytes = connection.bytes
+        }
+        connections[worker] = connection
     }
 
     /// The connection fetches from source `group` (of several) from now on.
@@ -598,6 +624,17 @@ struct SegmentTable: Sendable, Equatable {
             connection.requestCost == 0 ? seconds : 0.7 * connection.requestCost + 0.3 * seconds
         connection.awaitingAnswer = false
         connections[worker] = connection
+    }
+
+    /// A window whose answer is long overdue (``overdueCandidate(for:now:)``), taken over by
+    /// `worker`.
+    private mutating func takeOverdue(
+        for worker: Worker, now: ContinuousClock.Instant
+    ) -> (Window, Assignment)? {
+        guard let (index, victim, at) = overdueCandidate(for: worker, now: now) else { return nil }
+        let new = at > pieces[index].start ? split(index, at: at) : takeOver(index)
+        take(new, for: worker, now: now)
+        return (openWindow(new, for: worker), .hedged(from: victim, at: at))
     }
 
     /// The connection stops taking part (it failed, gave up or was dropped): its unfinished range
