@@ -108,18 +108,19 @@ final class Socket: Transport {
 
     /// How long a read waits for the low-water mark before it takes whatever has come. The kernel
     /// wakes a reader at the mark only as bytes arrive, and a connection whose bytes stopped short of
-    /// it (its socket's receive memory full of fewer bytes on loopback, or an answer's last bytes
-    /// that a stale mark overshoots) would otherwise wait for the idle timeout: ordered output, read
-    /// through memory, waited 10 s at a time. 40 ms: the mark is 10 ms of the answer's rate.
+    /// it (its socket's receive memory full of fewer bytes on loopback, so the sender waits for the
+    /// reader) would otherwise wait for the idle timeout: ordered output, read through memory, waited
+    /// 10 s at a time. 40 ms: the mark is 10 ms of the answer's rate.
     static let lowWaterPatience: Duration = .milliseconds(40)
 
     /// Reads and splices that took what had come after ``lowWaterPatience`` instead of the mark.
     var impatientReads: Int { state.withLock { $0.impatientReads } }
 
-    /// Before a blocking read or splice of `fd`: waits at most ``lowWaterPatience`` for the
-    /// low-water mark, and when it did not come, lowers the mark to 1 for this call (the call then
-    /// takes what is there, or waits for any byte). Returns the mark to restore after the call.
-    private func awaitLowWater(_ fd: Int32) throws(NetError) -> Int? {
+    /// Before a read or splice of `fd` with a mark above one byte: waits in `poll` for the mark (it
+    /// also wakes at the end of the stream, on an error, and when the socket's receive memory is
+    /// nearly full of fewer bytes), at most ``lowWaterPatience``. Returns the mark and whether the
+    /// socket became readable, or nil when the mark is one byte (the call then blocks as usual).
+    private func awaitLowWater(_ fd: Int32) throws(NetError) -> (mark: Int, readable: Bool)? {
         let mark = state.withLock { $0.lowWater }
         guard mark > 1 else { return nil }
         let events: Int16
@@ -128,16 +129,20 @@ final class Socket: Transport {
         } catch {
             throw failure(error, during: "read")
         }
-        guard events == 0 else { return nil }
-        state.withLock { $0.impatientReads += 1 }
-        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(1))
-        return mark
+        if events == 0 { state.withLock { $0.impatientReads += 1 } }
+        return (mark, events != 0)
     }
 
-    /// Puts back the mark ``awaitLowWater(_:)`` lowered.
-    private func restoreLowWater(_ fd: Int32, _ mark: Int?) {
-        guard let mark else { return }
-        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: mark))
+    /// Runs `call` with the mark lowered to one byte (it then takes what is there, or waits for any
+    /// byte), and puts `mark` back after it.
+    private func withMarkLowered<Result>(
+        _ fd: Int32, _ mark: Int, _ call: () throws(NetError) -> Result
+    ) throws(NetError) -> Result {
+        try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(1))
+        defer {
+            try? SystemCall.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: Int32(clamping: mark))
+        }
+        return try call()
     }
 
     /// The `SO_RCVLOWAT` in force (for tests); nil when it cannot be read.
@@ -153,13 +158,24 @@ final class Socket: Transport {
     /// True once `shutdown()` was called.
     var isShutDown: Bool { state.withLock { $0.isShutDown } }
 
-    /// One `recv`: returns what is available (up to `buffer.count` bytes), 0 at end of stream.
+    /// One `recv`: returns what is available (up to `buffer.count` bytes), 0 at end of stream. With a
+    /// low-water mark above one byte, the wait for it is bounded (``awaitLowWater(_:)``), and the
+    /// read itself never waits in `recv` for the mark: a `recv` that blocks until the mark, with
+    /// fewer bytes queued and the sender waiting for room, ends only at the idle timeout.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         guard buffer.count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
-        let lowered = try awaitLowWater(fd)
-        defer { restoreLowWater(fd, lowered) }
+        if let (mark, _) = try awaitLowWater(fd) {
+            if let count = try receiveAvailable(fd, into: buffer) { return count }
+            // Nothing has come at all: wait for any byte.
+            return try withMarkLowered(fd, mark) { () throws(NetError) in try receive(fd, into: buffer) }
+        }
+        return try receive(fd, into: buffer)
+    }
+
+    /// A blocking `recv`.
+    private func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         let count: Int
         do {
             count = try SystemCall.recv(fd, into: buffer)
@@ -171,12 +187,10 @@ final class Socket: Transport {
         return count
     }
 
-    /// One `recv` that never waits: what is in the socket now (up to `buffer.count` bytes), 0 at end
-    /// of stream, nil when nothing has arrived.
-    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int? {
-        guard buffer.count > 0 else { return 0 }
-        let fd = try beginOperation()
-        defer { endOperation() }
+    /// A `recv` that never waits: nil when nothing has arrived.
+    private func receiveAvailable(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(NetError)
+        -> Int?
+    {
         let count: Int
         do {
             count = try SystemCall.recv(fd, into: buffer, flags: Int32(MSG_DONTWAIT))
@@ -189,6 +203,15 @@ final class Socket: Transport {
         return count
     }
 
+    /// One `recv` that never waits: what is in the socket now (up to `buffer.count` bytes), 0 at end
+    /// of stream, nil when nothing has arrived.
+    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int? {
+        guard buffer.count > 0 else { return 0 }
+        let fd = try beginOperation()
+        defer { endOperation() }
+        return try receiveAvailable(fd, into: buffer)
+    }
+
     var canSplice: Bool { true }
 
     /// One `splice` from the socket into `pipe`: moves what is available (up to `count` bytes), 0 at
@@ -197,16 +220,20 @@ final class Socket: Transport {
         guard count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
-        let lowered = try awaitLowWater(fd)
-        defer { restoreLowWater(fd, lowered) }
-        let moved: Int
-        do {
-            moved = try SystemCall.splice(fd, intoPipe: pipe, count: count)
-        } catch {
-            throw failure(error, during: "read")
+        func move() throws(NetError) -> Int {
+            let moved: Int
+            do {
+                moved = try SystemCall.splice(fd, intoPipe: pipe, count: count)
+            } catch {
+                throw failure(error, during: "read")
+            }
+            if moved == 0 && isShutDown { throw .cancelled }
+            return moved
         }
-        if moved == 0 && isShutDown { throw .cancelled }
-        return moved
+        // A splice moves what is queued without waiting for the mark; it waits (for the mark) only
+        // when nothing is queued, so after the patience ran out it waits with the mark lowered.
+        guard let (mark, readable) = try awaitLowWater(fd), !readable else { return try move() }
+        return try withMarkLowered(fd, mark, move)
     }
 
     /// Whether the peer closed or sent something since the last read: `poll` without waiting, then a
