@@ -57,12 +57,15 @@ struct StandardOutputCLITests {
     /// (before: exit 4, naming "a request for bytes 0-25165823", which was never sent).
     @Test func aWholeFileAnswerAfterBytesWentOutIsReadOnFromWhereTheyStopped() async throws {
         let server = try FixtureServer()
-        let url = server.url("/gen/\(Self.size)?seed=7&whole-from=\(OrderedOutput.defaultCapacity)")
-        let sha256 = Digest.hex(Digest.compute(.sha256, of: Array(Self.content)))
+        // Larger than the ring, so that ranges start past it.
+        let size = OrderedOutput.defaultCapacity + (8 << 20)
+        let content = Data(FixtureContent.bytes(count: size, seed: 7))
+        let url = server.url("/gen/\(size)?seed=7&whole-from=\(OrderedOutput.defaultCapacity)")
+        let sha256 = Digest.hex(Digest.compute(.sha256, of: Array(content)))
         let outcome = try await Self.run([url.absoluteString, "-o", "-", "--checksum", "sha256=\(sha256)"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
-        #expect(outcome.bytes.count == Self.size)
-        let same = outcome.bytes == Self.content
+        #expect(outcome.bytes.count == size)
+        let same = outcome.bytes == content
         #expect(same)
         #expect(
             outcome.stderr.contains(

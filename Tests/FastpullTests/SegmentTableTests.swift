@@ -754,6 +754,44 @@ struct SegmentTableTests {
         checkTiling(state, size: 16 * mebibyte)
     }
 
+    /// Under a horizon a window is at most its connection's share of the unclaimed bytes within it,
+    /// shared with the connections fetching: the first to wake when the horizon moves took all of
+    /// it, and the others cut it at once.
+    @Test func underAHorizonAWindowIsItsShareOfTheWorkWithinIt() throws {
+        func second(horizon: Int64?) throws -> SegmentTable.Window {
+            var settings = SegmentTable.Settings(initialWindow: 32 * mebibyte)
+            settings.maximumMergedPiece = 2 * mebibyte
+            var state = table([2 * mebibyte, 30 * mebibyte], settings: settings)
+            state.horizon = horizon
+            _ = state.nextWindow(for: 0, now: at(0))
+            let assigned = state.nextWindow(for: 1, now: at(0))
+            let (window, how) = try #require(assigned)
+            #expect(how == .waiting)
+            checkTiling(state, size: 32 * mebibyte)
+            return window
+        }
+        // Two fetching, 32 MiB unclaimed within the horizon: half each.
+        let shared = try second(horizon: 32 * mebibyte)
+        #expect(shared.range == (2 * mebibyte)..<(18 * mebibyte))
+        // Without a horizon, a window as its speed asks (here the whole piece).
+        let unshared = try second(horizon: nil)
+        #expect(unshared.range == (2 * mebibyte)..<(32 * mebibyte))
+    }
+
+    /// Time a connection spends waiting for the horizon is no part of its speed: 1 MiB in 0.25 s,
+    /// four seconds of waiting, 1 MiB in 0.25 s is 4 MiB/s, not under 0.5 (such a connection looked
+    /// far slower than its peers, and its next windows were taken over at once).
+    @Test func waitingForTheHorizonIsNoPartOfAConnectionsSpeed() throws {
+        var state = table([4 * mebibyte, 4 * mebibyte], settings: .init(rateSample: .milliseconds(200)))
+        _ = state.nextWindow(for: 0, now: at(0))
+        write(&state, 0, mebibyte, at: 0.25)
+        state.waitsForHorizon(0, now: at(0.25))
+        _ = state.nextWindow(for: 0, now: at(4.25))
+        write(&state, 0, mebibyte, at: 4.5)
+        let rate = try #require(state.connections[0]?.rate)
+        #expect(rate > 3.5 * Double(mebibyte), "\(rate)")
+    }
+
     /// A steal or a hedge never starts at or past the horizon either.
     @Test func stealsAndHedgesStayWithinTheHorizon() throws {
         var state = table([16 * mebibyte])

@@ -43,7 +43,10 @@ final class Scheduler: Sendable {
             if let (window, assignment) = table.nextWindow(for: worker, now: now) {
                 return .window(window, assignment)
             }
-            if table.isHeldByHorizon, let horizon = table.horizon { return .wait(horizon: horizon) }
+            if table.isHeldByHorizon, let horizon = table.horizon {
+                table.waitsForHorizon(worker, now: now)
+                return .wait(horizon: horizon)
+            }
             return .done
         }
     }

@@ -179,6 +179,9 @@ struct SegmentTable: Sendable, Equatable {
         var windowBytes: Int64 = 0
         /// The most bytes one commit brought: how far apart its commits may lie at its speed.
         var largestCommit: Int64 = 0
+        /// Since when it has had nothing to fetch because the horizon held its work back (an output
+        /// that takes bytes in order had not taken enough): time that says nothing of its link.
+        var waitingSince: ContinuousClock.Instant?
         /// Where its current request ends, while it has asked for its next window ahead
         /// (``windowAhead(for:)``; its piece's window end is then that window's): what a retirement
         /// lets it finish.
@@ -331,6 +334,22 @@ struct SegmentTable: Sendable, Equatable {
         if connections[worker] == nil {
             connections[worker] = Connection(piece: nil, sampleStart: now, lastProgress: now)
         }
+        // Time spent waiting for the horizon is left out of its rate sample: counted, it made every
+        // connection of an ordered output look slower than it is, the ones that had waited longest
+        // far slower than their peers, and their next windows were hedged within a millisecond.
+        if let since = connections[worker]?.waitingSince {
+            connections[worker]?.waitingSince = nil
+            let waited = now - since
+            connections[worker]?.sampleStart += waited
+            connections[worker]?.lastProgress += waited
+        }
+    }
+
+    /// The connection has nothing to fetch until the horizon moves (``isHeldByHorizon``): it waits
+    /// from `now`, and the wait is no part of its speed (see ``join(_:now:)``).
+    mutating func waitsForHorizon(_ worker: Worker, now: ContinuousClock.Instant) {
+        guard connections[worker] != nil, connections[worker]?.waitingSince == nil else { return }
+        connections[worker]?.waitingSince = now
     }
 
     /// The next window for an idle connection: more of its own piece, a waiting piece, half of the
@@ -1108,6 +1127,21 @@ struct SegmentTable: Sendable, Equatable {
         return endgame < window ? max(endgame, settings.minimumHedge) : window
     }
 
+    /// Under a horizon, a window is at most its connection's share of the work within it: the bytes
+    /// nobody has claimed below the horizon over the connections fetching (those with a piece, and
+    /// this one; at least ``Settings/minimumSplit``, or a request would cost more than it brings).
+    /// Counting the ones waiting for the horizon too made windows small enough that each answer's
+    /// corked last packet (nginx `tcp_nopush`) cost `-n 64` a third of its time. The horizon moves
+    /// as the reader takes bytes, and the first connection to wake took all it released, up to a
+    /// window of a second of its speed; the others, waking a fraction of a millisecond later, cut
+    /// it at once (each cut a closed connection and a new one: 50 in a 1 GiB run to a pipe).
+    private func horizonShare(for worker: Worker) -> Int64 {
+        guard let horizon else { return Int64.max }
+        let within = pieces.reduce(Int64(0)) { $0 + max(0, min($1.end, horizon) - $1.claimed) }
+        let working = connections.count { $0.key != worker && $0.value.piece != nil } + 1
+        return max(within / Int64(working), settings.minimumSplit)
+    }
+
     /// Joins the untouched, unowned pieces right after `index` into it while its unclaimed part stays
     /// within `limit` and ``Settings/maximumMergedPiece``.
     private mutating func mergeFollowing(_ index: Int, upTo limit: Int64) {
@@ -1131,7 +1165,7 @@ struct SegmentTable: Sendable, Equatable {
     /// The window a connection fetches next from its piece: about `windowSeconds` of its speed, never
     /// past the ``horizon``.
     private mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
-        let size = windowSize(for: worker)
+        let size = min(windowSize(for: worker), horizonShare(for: worker))
         connections[worker]?.awaitingAnswer = true
         connections[worker]?.windowSince = nil
         connections[worker]?.requestEnd = nil
