@@ -45,25 +45,9 @@ struct PipeliningFaultTests {
     /// again (the trace says so), and none went ahead after the first that was not.
     @Test(arguments: cases)
     func aMisframedAnswerIsNeverCommitted(_ test: Case) async throws {
-        var serverConfiguration = FixtureServer.Configuration()
-        serverConfiguration.tls = test.tls
-        serverConfiguration.handshakeDelayMilliseconds = test.tls ? 5 : 0
-        let server = try FixtureServer(serverConfiguration)
-        let size = 6 << 20
-        var configuration = Configuration.quickRetries(connections: 2)
-        configuration.minimumSegmentSize = 3 << 20
-        configuration.maximumBytesPerSecond = 3_000_000
-        configuration.pipelining = test.pipelining
-        configuration.traceFile = folder.path + "/trace.jsonl"
-        if test.tls { configuration.caFile = FixturePaths.certificatesDirectory + "/ca.pem" }
-        let download = Download(
-            from: server.url("/gen/\(size)?rate=1000000&ttfb=20&\(test.fault)"), to: folder.url("out.bin"),
-            configuration: configuration)
-        let report = try await download.run()
-        #expect(report.sha256 == Expected.sha256(size: size))
-        let records = try SchedulerTests.traceRecords(folder.path + "/trace.jsonl")
+        let (events, records) = try await download(
+            fault: test.fault, tls: test.tls, pipelining: test.pipelining)
         let summary = "\(records.filter { $0["event"] as? String != "progress" })"
-        let events = records.compactMap { $0["event"] as? String }
         // The fault was met: a request went ahead, and its answer did not prove the one before.
         let firstUnproven = try #require(events.firstIndex(of: "ahead unproven"), "\(summary)")
         #expect(events[..<firstUnproven].contains("request ahead"), "\(summary)")
@@ -72,30 +56,42 @@ struct PipeliningFaultTests {
         #expect(held > 0, "\(summary)")
         // No request goes ahead after a server misframed one's answer.
         #expect(!events[(firstUnproven + 1)...].contains("request ahead"), "\(summary)")
-        let written = try Data(contentsOf: folder.url("out.bin"))
-        #expect(written.count == size)
     }
 
     /// A clean server on the same link: every request ahead is proven by the head that follows, and
     /// none is fetched again.
     @Test func aCleanServersAnswersAreProvenByTheHeadsThatFollowThem() async throws {
-        let server = try FixtureServer()
+        let (events, _) = try await download(fault: nil, tls: false, pipelining: .always)
+        #expect(events.contains("request ahead"))
+        #expect(!events.contains("ahead unproven"))
+        #expect(!events.contains("ahead stopped"))
+    }
+
+    /// Downloads the file over the link the tests share (with `fault` in the query, over TLS whose
+    /// handshake takes 5 ms when `tls`), checks that every byte of it is right, and returns the
+    /// trace's events, with the records they came from.
+    func download(fault: String?, tls: Bool, pipelining: Pipelining) async throws -> (
+        events: [String], records: [[String: Any]]
+    ) {
+        var serverConfiguration = FixtureServer.Configuration()
+        serverConfiguration.tls = tls
+        serverConfiguration.handshakeDelayMilliseconds = tls ? 5 : 0
+        let server = try FixtureServer(serverConfiguration)
         let size = 6 << 20
         var configuration = Configuration.quickRetries(connections: 2)
         configuration.minimumSegmentSize = 3 << 20
         configuration.maximumBytesPerSecond = 3_000_000
-        configuration.pipelining = .always
+        configuration.pipelining = pipelining
         configuration.traceFile = folder.path + "/trace.jsonl"
-        let download = Download(
-            from: server.url("/gen/\(size)?rate=1000000&ttfb=20"), to: folder.url("out.bin"),
-            configuration: configuration)
-        let report = try await download.run()
+        if tls { configuration.caFile = FixturePaths.certificatesDirectory + "/ca.pem" }
+        let query = "rate=1000000&ttfb=20" + (fault.map { "&" + $0 } ?? "")
+        let report = try await Download(
+            from: server.url("/gen/\(size)?\(query)"), to: folder.url("out.bin"), configuration: configuration
+        ).run()
         #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(try Expected.sha256(ofFile: folder.url("out.bin")) == Expected.sha256(size: size))
         let records = try SchedulerTests.traceRecords(folder.path + "/trace.jsonl")
-        let events = records.compactMap { $0["event"] as? String }
-        #expect(events.contains("request ahead"))
-        #expect(!events.contains("ahead unproven"))
-        #expect(!events.contains("ahead stopped"))
+        return (records.compactMap { $0["event"] as? String }, records)
     }
 }
 
