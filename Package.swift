@@ -25,7 +25,7 @@ let package = Package(
         // completions), so that Fastpull is the API a build tool links and nothing else.
         .target(name: "FastpullCommandLine", dependencies: ["Fastpull"]),
         .executableTarget(name: "fastpull", dependencies: ["Fastpull", "FastpullCommandLine"]),
-        .target(name: "FastpullFixtures", dependencies: ["COpenSSL"]),
+        .target(name: "FastpullFixtures", dependencies: ["COpenSSL", "CLinux"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(
             name: "fastpull-bench",

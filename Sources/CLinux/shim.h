@@ -13,6 +13,11 @@ extern ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_o
 extern int pipe2(int pipefd[2], int flags);
 extern int fcntl(int fd, int cmd, ...);
 
+extern int eventfd(unsigned int initval, int flags);
+
+/// eventfd(2), close-on-exec: one descriptor that becomes readable once written to.
+static inline int fp_eventfd_cloexec(void) { return eventfd(0, 02000000 /* EFD_CLOEXEC */); }
+
 extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                      unsigned int flags);
 

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
+    import CLinux
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
@@ -49,7 +50,12 @@ final class ServerCore: Sendable {
     let handshakeDelayNanoseconds: Int64
 
     /// Readable once `stop()` has run; every interruptible wait polls it.
+    /// Readable once `stop()` has run; every interruptible wait polls it. One descriptor (an
+    /// `eventfd`), not a pipe's two: a test process runs hundreds of servers at once, and one holding
+    /// over 1,360 descriptors crashed spawning a child (Foundation's `Process` reads past the end of
+    /// its listing of `/proc/self/fd` once that listing fills its buffer).
     private let stopReadEnd: Int32
+    /// Where `stop()` writes (the same descriptor as ``stopReadEnd`` where it is an `eventfd`).
     private let stopWriteEnd: Int32
     private let lifecycle = Mutex(Lifecycle())
     private let statistics = Mutex(FixtureStats())
@@ -61,11 +67,18 @@ final class ServerCore: Sendable {
         authorization: String? = nil, requestLog: (@Sendable (String) -> Void)?,
         handshakeDelayNanoseconds: Int64 = 0
     ) throws(FixtureServerError) {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw .system(call: "pipe", message: Syscalls.describeErrno()) }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        stopReadEnd = ends[0]
-        stopWriteEnd = ends[1]
+        #if os(Linux)
+            let event = fp_eventfd_cloexec()
+            guard event >= 0 else { throw .system(call: "eventfd", message: Syscalls.describeErrno()) }
+            stopReadEnd = event
+            stopWriteEnd = event
+        #else
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw .system(call: "pipe", message: Syscalls.describeErrno()) }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            stopReadEnd = ends[0]
+            stopWriteEnd = ends[1]
+        #endif
         self.listenSocket = listenSocket
         self.tls = tls
         self.filesDirectory = filesDirectory
@@ -77,7 +90,7 @@ final class ServerCore: Sendable {
 
     deinit {
         close(stopReadEnd)
-        close(stopWriteEnd)
+        if stopWriteEnd != stopReadEnd { close(stopWriteEnd) }
     }
 
     // MARK: Threads
@@ -132,8 +145,9 @@ final class ServerCore: Sendable {
             return true
         }
         guard first else { return }
-        var byte: UInt8 = 1
-        _ = write(stopWriteEnd, &byte, 1)
+        // An eventfd takes an 8-byte count; a pipe any byte.
+        var one: UInt64 = 1
+        _ = write(stopWriteEnd, &one, MemoryLayout<UInt64>.size)
         _ = threads.wait(timeout: .now() + .seconds(10))
     }
 
