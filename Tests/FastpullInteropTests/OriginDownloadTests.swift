@@ -59,8 +59,11 @@ struct OriginDownloadTests {
                     let ranged = heads.filter {
                         $0.hasPrefix("GET ") && $0.lowercased().contains("\r\nrange: bytes=")
                     }
+                    // Every GET through the relay asked for a range, and the relay saw every GET moto
+                    // answered: moto logs an answer once it is sent, so one the download stopped
+                    // reading when the last bytes came in on another connection is not in its log.
                     #expect(
-                        ranged.count == heads.count { $0.hasPrefix("GET ") } && ranged.count == gets.count,
+                        ranged.count == heads.count { $0.hasPrefix("GET ") } && ranged.count >= gets.count,
                         "\(origin): \(ranged.count) ranged GETs through the relay, \(gets.count) in moto's log:\n\(heads.joined(separator: "\n\n"))"
                     )
                     #expect(
