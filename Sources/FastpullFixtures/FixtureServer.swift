@@ -144,6 +144,10 @@ public final class FixtureServer: Sendable {
     /// totals do not depend on how soon the server notices that a client closed.
     public var peakOpenConnections: Int { core.peakOpenConnections }
 
+    /// The connections open now: accepted, and not yet seen closed by the server (a client's close
+    /// is seen as soon as the server's thread for the connection wakes on it).
+    public var openConnections: Int { core.openConnections }
+
     /// Sets the statistics back to zero (fault counters such as `drops=` are kept).
     public func resetStats() {
         core.resetStats()

@@ -200,6 +200,9 @@ final class ServerCore: Sendable {
     /// start or the last `resetStats()`.
     var peakOpenConnections: Int { lifecycle.withLock { $0.peak } }
 
+    /// The connections open now (accepted, and not yet seen closed).
+    var openConnections: Int { lifecycle.withLock { $0.open.count } }
+
     /// Counts a request; `newConnection` also counts its connection (its first counted request).
     func countRequest(newConnection: Bool) {
         statistics.withLock { stats in

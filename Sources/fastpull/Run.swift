@@ -49,7 +49,6 @@ struct Run {
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(
                 parallelFiles: options.parallelFiles,
-                maximumConnectionsPerHost: options.maximumConnectionsPerHost,
                 existingFiles: options.force ? .keepIfVerified : .refuse, keepsEvents: listens))
         let board = Board(batch: batch)
         let single = jobs.count == 1

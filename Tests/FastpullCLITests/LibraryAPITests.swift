@@ -97,8 +97,10 @@ struct LibraryAPITests {
                 url: server.url("/gen/10?status=404"), destination: folder.appendingPathComponent("two.bin")),
             BatchItem(url: server.url("/gen/1000"), destination: .folder(folder)),
         ]
+        var configuration = Configuration()
+        configuration.maximumConnectionsPerHost = 3
         let outcomes = await Fastpull.download(
-            items, options: BatchOptions(parallelFiles: 2, maximumConnectionsPerHost: 3))
+            items, configuration: configuration, options: BatchOptions(parallelFiles: 2))
         #expect(outcomes.map(\.index) == [0, 1, 2])
         #expect(outcomes[0].report?.sha256 == hex)
         #expect(outcomes[1].error?.code == .httpStatus)

@@ -34,9 +34,9 @@ struct AlarmClockTests {
         let executor = ThreadExecutor(name: "test-alarm")
         defer { executor.shutdown() }
         let (before, after) = try await withTaskExecutorPreference(executor) {
-            let before = ParkedThreadsTests.threadID()
+            let before = ThreadPoolTests.threadID()
             try await AlarmClock.sleep(for: .milliseconds(1))
-            return (before, ParkedThreadsTests.threadID())
+            return (before, ThreadPoolTests.threadID())
         }
         #expect(before == after)
     }

@@ -7,7 +7,7 @@ import Testing
 struct ExecutorSetTests {
     /// The kernel's id of the thread that runs a job preferring `executor`.
     static func thread(of executor: ThreadExecutor) async -> String {
-        await withTaskExecutorPreference(executor) { ParkedThreadsTests.threadID() }
+        await withTaskExecutorPreference(executor) { ThreadPoolTests.threadID() }
     }
 
     @Test func aDownloadInALaneControlsFromTheLanesThreadAndLeavesItRunning() async {

@@ -6,8 +6,8 @@ import Testing
 @testable import Fastpull
 
 /// Threads are kept for the next piece of work instead of ending with each.
-@Suite("ParkedThreads")
-struct ParkedThreadsTests {
+@Suite("ThreadPool")
+struct ThreadPoolTests {
     /// The kernel's id of the calling thread (`/proc/thread-self` links to `PID/task/TID`): unlike a
     /// `pthread_t`, not handed to a new thread soon after one ends.
     static func threadID() -> String {
@@ -27,7 +27,7 @@ struct ParkedThreadsTests {
         for _ in 0..<20 {
             let first = await Self.threadRunning()
             let deadline = ContinuousClock.now + .seconds(5)
-            while ParkedThreads.parkedCount == 0, ContinuousClock.now < deadline {
+            while ThreadPool.standard.parkedCount == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }
             let second = await Self.threadRunning()
@@ -47,10 +47,10 @@ struct ParkedThreadsTests {
         }
     }
 
-    /// The id of the thread a piece of work handed to ``ParkedThreads`` ran on.
+    /// The id of the thread a piece of work handed to ``ThreadPool/standard`` ran on.
     private static func threadRunning() async -> String {
         await withCheckedContinuation { continuation in
-            ParkedThreads.run { continuation.resume(returning: threadID()) }
+            ThreadPool.standard.run { continuation.resume(returning: threadID()) }
         }
     }
 }

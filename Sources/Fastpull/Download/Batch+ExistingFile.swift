@@ -72,6 +72,7 @@ enum ExistingFile {
     /// saved, or when the probe tells nothing.
     static func rerun(
         _ file: URL, url: URL, configuration: Configuration, connections: ConnectionCache,
+        client: FastpullClient,
         started: ContinuousClock.Instant
     ) async -> Rerun? {
         let path = file.path(percentEncoded: false)
@@ -83,7 +84,7 @@ enum ExistingFile {
         do {
             planned = try await Download(
                 from: url, to: file, configuration: configuration, observer: nil,
-                sharedConnections: connections
+                sharedConnections: connections, client: client
             ).planned()
         } catch {
             return nil

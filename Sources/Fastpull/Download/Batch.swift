@@ -15,19 +15,18 @@ import Synchronization
 /// ```
 ///
 /// A file already at its destination that matches its checksums is not fetched again (see
-/// ``BatchOptions/existingFiles``). Connections to one host are limited across all the files (see
-/// ``BatchOptions/maximumConnectionsPerHost``).
+/// ``BatchOptions/existingFiles``). Connections to one host are limited across all the files, and
+/// every other download of the process (see ``Configuration/maximumConnectionsPerHost``).
 ///
 /// - Parameters:
 ///   - items: what to fetch, and where.
 ///   - configuration: how every file is fetched; an item's own ``BatchItem/configuration`` replaces it.
-///   - options: how many files at once, the per-host connection limit, and what to do with files
-///     that already exist.
+///   - options: how many files at once, and what to do with files that already exist.
 /// - Returns: one outcome per item, in the items' order.
 public func download(
     _ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init()
 ) async -> [BatchOutcome] {
-    await Batch(items, configuration: configuration, options: options).run()
+    await FastpullClient.shared.download(items, configuration: configuration, options: options)
 }
 
 /// One file of a batch: where it comes from, where it goes, and the checksums it must match.
@@ -84,9 +83,6 @@ public struct BatchOptions: Sendable {
 
     /// How many files are fetched at once (default ``Configuration/Defaults/parallelFiles``).
     public var parallelFiles: Int
-    /// Connections to one host, across every file of the batch and every other download of the
-    /// process (default ``Configuration/Defaults/maximumConnectionsPerHost``).
-    public var maximumConnectionsPerHost: Int
     /// What to do with a file that already exists (default ``ExistingFiles/keepIfVerified``).
     public var existingFiles: ExistingFiles
     /// Whether ``Batch/events`` keeps every event from the moment the batch is created (default
@@ -97,11 +93,9 @@ public struct BatchOptions: Sendable {
     /// Creates options; every parameter has the documented default.
     public init(
         parallelFiles: Int = Configuration.Defaults.parallelFiles,
-        maximumConnectionsPerHost: Int = Configuration.Defaults.maximumConnectionsPerHost,
         existingFiles: ExistingFiles = .keepIfVerified, keepsEvents: Bool = true
     ) {
         self.parallelFiles = parallelFiles
-        self.maximumConnectionsPerHost = maximumConnectionsPerHost
         self.existingFiles = existingFiles
         self.keepsEvents = keepsEvents
     }
@@ -162,20 +156,25 @@ public final class Batch: Sendable {
     private let resolvedFolders = PlainMutex<[String: String]>([:])
     /// Items naming their output reserve it in the items' order: the earlier of two keeps a path.
     private let naming: TurnTaker
-    /// Kept-alive connections the files share: a file after the first reuses one (no TCP or TLS
-    /// handshake, the CA store loaded once). Closed when ``run()`` returns.
+    /// Kept-alive connections the files share, the client's: a file after the first reuses one (no
+    /// TCP or TLS handshake, the CA store loaded once).
     private let connections: ConnectionCache
+    /// What owns the connections, per-host counts and threads of the batch's downloads.
+    let client: FastpullClient
 
-    /// Prepares a batch; nothing happens until ``run()``.
-    public init(_ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init())
-    {
+    /// Prepares a batch through `client`; nothing happens until ``run()``.
+    public init(
+        _ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init(),
+        client: FastpullClient = .shared
+    ) {
+        self.client = client
         self.items = items
         self.configuration = configuration
         self.options = options
         downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
-        connections = ConnectionCache(
-            tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
+        connections = client.connections(
+            tls: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
             timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
         if options.keepsEvents { _ = events }
     }
@@ -217,7 +216,6 @@ public final class Batch: Sendable {
     /// - Returns: one outcome per item, in the items' order.
     public func run() async -> [BatchOutcome] {
         defer {
-            connections.closeAll()
             eventChannel.withLock { channel in
                 channel.ended = true
                 return channel.sink
@@ -240,7 +238,9 @@ public final class Batch: Sendable {
         // One control thread per lane. Each lane takes the next item when its last one ends and runs
         // it there from start to end (``ExecutorSet/laneThread``): a small file's steps follow one
         // another on one thread, without a hop through the shared pool between them.
-        let lanes = (0..<min(width, pending.count)).map { ThreadExecutor(name: "fastpull-ctl\($0)") }
+        let lanes = (0..<min(width, pending.count)).map {
+            ThreadExecutor(name: "fastpull-ctl\($0)", threads: client.threads)
+        }
         defer { for lane in lanes { lane.shutdown() } }
         let queue = PlainMutex(pending[...])
         await withTaskGroup(of: [BatchOutcome].self) { group in
@@ -282,7 +282,6 @@ public final class Batch: Sendable {
         }
         var settings = item.configuration ?? configuration
         settings.checksums += item.checksums
-        settings.maximumConnectionsPerHost = max(options.maximumConnectionsPerHost, 1)
         // Refusing existing files also refuses one that appears during the download.
         if options.existingFiles == .refuse { settings.replacesExistingFile = false }
 
@@ -301,7 +300,7 @@ public final class Batch: Sendable {
             do {
                 // The naming probe is the file's first request: `--verbose` shows it as the file's.
                 (named, probed) = try await Self.name(
-                    item.url, in: folder, configuration: settings, connections: connections,
+                    item.url, in: folder, configuration: settings, connections: connections, client: client,
                     exchanges: { [self] in emit(index, $0) })
                 if let found = probed,
                     let followed = try await Self.followedMetalink(
@@ -348,7 +347,8 @@ public final class Batch: Sendable {
                 checksummed
                 ? nil
                 : await ExistingFile.rerun(
-                    file, url: source, configuration: settings, connections: connections, started: started)
+                    file, url: source, configuration: settings, connections: connections, client: client,
+                    started: started)
             switch rerun {
             case .unchanged(let report)?:
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
@@ -383,7 +383,7 @@ public final class Batch: Sendable {
 
         let download = Download(
             from: source, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
-            sharedConnections: connections, probed: probed)
+            sharedConnections: connections, probed: probed, client: client)
         downloads.withLock { $0[index] = download }
         do {
             let report = try await download.run()
@@ -428,7 +428,7 @@ public final class Batch: Sendable {
     /// for the download that follows; `exchanges` gets the probe's request and response heads.
     static func name(
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
-        exchanges: (@Sendable (Event) -> Void)? = nil
+        client: FastpullClient = .shared, exchanges: (@Sendable (Event) -> Void)? = nil
     ) async throws(FastpullError) -> (URL, Download.Probed) {
         // Paths are joined as text and made a URL once: URL's own joining parses and encodes again.
         let folderPath = folder.path(percentEncoded: false)
@@ -453,7 +453,7 @@ public final class Batch: Sendable {
             }
             planned = try await Download(
                 from: url, to: fallback, configuration: configuration, observer: observer,
-                sharedConnections: connections
+                sharedConnections: connections, client: client
             ).planned(keepingAnswer: fresh && configuration.maximumBytesPerSecond == nil)
         } catch let error as FastpullError {
             throw error

@@ -12,7 +12,7 @@ import Synchronization
 public func download(from url: URL, to file: URL, configuration: Configuration = .init())
     async throws(FastpullError) -> Report
 {
-    try await Download(from: url, to: file, configuration: configuration).run()
+    try await FastpullClient.shared.download(from: url, to: file, configuration: configuration)
 }
 
 /// One download: create it, optionally watch ``events`` or ``progress`` from another task, and
@@ -45,8 +45,13 @@ public final class Download: Sendable {
     /// For a plan: probe with the file's first GET and keep its answer unread in the findings
     /// (``Probed/answer``), for the download that follows to read.
     let keepsProbeAnswer: Bool
-    /// Kept-alive connections shared with the other files of a batch (nil: the download's own).
+    /// Kept-alive connections shared with the other files of a batch (nil: the client's, for this
+    /// download's kind of connection).
     let sharedConnections: ConnectionCache?
+    /// What owns the connections, per-host counts and threads this download uses.
+    let client: FastpullClient
+    /// Set when the client shuts down: the run under way, or about to start, stops.
+    private let stopRequested = Mutex(false)
     /// What a probe of the URL found just before (a batch probes to name the file): the first attempt
     /// starts from it instead of asking the server again.
     private let probed: Mutex<Probed?>
@@ -75,9 +80,12 @@ public final class Download: Sendable {
         }
     }
 
-    /// Prepares a download; nothing happens until ``run()``.
-    public convenience init(from url: URL, to destination: URL, configuration: Configuration = .init()) {
-        self.init(from: url, to: destination, configuration: configuration, observer: nil)
+    /// Prepares a download through `client`; nothing happens until ``run()``.
+    public convenience init(
+        from url: URL, to destination: URL, configuration: Configuration = .init(),
+        client: FastpullClient = .shared
+    ) {
+        self.init(from: url, to: destination, configuration: configuration, observer: nil, client: client)
     }
 
     /// Prepares a download of one file from several servers: the first URL is the one asked for, the
@@ -85,12 +93,14 @@ public final class Download: Sendable {
     /// (a checksum, piece hashes); ``Report/sources`` says what each served.
     ///
     /// - Precondition: `sources` is not empty.
-    public convenience init(from sources: [URL], to destination: URL, configuration: Configuration = .init())
-    {
+    public convenience init(
+        from sources: [URL], to destination: URL, configuration: Configuration = .init(),
+        client: FastpullClient = .shared
+    ) {
         precondition(!sources.isEmpty, "a download needs at least one URL")
         var settings = configuration
         settings.mirrors = Array(sources.dropFirst()) + configuration.mirrors
-        self.init(from: sources[0], to: destination, configuration: settings, observer: nil)
+        self.init(from: sources[0], to: destination, configuration: settings, observer: nil, client: client)
     }
 
     /// Prepares a download whose every event is also handed to `observer` (a batch gathers its
@@ -98,8 +108,9 @@ public final class Download: Sendable {
     init(
         from url: URL, to destination: URL, configuration: Configuration,
         observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false, keepsProbeAnswer: Bool = false,
-        sharedConnections: ConnectionCache? = nil, probed: Probed? = nil
+        sharedConnections: ConnectionCache? = nil, probed: Probed? = nil, client: FastpullClient = .shared
     ) {
+        self.client = client
         self.planOnly = planOnly
         self.keepsProbeAnswer = keepsProbeAnswer
         self.sharedConnections = sharedConnections
@@ -213,9 +224,12 @@ public final class Download: Sendable {
         // The destination is not looked at: nothing is written, and its folder need not exist yet.
         let probe = Download(
             from: url, to: Self.planPlaceholder, configuration: settings, observer: observer, planOnly: true,
-            keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections)
+            keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections,
+            client: client)
         do {
-            _ = try await Pipeline(download: probe, counters: TransferCounters()).run()
+            _ = try await client.running(url) {
+                try await Pipeline(download: probe, counters: TransferCounters()).run()
+            }
         } catch let stop as PlanOnly {
             return stop
         } catch let error as FastpullError {
@@ -254,6 +268,18 @@ public final class Download: Sendable {
     /// - Throws: ``FastpullError``. On failure the output path holds nothing new.
     public func run() async throws(FastpullError) -> Report {
         channel.withLock { if $0.ended { $0 = EventChannel(observed: observer != nil) } }
+        stopRequested.withLock { $0 = false }
+        let ticket: Int
+        do {
+            ticket = try client.enter(url) { [self] in
+                stopRequested.withLock { $0 = true }
+                pause()
+            }
+        } catch {
+            end(with: .failed(error), finishing: true)
+            throw error
+        }
+        defer { client.leave(ticket) }
         // In a batch lane the run stays on the lane's thread (see ``ExecutorSet/laneThread``).
         let task = Task(executorPreference: ExecutorSet.laneThread) { [self] in
             do {
@@ -265,6 +291,8 @@ public final class Download: Sendable {
             }
         }
         running.withLock { $0 = task }
+        // The client shut down between ``FastpullClient/enter`` and now.
+        if stopRequested.withLock({ $0 }) { task.cancel() }
         let beat = ProgressBeat(interval: ProgressMetronome.shared.interval)
         let ticker = ProgressMetronome.shared.register { [self] in report(beat) }
         stopReason.withLock { $0 = nil }

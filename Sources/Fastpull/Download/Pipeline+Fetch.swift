@@ -82,14 +82,17 @@ extension Pipeline {
         return try await withTaskExecutorPreference(executors.control) {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
-                loop: FetchLoop(controller: controller), host: host, perHost: perHost, trace: trace,
+                loop: FetchLoop(controller: controller),
+                places: DownloadPlaces(
+                    limiter: download.client.hosts, host: host, limit: perHost, ownPlace: ownPlace == host),
+                trace: trace,
                 sources: sources, opening: opening, link: link, makeFetcher: makeFetcher)
         }
     }
 
     private func fetchGroup(
         hash: @escaping @Sendable () throws -> [UInt8]?, scheduler: Scheduler, checkpointer: Checkpointer?,
-        executors: ExecutorSet, loop: FetchLoop, host: String, perHost: Int, trace: TraceRecorder?,
+        executors: ExecutorSet, loop: FetchLoop, places: DownloadPlaces, trace: TraceRecorder?,
         sources: SourceSet?, opening: OpeningAnswer?, link: LinkMemoryCell?,
         makeFetcher: @escaping @Sendable (Int, CancellationSlot) -> SegmentFetcher
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
@@ -129,7 +132,7 @@ extension Pipeline {
                             remaining: reading.size - reading.written),
                         hasWork: reading.hasWork, openings: reading.openings, isComplete: reading.isComplete,
                         stalled: stalled,
-                        hostSlots: max(0, perHost - HostConnectionLimiter.shared.count(host)))
+                        hostSlots: places.available)
                 }
 
                 /// Carries out the loop's actions, in order.
@@ -137,7 +140,7 @@ extension Pipeline {
                     for action in actions {
                         switch action {
                         case .spawn(let worker):
-                            guard HostConnectionLimiter.shared.acquire(host, limit: perHost) else {
+                            guard places.acquire() else {
                                 loop.couldNotStart(worker)
                                 if worker == 0, let opening {
                                     opening.discard()
@@ -154,7 +157,7 @@ extension Pipeline {
                             let delay = Duration.microseconds(250 * stagger)
                             stagger += 1
                             group.addTask(executorPreference: executors[worker + 2]) {
-                                defer { HostConnectionLimiter.shared.release(host) }
+                                defer { places.release() }
                                 if delay > .zero { try await AlarmClock.sleep(for: delay) }
                                 return .fetcher(worker, try await fetcher.run())
                             }

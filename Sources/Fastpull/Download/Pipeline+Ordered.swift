@@ -34,7 +34,7 @@ extension Pipeline {
     func runOrdered(_ target: OrderedTarget, started: ContinuousClock.Instant) async throws -> Report {
         let pool = try makePool()
         defer { pool.closeAll() }
-        let executors = ExecutorSet()
+        let executors = ExecutorSet(threads: download.client.threads)
         defer { executors.shutdown() }
         let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
         let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)

@@ -96,7 +96,7 @@ extension Pipeline {
     private func hostPlace(for url: URL) async -> String? {
         let host = HostConnectionLimiter.key(for: url)
         let limit = max(configuration.maximumConnectionsPerHost, 1)
-        while !HostConnectionLimiter.shared.acquire(host, limit: limit) {
+        while !download.client.hosts.acquire(host, limit: limit) {
             do {
                 try await AlarmClock.sleep(for: .milliseconds(50))
             } catch {
@@ -111,7 +111,7 @@ extension Pipeline {
         executor: ThreadExecutor
     ) async {
         guard let host = await hostPlace(for: url) else { return }
-        defer { HostConnectionLimiter.shared.release(host) }
+        defer { download.client.hosts.release(host) }
         let reason: String
         do {
             // A mirror that does not answer is not waited for long: the others serve meanwhile.

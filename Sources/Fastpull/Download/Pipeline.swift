@@ -32,12 +32,31 @@ struct Pipeline {
 
     /// The claimed and locked `.part` file (nil until ``run()`` claims it, and for a plan-only run).
     private(set) var part: OutputFile?
+    /// The host whose per-host place this download holds from before its probe to its end (see
+    /// ``DownloadPlaces``); nil until ``run()`` takes it.
+    private(set) var ownPlace: String?
 
     func run() async throws -> Report {
         let started = ContinuousClock.now
         counters.bytesFetched.store(0, ordering: .relaxed)
         counters.retries.store(0, ordering: .relaxed)
         let ordered = try validate()
+        // The download's first connection (the probe's, then the first fetch's) counts against the
+        // per-host limit from the start: waiting here for a place, not opening one more.
+        let hosts = download.client.hosts
+        let host = HostConnectionLimiter.key(for: download.url)
+        let limit = max(configuration.maximumConnectionsPerHost, 1)
+        while !hosts.acquire(host, limit: limit) {
+            try await AlarmClock.sleep(for: .milliseconds(20))
+        }
+        defer { hosts.release(host) }
+        var placed = self
+        placed.ownPlace = host
+        return try await placed.runPlaced(ordered, started: started)
+    }
+
+    private func runPlaced(_ ordered: OrderedTarget?, started: ContinuousClock.Instant) async throws -> Report
+    {
         if !download.planOnly, let target = ordered {
             do {
                 return try await runOrdered(target, started: started)
@@ -74,13 +93,15 @@ struct Pipeline {
     /// The run once the `.part` file is ours.
     /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
     func makePool() throws -> ConnectionPool {
-        ConnectionPool(
-            tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
-            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout),
+        let tls = TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure)
+        let timeouts = Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout)
+        return ConnectionPool(
+            tlsOptions: tls, timeouts: timeouts,
             settings: try RequestSettings(configuration: configuration, url: download.url),
             proxies: try ProxyRules(configuration.proxy, environment: ProxyRules.environmentVariables),
             limiter: try RateLimiter.make(configuration.maximumBytesPerSecond),
-            shared: download.sharedConnections, onExchange: exchangeObserver)
+            shared: download.sharedConnections ?? download.client.connections(tls: tls, timeouts: timeouts),
+            census: download.client.census, onExchange: exchangeObserver)
     }
 
     /// With ``Configuration/verbose``, what sends every request and response head as an event.
@@ -97,7 +118,7 @@ struct Pipeline {
     private func runClaimed(started: ContinuousClock.Instant) async throws -> Report {
         let pool = try makePool()
         defer { pool.closeAll() }
-        let executors = ExecutorSet()
+        let executors = ExecutorSet(threads: download.client.threads)
         defer { executors.shutdown() }
         let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
 

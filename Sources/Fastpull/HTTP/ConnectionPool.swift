@@ -23,14 +23,17 @@ final class ConnectionPool: Sendable {
     let limiter: RateLimiter?
     /// Told of every request head sent and the response head that answered it (`--verbose`).
     let onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)?
+    /// Counts this pool's connections while they are open, by host (the client's).
+    let census: ConnectionCensus?
 
     /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
     /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
     init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
         proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
-        onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
+        census: ConnectionCensus? = nil, onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
     ) {
+        self.census = census
         self.onExchange = onExchange
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
@@ -173,13 +176,18 @@ final class ConnectionPool: Sendable {
         let deadline = timeouts.idle
         let took = ContinuousClock.now - started
         quickestConnect.withLock { $0 = min($0 ?? took, took) }
+        let onClose = census.map { census in
+            census.opened(origin.hostKey)
+            return { @Sendable in census.closed(origin.hostKey) }
+        }
         guard let limiter else {
             return HTTPConnection(
-                origin: origin, transport: transport, headDeadline: deadline, setupTime: took)
+                origin: origin, transport: transport, headDeadline: deadline, setupTime: took,
+                onClose: onClose)
         }
         return HTTPConnection(
             origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter),
-            headDeadline: deadline, setupTime: took)
+            headDeadline: deadline, setupTime: took, onClose: onClose)
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.

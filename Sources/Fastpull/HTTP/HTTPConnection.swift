@@ -34,11 +34,16 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// How long opening it took (TCP, TLS, a proxy's tunnel).
     let setupTime: Duration
+    /// Called once, when the connection closes (by ``close()`` or when it is freed).
+    private let onClose: (@Sendable () -> Void)?
+    private let closedOnce = Atomic<Bool>(false)
 
     init(
         origin: Origin, transport: any Transport, headDeadline: Duration? = nil,
-        bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero
+        bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero,
+        onClose: (@Sendable () -> Void)? = nil
     ) {
+        self.onClose = onClose
         self.origin = origin
         self.transport = transport
         self.headDeadline = headDeadline
@@ -48,7 +53,12 @@ final class HTTPConnection: @unchecked Sendable {
 
     deinit {
         transport.close()
+        closed()
         buffer.deallocate()
+    }
+
+    private func closed() {
+        if !closedOnce.exchange(true, ordering: .acquiringAndReleasing) { onClose?() }
     }
 
     /// Whether this idle connection has gone bad since its last response: the server closed it, or
@@ -70,6 +80,7 @@ final class HTTPConnection: @unchecked Sendable {
     func close() {
         reusable = false
         transport.close()
+        closed()
     }
 
     func send(_ request: RequestHead) throws {

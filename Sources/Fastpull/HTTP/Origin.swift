@@ -23,6 +23,9 @@ struct Origin: Sendable, Hashable, CustomStringConvertible {
     }
 
     var description: String { "\(secure ? "https" : "http")://\(hostHeader)" }
+
+    /// The host and port, as the per-host limit counts connections (``HostConnectionLimiter``).
+    var hostKey: String { "\(host.lowercased()):\(port)" }
 }
 
 extension URL {

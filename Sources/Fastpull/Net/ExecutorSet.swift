@@ -7,13 +7,16 @@ final class ExecutorSet: Sendable {
     /// The batch lane's control thread this download uses, when it has one: not shut down with the
     /// set, as the lane's next file uses it too.
     private let lane: ThreadExecutor?
+    /// Where the executors' threads come from.
+    private let threads: ThreadPool
 
     /// The control thread of the batch lane the current task fetches files in, if any: a download
     /// started there runs its control work (the probe, a small file, the fetch loop's ticks) on it
     /// rather than on a thread started for it and ended after it.
     @TaskLocal static var laneThread: ThreadExecutor?
 
-    init() {
+    init(threads: ThreadPool = .standard) {
+        self.threads = threads
         lane = Self.laneThread
         if let lane { executors.withLock { $0[-1] = lane } }
     }
@@ -21,7 +24,8 @@ final class ExecutorSet: Sendable {
     subscript(index: Int) -> ThreadExecutor {
         executors.withLock { all in
             if let existing = all[index] { return existing }
-            let created = ThreadExecutor(name: index < 0 ? "fastpull-ctl" : "fastpull-\(index)")
+            let created = ThreadExecutor(
+                name: index < 0 ? "fastpull-ctl" : "fastpull-\(index)", threads: threads)
             all[index] = created
             return created
         }

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// Used as `group.addTask(executorPreference: executor) { ... }`: the task's synchronous stretches run
 /// on this executor's thread, so a blocking `recv` stalls only that thread. `shutdown()` releases the
-/// thread once the queue is drained (to ``ParkedThreads``, where the next executor may take it up); the
+/// thread once the queue is drained (to its ``ThreadPool``, where the next executor may take it up); the
 /// executor keeps itself alive until then, so every executor must be shut down. Jobs that arrive after
 /// that are handed to the global concurrent executor rather than lost (never to the thread's next
 /// executor: each has a queue of its own).
@@ -15,10 +15,10 @@ final class ThreadExecutor: TaskExecutor {
     /// The thread's name (at most 15 bytes are kept), shown by debuggers, `top -H` and `ps -L`.
     let name: String
 
-    /// Starts the thread named `name` (a parked one where there is one).
-    init(name: String) {
+    /// Starts the thread named `name` in `threads` (a parked one where there is one).
+    init(name: String, threads: ThreadPool = .standard) {
         self.name = name
-        ParkedThreads.run { [self] in run() }
+        threads.run { [self] in run() }
     }
 
     /// Queues `job` to run on this executor's thread.

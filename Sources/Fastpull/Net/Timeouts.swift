@@ -1,7 +1,7 @@
 import Glibc
 
 /// Time limits for one connection.
-struct Timeouts: Sendable, Equatable {
+struct Timeouts: Sendable, Hashable {
     /// How long to wait for a TCP connection to one address, and for each step of the TLS handshake.
     var connect: Duration = .seconds(15)
     /// How long a read or write may wait without transferring a byte.

@@ -1,0 +1,169 @@
+import FoundationEssentials
+import Synchronization
+
+/// What the downloads of a program share: kept-alive connections and TLS contexts, the per-host
+/// connection count, and the threads that connections and control loops run on. Hold one across the
+/// phases of a build, or for the life of a download manager, and shut it down at the end; or use
+/// ``shared``, which the free functions (``download(from:to:configuration:)``) use.
+///
+/// ```swift
+/// let client = FastpullClient()
+/// let report = try await client.download(from: url, to: fileURL)
+/// await client.shutdown()
+/// ```
+///
+/// A ``Download`` or ``Batch`` made with `client:` runs through it too.
+///
+/// Every download through one client counts its connections against one per-host limit
+/// (``Configuration/maximumConnectionsPerHost``), finds the connections an earlier download left
+/// open, and runs on threads kept from earlier work. ``shutdown()`` stops what runs (each download
+/// ends ``FastpullError/Code/interrupted``, its progress saved to resume), closes every connection,
+/// and returns once the client's threads have ended.
+public final class FastpullClient: Sendable {
+    /// The client of the free functions, of ``Download`` and ``Batch`` made without one, and of the
+    /// command line. Never shut down.
+    public static let shared = FastpullClient(threads: .standard)
+
+    /// Threads for blocking work: connections, control loops, hashing.
+    let threads: ThreadPool
+    /// The per-host connection count.
+    let hosts = HostConnectionLimiter()
+    /// The connections open to each host now, whoever holds them.
+    let census = ConnectionCensus()
+
+    private struct CacheKey: Hashable {
+        var tls: TLSOptions
+        var timeouts: Timeouts
+    }
+
+    private struct State {
+        var caches: [CacheKey: ConnectionCache] = [:]
+        /// What runs now, by ticket: each stops when told to.
+        var running: [Int: @Sendable () -> Void] = [:]
+        var nextTicket = 0
+        var shutDown = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// A client of its own: its connections, per-host counts and threads are shared with no other.
+    public convenience init() {
+        self.init(threads: ThreadPool())
+    }
+
+    init(threads: ThreadPool) {
+        self.threads = threads
+    }
+
+    /// Downloads `url` to `file` through this client (see ``Fastpull/download(from:to:configuration:)``).
+    public func download(from url: URL, to file: URL, configuration: Configuration = .init())
+        async throws(FastpullError) -> Report
+    {
+        try await Download(from: url, to: file, configuration: configuration, client: self).run()
+    }
+
+    /// Downloads `items` through this client (see ``Fastpull/download(_:configuration:options:)``).
+    public func download(
+        _ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init()
+    ) async -> [BatchOutcome] {
+        await Batch(items, configuration: configuration, options: options, client: self).run()
+    }
+
+    /// Whether ``shutdown()`` has been called: downloads started from then on fail at once.
+    public var isShutDown: Bool { state.withLock { $0.shutDown } }
+
+    /// Stops every download running through this client (each ends
+    /// ``FastpullError/Code/interrupted``, its progress saved, so the same download resumes later,
+    /// through another client or another process), closes every connection, and returns once the
+    /// client's threads have ended. Downloads started afterwards fail with
+    /// ``FastpullError/Code/usage``. Idempotent. The ``shared`` client cannot be shut down: this does
+    /// nothing there.
+    public func shutdown() async {
+        guard self !== Self.shared else { return }
+        let stops = state.withLock { state in
+            state.shutDown = true
+            return Array(state.running.values)
+        }
+        for stop in stops { stop() }
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state in
+                guard !state.running.isEmpty else { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+        let caches = state.withLock { Array($0.caches.values) }
+        for cache in caches { cache.closeAll(forGood: true) }
+        threads.close()
+        await threads.waitUntilEmpty()
+    }
+
+    /// The cache for connections with `tls` options and `timeouts`, made on first use.
+    func connections(tls: TLSOptions, timeouts: Timeouts) -> ConnectionCache {
+        state.withLock { state in
+            let key = CacheKey(tls: tls, timeouts: timeouts)
+            if let cache = state.caches[key] { return cache }
+            let cache = ConnectionCache(tlsOptions: tls, timeouts: timeouts)
+            if state.shutDown { cache.closeAll(forGood: true) }
+            state.caches[key] = cache
+            return cache
+        }
+    }
+
+    /// Counts a piece of work as running until ``leave(_:)``; `stop` is called if the client shuts
+    /// down meanwhile. Throws once the client is shut down.
+    func enter(_ what: URL, stop: @escaping @Sendable () -> Void) throws(FastpullError) -> Int {
+        let ticket = state.withLock { state -> Int? in
+            guard !state.shutDown else { return nil }
+            defer { state.nextTicket += 1 }
+            state.running[state.nextTicket] = stop
+            return state.nextTicket
+        }
+        guard let ticket else {
+            throw FastpullError(
+                .usage, "\(what.redactedForDisplay) was not started: its FastpullClient has been shut down")
+        }
+        return ticket
+    }
+
+    /// Runs `body` in a task of its own, counted as running (``enter(_:stop:)``) and cancelled if the
+    /// client shuts down meanwhile; cancelling the caller cancels it too.
+    func running<T: Sendable>(_ what: URL, _ body: @escaping @Sendable () async throws -> T) async throws -> T
+    {
+        let handle = PlainMutex<(task: Task<T, any Error>?, stopped: Bool)>((nil, false))
+        let ticket = try enter(what) {
+            handle.withLock { handle in
+                handle.stopped = true
+                return handle.task
+            }?.cancel()
+        }
+        defer { leave(ticket) }
+        let task = Task { try await body() }
+        let stopped = handle.withLock { handle in
+            handle.task = task
+            return handle.stopped
+        }
+        if stopped { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Ends what ``enter(_:stop:)`` counted.
+    func leave(_ ticket: Int) {
+        let waiters = state.withLock { state in
+            state.running[ticket] = nil
+            guard state.running.isEmpty else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.idleWaiters.removeAll() }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// How many downloads (and plans) run through this client now.
+    var runningCount: Int { state.withLock { $0.running.count } }
+}
