@@ -199,6 +199,13 @@ enum ToolTable {
             resume: .unsupported("the batch path of a folder only; the fastpull row resumes"),
             selectedByDefault: false),
         ToolVariant(
+            name: "fastpull-j16", program: .fastpull, setting: .best,
+            note: "-j 16: sixteen files at a time, as curl-p16 has; only with --tool",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-j", "16", "-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .unsupported("a batch setting; the fastpull row resumes"),
+            selectedByDefault: false),
+        ToolVariant(
             name: "aria2c", program: .external("aria2c"), setting: .default,
             note: "defaults (1 connection per file, -j 5 files at a time; with several URIs -s 5 and one "
                 + "connection per host, so one to each mirror)",

@@ -2,11 +2,14 @@ import CLinux
 import FoundationEssentials
 import Glibc
 
-/// What Fastpull records on a file it saved, in extended attributes: where it came from
+/// What Fastpull records on a file it saved, in two extended attributes: where it came from
 /// (`user.xdg.origin.url`, the freedesktop name curl `--xattr` and wget use) and the version it is
-/// (`user.fastpull.size`, `.etag`, `.last-modified`, and `.sha256` where it was computed). A rerun
-/// that finds the record and a server still offering that version knows the file is complete and
-/// unchanged without fetching it.
+/// (`user.fastpull.origin`: its size, modification time when saved, ETag, Last-Modified and SHA-256
+/// where computed, one `name: value` line each). A rerun that finds the record and a server still
+/// offering that version knows the file is complete and unchanged without fetching it.
+///
+/// Files saved before the record was one attribute carry one attribute per field
+/// (`user.fastpull.size`, `.mtime`, `.etag`, `.last-modified`, `.sha256`): they are read as well.
 ///
 /// Best effort: a file system without user attributes simply keeps no record, and the file is then
 /// treated as any file already at the output path.
@@ -22,10 +25,13 @@ struct OriginRecord: Sendable, Equatable {
     /// machine since then is no longer what the record describes.
     var modified: String = ""
 
-    private static let names = (
-        url: "user.xdg.origin.url", size: "user.fastpull.size", etag: "user.fastpull.etag",
-        lastModified: "user.fastpull.last-modified", sha256: "user.fastpull.sha256",
-        modified: "user.fastpull.mtime"
+    static let urlName = "user.xdg.origin.url"
+    static let recordName = "user.fastpull.origin"
+    /// The attributes of a record written one field each (older files), and removed from a `.part`
+    /// kept from then when a record is written on it.
+    private static let fieldNames = (
+        size: "user.fastpull.size", etag: "user.fastpull.etag", lastModified: "user.fastpull.last-modified",
+        sha256: "user.fastpull.sha256", modified: "user.fastpull.mtime"
     )
 
     /// `seconds.nanoseconds` of a modification time.
@@ -48,36 +54,57 @@ struct OriginRecord: Sendable, Equatable {
         self.sha256 = sha256
     }
 
+    /// The `user.fastpull.origin` value: `name: value` lines (HTTP field values hold no line breaks).
+    var text: String {
+        var lines = ["size: \(size)", "mtime: \(modified)"]
+        if let etag { lines.append("etag: \(etag)") }
+        if let lastModified { lines.append("last-modified: \(lastModified)") }
+        if !sha256.isEmpty { lines.append("sha256: \(sha256)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The record in a `user.fastpull.origin` value, with `url`; nil unless it has a size and a time.
+    init?(url: String, text: String) {
+        var fields: [Substring: Substring] = [:]
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let value = line[line.index(after: colon)...]
+            fields[line[..<colon]] = value.first == " " ? value.dropFirst() : value
+        }
+        guard let size = fields["size"].flatMap({ Int64($0) }), let modified = fields["mtime"] else {
+            return nil
+        }
+        self.init(
+            url: url, size: size, etag: fields["etag"].map(String.init),
+            lastModified: fields["last-modified"].map(String.init),
+            sha256: fields["sha256"].map(String.init) ?? "")
+        self.modified = String(modified)
+    }
+
     /// Writes the record on the open file `descriptor` (before it is renamed into place, so the file
-    /// appears with it). Returns false where the file system keeps no user attributes. `fresh`: the
-    /// file was created by this run, so it carries no attribute of an earlier one to remove.
+    /// appears with it): two attributes. Returns false where the file system keeps no user
+    /// attributes. `fresh`: the file was created by this run, so it carries no attribute of an earlier
+    /// one to remove.
     @discardableResult
     func write(to descriptor: Int32, fresh: Bool = false) -> Bool {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return false }
-        var values: [(String, String)] = [
-            (Self.names.url, url), (Self.names.size, String(size)),
-            (Self.names.modified, Self.stamp(info.st_mtim)),
-        ]
-        if !sha256.isEmpty { values.append((Self.names.sha256, sha256)) }
-        if let etag { values.append((Self.names.etag, etag)) }
-        if let lastModified { values.append((Self.names.lastModified, lastModified)) }
-        for (name, value) in values {
+        var record = self
+        record.modified = Self.stamp(info.st_mtim)
+        for (name, value) in [(Self.urlName, url), (Self.recordName, record.text)] {
             let bytes = Array(value.utf8)
             guard fsetxattr(descriptor, name, bytes, bytes.count, 0) == 0 else { return false }
         }
-        // A field this version does not have goes: a `.part` kept from an earlier attempt may carry
-        // the last version's.
+        // A `.part` kept from an earlier attempt by an older version may carry its fields one by one.
         guard !fresh else { return true }
-        let absent = [
-            sha256.isEmpty ? Self.names.sha256 : nil, etag == nil ? Self.names.etag : nil,
-            lastModified == nil ? Self.names.lastModified : nil,
-        ]
-        for name in absent.compactMap({ $0 }) { _ = fremovexattr(descriptor, name) }
+        let names = Self.fieldNames
+        for name in [names.size, names.etag, names.lastModified, names.sha256, names.modified] {
+            _ = fremovexattr(descriptor, name)
+        }
         return true
     }
 
-    /// The record on the file at `path`, if it has a whole one.
+    /// The record on the file at `path`, if it has a whole one (in either form).
     static func read(path: String) -> OriginRecord? {
         func value(_ name: String) -> String? {
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -85,9 +112,12 @@ struct OriginRecord: Sendable, Equatable {
             guard count >= 0 else { return nil }
             return String(decoding: buffer[..<count], as: UTF8.self)
         }
-        guard let url = value(names.url), let size = value(names.size).flatMap({ Int64($0) }),
-            let modified = value(names.modified)
-        else { return nil }
+        guard let url = value(urlName) else { return nil }
+        if let text = value(recordName) { return OriginRecord(url: url, text: text) }
+        let names = fieldNames
+        guard let size = value(names.size).flatMap({ Int64($0) }), let modified = value(names.modified) else {
+            return nil
+        }
         var record = OriginRecord(
             url: url, size: size, etag: value(names.etag), lastModified: value(names.lastModified),
             sha256: value(names.sha256) ?? "")
