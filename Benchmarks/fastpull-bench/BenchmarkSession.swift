@@ -659,8 +659,9 @@ final class BenchmarkSession {
     ) -> Sample {
         let threshold = Int64(Double(scenario.fileSize(quick: options.quick)) * fraction)
         let started = Date()
+        let interruptAfter = scenario.interruptAfter(quick: options.quick)
         let first = runner.run(contender.invocations, timeout: timeout(scenario)) {
-            if let seconds = scenario.interruptAfterSeconds {
+            if let seconds = interruptAfter {
                 return Date().timeIntervalSince(started) >= seconds
             }
             return (server.liveBodyBytes ?? 0) >= threshold

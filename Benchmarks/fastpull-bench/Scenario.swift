@@ -157,6 +157,13 @@ struct Scenario: Sendable {
     var restartServerEachRun = false
     /// For a resume from a server that cannot count bytes live (nginx): interrupt after this long.
     var interruptAfterSeconds: Double? = nil
+    /// The same in `--quick` mode, where the file is smaller.
+    var quickInterruptAfterSeconds: Double? = nil
+
+    /// When to interrupt in this mode, for a resume from a server that cannot count bytes live.
+    func interruptAfter(quick: Bool) -> Double? {
+        quick ? quickInterruptAfterSeconds ?? interruptAfterSeconds : interruptAfterSeconds
+    }
 
     /// The number of files a run downloads.
     func fileCount(quick: Bool) -> Int {
@@ -362,15 +369,16 @@ enum ScenarioTable {
                 "256 MiB from nginx at 5 MB/s per connection (kernel-shaped): SIGINT after 0.6 s, then the "
                 + "same command again. The rerun's rate against a fresh run's (shaped-per-connection).",
             workload: .resume(killFraction: 0.5),
-            // Quick: 128 MiB, not 32, since the interrupt comes after a time: 32 MiB finished within
-            // 0.6 s, leaving nothing to resume; 128 MiB by then would need 43 connections from the
-            // first instant.
+            // Quick: 128 MiB and the interrupt after 0.2 s. The interrupt comes after a time, and the
+            // default starts at the count an earlier run learned (64 here, after the
+            // shaped-per-connection runs): 32 MiB, and then 128 MiB, finished within 0.6 s; 128 MiB
+            // takes 0.42 s at the ideal rate.
             size: 256 * mebibyte, quickSize: 128 * mebibyte,
             server: .shapedNginx(.perConnection(shapedPerConnection)),
             ideal: IdealModel(
                 bytesPerSecond: Double(64 * shapedPerConnection),
                 note: "64 connections × 5 MB/s, as if never interrupted"),
-            timeoutSeconds: 120, interruptAfterSeconds: 0.6),
+            timeoutSeconds: 120, interruptAfterSeconds: 0.6, quickInterruptAfterSeconds: 0.2),
         Scenario(
             name: "mirrors",
             summary: "256 MiB from three mirrors (nginx on 127.0.0.1, .2 and .3 in a network namespace), the "

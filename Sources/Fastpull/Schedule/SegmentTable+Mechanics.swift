@@ -1,0 +1,179 @@
+/// The table's arithmetic: finding pieces, sizing windows, splitting and reopening ranges.
+extension SegmentTable {
+    func index(of start: Int64) -> Int? {
+        var low = 0
+        var high = pieces.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            if pieces[middle].start == start { return middle }
+            if pieces[middle].start < start { low = middle + 1 } else { high = middle - 1 }
+        }
+        return nil
+    }
+
+    /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
+    /// has none), or more when its requests cost more than ``Settings/requestCostShare`` of that
+    /// (the cost is then that share of a request), within the initial and maximum window.
+    func windowSize(for worker: Worker) -> Int64 {
+        let own = connections[worker]?.steadyRate ?? 0
+        let typical = own > 0 ? own : typicalRate()
+        let rate = typical > 0 ? typical : settings.priorRate
+        guard rate > 0 else { return settings.initialWindow }
+        let cost = connections[worker].map(\.requestCost) ?? 0
+        let shared = settings.sharedLimit
+        let share = min(max(shared ? settings.sharedRequestCostShare : settings.requestCostShare, 0.001), 1)
+        let costSeconds = cost * (1 - share) / share
+        let seconds = max(shared ? settings.sharedWindowSeconds : settings.windowSeconds, costSeconds)
+        let wanted = Int64(min(rate * seconds, Double(settings.maximumWindow)))
+        let smallest =
+            shared ? min(settings.sharedMinimumWindow, settings.initialWindow) : settings.initialWindow
+        let window = min(max(wanted, smallest), settings.maximumWindow)
+        // Near the end no window of a measured connection outlasts the download as a whole (the rest
+        // at every connection's speed together): one far slower than its peers, a slow mirror, would
+        // otherwise hold the last bytes long after the others are done, in a window too short to be
+        // worth hedging. Never below what the request's cost asks for.
+        guard own > 0 else { return window }
+        let aggregate = connections.values.reduce(0) { $0 + $1.steadyRate }
+        guard aggregate > 0 else { return window }
+        let left = pieces.reduce(Int64(0)) { $0 + $1.unclaimed }
+        let finish = Double(left) / aggregate
+        guard finish < seconds else { return window }
+        let endgame = Int64(own * max(finish, costSeconds, 0.05))
+        return endgame < window ? max(endgame, settings.minimumHedge) : window
+    }
+
+    /// Under a horizon, a window is at most its connection's share of the work within it: the bytes
+    /// nobody has claimed below the horizon over the connections fetching (those with a piece, and
+    /// this one; at least ``Settings/minimumSplit``, or a request would cost more than it brings).
+    /// Counting the ones waiting for the horizon too made windows small enough that each answer's
+    /// corked last packet (nginx `tcp_nopush`) cost `-n 64` a third of its time. The horizon moves
+    /// as the reader takes bytes, and the first connection to wake took all it released, up to a
+    /// window of a second of its speed; the others, waking a fraction of a millisecond later, cut
+    /// it at once (each cut a closed connection and a new one: 50 in a 1 GiB run to a pipe).
+    func horizonShare(for worker: Worker) -> Int64 {
+        guard let horizon else { return Int64.max }
+        let within = pieces.reduce(Int64(0)) { $0 + max(0, min($1.end, horizon) - $1.claimed) }
+        let working = connections.count { $0.key != worker && $0.value.piece != nil } + 1
+        return max(within / Int64(working), settings.minimumSplit)
+    }
+
+    /// Joins the untouched, unowned pieces right after `index` into it while its unclaimed part stays
+    /// within `limit` and ``Settings/maximumMergedPiece``.
+    mutating func mergeFollowing(_ index: Int, upTo limit: Int64) {
+        // Never more than a fair share of what is still waiting, so the last ranges stay small and
+        // every connection finishes at about the same time.
+        let waiting = pieces[index...].reduce(Int64(0)) { $0 + ($1.owner == nil ? $1.unclaimed : 0) }
+        let share = waiting / Int64(max(settings.expectedConnections, 1))
+        let cap = max(min(limit, settings.maximumMergedPiece, share), pieces[index].unclaimed)
+        var waitingAfter = pieces[(index + 1)...].count { $0.owner == nil && $0.unclaimed > 0 }
+        while index + 1 < pieces.count, waitingAfter > settings.expectedConnections {
+            let next = pieces[index + 1]
+            guard next.owner == nil, next.segment.written == 0, next.claimed == next.start,
+                pieces[index].unclaimed + next.segment.length <= cap
+            else { break }
+            waitingAfter -= 1
+            pieces[index].segment.end = next.end
+            pieces.remove(at: index + 1)
+        }
+    }
+
+    /// The window a connection fetches next from its piece: about `windowSeconds` of its speed, never
+    /// past the ``horizon``.
+    mutating func openWindow(_ index: Int, for worker: Worker) -> Window {
+        let size = min(windowSize(for: worker), horizonShare(for: worker))
+        connections[worker]?.awaitingAnswer = true
+        connections[worker]?.windowSince = nil
+        connections[worker]?.requestEnd = nil
+        let from = pieces[index].claimed
+        let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
+        pieces[index].windowEnd = to
+        return Window(piece: pieces[index].start, range: from..<to)
+    }
+
+    mutating func take(_ index: Int, for worker: Worker, now: ContinuousClock.Instant) {
+        pieces[index].owner = worker
+        pieces[index].opening = false
+        connections[worker]?.piece = pieces[index].start
+        connections[worker]?.lastProgress = now
+    }
+
+    /// Ends a connection's ownership: unclaimed-but-unwritten bytes return to the piece.
+    mutating func drop(_ worker: Worker) {
+        guard let start = connections[worker]?.piece, let index = index(of: start) else { return }
+        connections[worker]?.piece = nil
+        guard pieces[index].owner == worker else { return }
+        pieces[index].owner = nil
+        pieces[index].opening = false
+        pieces[index].claimed = pieces[index].segment.resumeOffset
+        pieces[index].windowEnd = pieces[index].claimed
+    }
+
+    /// Splits a piece at `at` (between its claimed offset and its end); the upper part is a new
+    /// waiting piece right after it. Returns the new piece's index.
+    mutating func split(_ index: Int, at: Int64) -> Int {
+        precondition(at > pieces[index].start && at >= pieces[index].claimed && at < pieces[index].end)
+        let upper = Segment(start: at, end: pieces[index].end)
+        pieces[index].segment.end = at
+        pieces[index].windowEnd = min(pieces[index].windowEnd, at)
+        pieces.insert(Piece(segment: upper, claimed: at, owner: nil, windowEnd: at), at: index + 1)
+        if pieces[index].segment.isComplete, index == firstIncomplete { advanceFrontier() }
+        return index + 1
+    }
+
+    /// Piece `index`, none of whose bytes are written or claimed, leaves its owner (which stops: it
+    /// may claim nothing more) and waits for another. Returns `index`.
+    mutating func takeOver(_ index: Int) -> Int {
+        precondition(pieces[index].claimed == pieces[index].start)
+        if let owner = pieces[index].owner { giveBackUnclaimed(of: owner) }
+        return index
+    }
+
+    /// Bytes `range`, every one of them written, are to be fetched again (they did not verify): they
+    /// become one waiting piece of their own, and the frontier goes back to its start. The pieces
+    /// around it keep what lies outside the range; a connection that still owned one of the complete
+    /// pieces inside it owns nothing now, which it never writes into anyway.
+    mutating func reopen(_ range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        var result: [Piece] = []
+        result.reserveCapacity(pieces.count + 2)
+        for piece in pieces {
+            if piece.end <= range.lowerBound || piece.start >= range.upperBound {
+                result.append(piece)
+                continue
+            }
+            precondition(piece.segment.isComplete, "only written bytes are fetched again")
+            if piece.start < range.lowerBound {
+                var head = piece
+                head.segment.end = range.lowerBound
+                head.segment.written = range.lowerBound - piece.start
+                head.claimed = range.lowerBound
+                head.windowEnd = min(head.windowEnd, range.lowerBound)
+                result.append(head)
+            }
+            if result.last.map({ $0.end <= range.lowerBound }) ?? true {
+                result.append(
+                    Piece(
+                        segment: Segment(start: range.lowerBound, end: range.upperBound),
+                        claimed: range.lowerBound,
+                        owner: nil, windowEnd: range.lowerBound))
+            }
+            if piece.end > range.upperBound {
+                result.append(
+                    Piece(
+                        segment: Segment(
+                            start: range.upperBound, end: piece.end, written: piece.end - range.upperBound),
+                        claimed: piece.end, owner: nil, windowEnd: piece.end))
+            }
+        }
+        pieces = result
+        writtenBytes -= range.upperBound - range.lowerBound
+        firstIncomplete = 0
+        advanceFrontier()
+    }
+
+    mutating func advanceFrontier() {
+        while firstIncomplete < pieces.count, pieces[firstIncomplete].segment.isComplete {
+            firstIncomplete += 1
+        }
+    }
+}
