@@ -44,8 +44,7 @@ extension Pipeline {
         return try await withTaskExecutorPreference(executor) {
             let slot = CancellationSlot()
             return try await withTaskCancellationHandler {
-                var failures = 0
-                var stale = StaleConnectionRetry()
+                var budget = RetryBudget(retries: retries, policy: policy)
                 while true {
                     do {
                         return try probe.run(url, slot: slot)
@@ -53,17 +52,16 @@ extension Pipeline {
                         let failure = Failure(error, url: url)
                         if slot.isCancelled { throw CancellationError() }
                         guard failure.retryable else { throw failure.error }
-                        if stale.isFree(failure) { continue }
-                        failures += 1
-                        guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
-                            throw failure.error
+                        switch budget.decide(after: failure) {
+                        case .now: continue
+                        case .giveUp: throw failure.error
+                        case .after(let delay, let attempt):
+                            counters.retries.add(1, ordering: .relaxed)
+                            counters.waitForRetry(
+                                attempt, of: retries, reason: failure.error.message, delay: delay)
+                            defer { counters.retryStarted() }
+                            try await AlarmClock.sleep(for: delay)
                         }
-                        counters.retries.add(1, ordering: .relaxed)
-                        let delay = policy.delay(after: failure, attempt: failures)
-                        counters.waitForRetry(
-                            failures, of: retries, reason: failure.error.message, delay: delay)
-                        defer { counters.retryStarted() }
-                        try await AlarmClock.sleep(for: delay)
                     }
                 }
             } onCancel: {

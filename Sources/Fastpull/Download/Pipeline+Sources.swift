@@ -117,7 +117,7 @@ extension Pipeline {
             // A mirror that does not answer is not waited for long: the others serve meanwhile.
             let outcome = try await probe(
                 pool: pool, policy: policy, executor: executor, url: url,
-                retries: min(configuration.retries, 1))
+                retries: RetryBudget.mirrorProbeRetries(retries: configuration.retries))
             outcome.pendingBody?.connection.close()
             var remote = outcome.remote
             remote.url = url

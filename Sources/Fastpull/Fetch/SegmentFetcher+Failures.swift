@@ -33,7 +33,9 @@ extension SegmentFetcher {
         }
         let failure = Failure(error, url: url)
         if !failure.retryable || failure.error.code == .remoteChanged { return failure.error.message }
-        if failures + 1 >= max(min(retries, 3), 1), !failure.staleConnection {
+        if failures + 1 >= RetryBudget.failuresBeforeDroppingASource(retries: retries),
+            !failure.staleConnection
+        {
             return "\(failure.error.message) (\(failures + 1) requests in a row)"
         }
         return nil

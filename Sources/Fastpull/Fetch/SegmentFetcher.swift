@@ -41,8 +41,7 @@ struct SegmentFetcher: Sendable {
         }
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
-            var failures = 0
-            var stale = StaleConnectionRetry()
+            var budget = RetryBudget(retries: retries, policy: policy)
             let pipe = SplicePipe()
             // This connection's own kept-alive socket between its requests, back to the shared idle
             // ones when it ends (``ConnectionPool/exchange(_:to:slot:preferring:)``).
@@ -126,23 +125,22 @@ struct SegmentFetcher: Sendable {
                     trace?.record(
                         drained ? "cut" : "done", connection: worker,
                         ["start": window.range.lowerBound, "bytes": written])
-                    failures = 0
-                    stale.rearm()
+                    budget.succeeded()
                 } catch is Cut {
                     // The connection closed with the rest of its answer unread; the next opens anew.
                     trace?.record(
                         "cut", connection: worker,
                         ["start": window.range.lowerBound, "bytes": written, "closed": true])
-                    failures = 0
+                    budget.progressed()
                 } catch {
                     if slot.isCancelled { throw CancellationError() }
-                    if written > 0 { failures = 0 }
+                    if written > 0 { budget.progressed() }
                     if let bound, let sources {
                         // A source that has been dropped: its connection was closed for that; the next
                         // window goes to another source.
                         if !sources.isLive(bound.index) {
                             _ = slot.takeEviction()
-                            failures = 0
+                            budget.progressed()
                             continue
                         }
                         // A mirror full for this client: the connection goes to one with room, or, with
@@ -160,7 +158,7 @@ struct SegmentFetcher: Sendable {
                         {
                             emit(.sourceDropped(url: bound.remote.url, reason: reason))
                             trace?.record("close", connection: worker, ["reason": "source dropped"])
-                            failures = 0
+                            budget.progressed()
                             continue
                         }
                     }
@@ -180,17 +178,17 @@ struct SegmentFetcher: Sendable {
                             "stall", connection: worker, ["start": window.range.lowerBound, "bytes": written])
                         // A stall that delivered nothing counts against the budget, or a server that
                         // never sends would be retried forever.
-                        if written == 0 { failures += 1 }
+                        let another = budget.stalled(wroteBytes: written > 0)
                         // A source that stalls every try is dropped while another is left.
-                        if let bound, let sources, failures >= min(retries, 2) {
-                            let reason = "it sent nothing for the stall timeout \(failures) times"
+                        if let bound, let sources, budget.failures >= budget.stallsBeforeDroppingASource {
+                            let reason = "it sent nothing for the stall timeout \(budget.failures) times"
                             if sources.drop(bound.index, reason: reason) {
                                 emit(.sourceDropped(url: bound.remote.url, reason: reason))
-                                failures = 0
+                                budget.progressed()
                                 continue
                             }
                         }
-                        guard failures <= retries else {
+                        guard another else {
                             return .gaveUp(
                                 FastpullError(
                                     .network,
@@ -202,7 +200,9 @@ struct SegmentFetcher: Sendable {
                     let failure = Failure(error, url: remote.finalURL)
                     // The original error goes up: the pipeline decides what a changed file means.
                     guard failure.retryable else { throw error }
-                    if stale.isFree(failure, nothingWritten: written == 0) { continue }
+                    // A refusal, or no descriptor left, while other connections work: this one goes
+                    // (the download runs with fewer), whatever the budget says.
+                    // (A stale connection is neither.)
                     if Self.isRefusal(error), scheduler.workingConnections(besides: worker) > 0 {
                         trace?.record("close", connection: worker, ["reason": "refused"])
                         return .refused
@@ -211,14 +211,17 @@ struct SegmentFetcher: Sendable {
                         trace?.record("close", connection: worker, ["reason": "out of descriptors"])
                         return .shed(failure.error)
                     }
-                    failures += 1
-                    guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
+                    let delay: Duration
+                    let attempt: Int
+                    switch budget.decide(after: failure, wroteBytes: written > 0) {
+                    case .now: continue
+                    case .giveUp:
                         trace?.record("close", connection: worker, ["reason": "gave up"])
                         return .gaveUp(failure.error)
+                    case .after(let wait, let count): (delay, attempt) = (wait, count)
                     }
                     // Let another connection take the range while this one waits.
                     scheduler.leave(worker)
-                    let delay = policy.delay(after: failure, attempt: failures)
                     counters.retries.add(1, ordering: .relaxed)
                     trace?.record(
                         "retry", connection: worker,
@@ -229,7 +232,7 @@ struct SegmentFetcher: Sendable {
                     emit(
                         .retry(connection: worker, reason: failure.error.message, delaySeconds: delay.seconds)
                     )
-                    counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
+                    counters.waitForRetry(attempt, of: retries, reason: failure.error.message, delay: delay)
                     defer { counters.retryStarted() }
                     try await AlarmClock.sleep(for: delay)
                 }

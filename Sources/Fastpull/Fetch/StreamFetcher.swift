@@ -47,8 +47,8 @@ struct StreamFetcher: Sendable {
         let slot = CancellationSlot()
         return try await withTaskCancellationHandler {
             var pending = pending
-            var failures = 0
-            var stale = StaleConnectionRetry()
+            // Each try starts from byte 0, so bytes written are no progress: every failure counts.
+            var budget = RetryBudget(retries: retries, policy: policy)
             while true {
                 if slot.isCancelled { throw CancellationError() }
                 // A stream that goes on from a ring's bytes has their digests; nothing of it is
@@ -64,17 +64,17 @@ struct StreamFetcher: Sendable {
                     let failure = Failure(error, url: remote.finalURL)
                     if slot.isCancelled { throw CancellationError() }
                     guard failure.retryable else { throw failure.error }
-                    if stale.isFree(failure, nothingWritten: written == 0) { continue }
-                    // Each try starts from byte 0, so bytes written are no progress: every failure counts.
-                    failures += 1
-                    guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else {
-                        throw failure.error
+                    let delay: Duration
+                    let attempt: Int
+                    switch budget.decide(after: failure, wroteBytes: written > 0) {
+                    case .now: continue
+                    case .giveUp: throw failure.error
+                    case .after(let wait, let count): (delay, attempt) = (wait, count)
                     }
                     counters.retries.add(1, ordering: .relaxed)
                     counters.bytesWritten.subtract(written, ordering: .relaxed)
                     try destination.restart()
-                    let delay = policy.delay(after: failure, attempt: failures)
-                    counters.waitForRetry(failures, of: retries, reason: failure.error.message, delay: delay)
+                    counters.waitForRetry(attempt, of: retries, reason: failure.error.message, delay: delay)
                     defer { counters.retryStarted() }
                     try await AlarmClock.sleep(for: delay)
                 }

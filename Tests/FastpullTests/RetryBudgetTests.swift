@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import Fastpull
+
+/// The one retry policy: what each failure leads to, from the failures before it in a row.
+@Suite("RetryBudget")
+struct RetryBudgetTests {
+    let url = URL(string: "http://127.0.0.1:9/x")!
+    var stale: Failure { Failure(HTTPBodyError.closedBeforeResponse, url: url) }
+    var reset: Failure { Failure(NetError.reset("connection reset by peer during read"), url: url) }
+    var refused: Failure {
+        Failure(
+            NetError.connect(host: "127.0.0.1", port: 9, message: NetError.errnoText(ECONNREFUSED)), url: url)
+    }
+    let policy = RetryPolicy(baseDelay: .milliseconds(100))
+
+    /// The attempts of the decisions, `0` for a free one and `-1` for giving up.
+    func attempts(_ decisions: [RetryBudget.Decision]) -> [Int] {
+        decisions.map {
+            switch $0 {
+            case .now: 0
+            case .after(_, let attempt): attempt
+            case .giveUp: -1
+            }
+        }
+    }
+
+    @Test func failuresCountUpToTheRetriesThenGiveUp() {
+        var budget = RetryBudget(retries: 3, policy: policy)
+        let decisions = (0..<5).map { _ in budget.decide(after: reset) }
+        #expect(attempts(decisions) == [1, 2, 3, -1, -1])
+        for case .after(let delay, let attempt) in decisions {
+            // Backoff: within half and all of base × 2^(attempt-1).
+            let ceiling = Duration.milliseconds(100) * (1 << (attempt - 1))
+            #expect(delay >= ceiling / 2 && delay <= ceiling)
+        }
+    }
+
+    @Test func aStaleConnectionIsFreeOnceInARowAndNotAfterBytes() {
+        var budget = RetryBudget(retries: 1, policy: policy)
+        let twice = [budget.decide(after: stale), budget.decide(after: stale)]
+        #expect(attempts(twice) == [0, 1])
+        budget.succeeded()
+        let afterBytes = budget.decide(after: stale, wroteBytes: true)
+        #expect(attempts([afterBytes]) == [1])
+    }
+
+    /// A refused connection is tried again at most ``RetryPolicy/refusedRetries`` times, a short
+    /// fixed wait apart, however large the budget.
+    @Test func refusedConnectionsHaveTheirOwnSmallLimit() {
+        var budget = RetryBudget(retries: 50, policy: policy)
+        let decisions = (0..<4).map { _ in budget.decide(after: refused) }
+        #expect(attempts(decisions) == [1, 2, -1, -1])
+        #expect(decisions.first == .after(RetryPolicy.refusedDelay, attempt: 1))
+    }
+
+    @Test func progressAndSuccessStartTheCountAgain() {
+        var budget = RetryBudget(retries: 2, policy: policy)
+        _ = budget.decide(after: reset)
+        _ = budget.decide(after: reset)
+        budget.progressed()
+        let next = budget.decide(after: reset)
+        #expect(attempts([next]) == [1])
+        budget.succeeded()
+        #expect(budget.failures == 0)
+    }
+
+    /// A stall that delivered nothing counts; one that delivered something does not.
+    @Test func stallsCountOnlyWhenNothingCame() {
+        var budget = RetryBudget(retries: 2, policy: policy)
+        let afterBytes = budget.stalled(wroteBytes: true)
+        #expect(afterBytes && budget.failures == 0)
+        let afterNothing = [budget.stalled(wroteBytes: false), budget.stalled(wroteBytes: false)]
+        #expect(afterNothing == [true, true])
+        #expect(budget.failures >= budget.stallsBeforeDroppingASource)
+        let third = budget.stalled(wroteBytes: false)
+        #expect(!third)
+    }
+}
