@@ -20,11 +20,15 @@ let package = Package(
         ),
         // Linux calls glibc declares only under _GNU_SOURCE (splice, pipe2); header only.
         .systemLibrary(name: "CLinux"),
-        .target(name: "Fastpull", dependencies: ["COpenSSL", "CLinux"]),
+        // Sockets, TLS, system calls and threads: the layer under HTTP and the engine, which imports
+        // nothing of theirs.
+        .target(name: "FastpullNet", dependencies: ["COpenSSL", "CLinux"]),
+        .target(name: "Fastpull", dependencies: ["FastpullNet", "COpenSSL", "CLinux"]),
         // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
         // completions), so that Fastpull is the API a build tool links and nothing else.
         .target(name: "FastpullCommandLine", dependencies: ["Fastpull"]),
-        .executableTarget(name: "fastpull", dependencies: ["Fastpull", "FastpullCommandLine"]),
+        .executableTarget(
+            name: "fastpull", dependencies: ["Fastpull", "FastpullNet", "FastpullCommandLine"]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL", "CLinux"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(
@@ -49,10 +53,11 @@ let package = Package(
             ),
             dependencies: ["fastpull"]
         ),
-        .testTarget(name: "FastpullTests", dependencies: ["Fastpull", "FastpullCommandLine", "CLinux"]),
+        .testTarget(
+            name: "FastpullTests", dependencies: ["Fastpull", "FastpullNet", "FastpullCommandLine", "CLinux"]),
         .testTarget(
             name: "FastpullIntegrationTests",
-            dependencies: ["Fastpull", "FastpullFixtures"]
+            dependencies: ["Fastpull", "FastpullNet", "FastpullFixtures"]
         ),
         .testTarget(
             name: "FastpullCLITests",

@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullNet
 import FoundationEssentials
 import Glibc
 import Synchronization

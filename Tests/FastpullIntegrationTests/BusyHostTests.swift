@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// A host process whose own tasks keep Swift's and Dispatch's queues busy on purpose. The suite runs
 /// on its own (scripts/test.sh): it loads the process, and what it compares are moments.

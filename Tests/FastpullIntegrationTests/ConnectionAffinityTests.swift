@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// A connection thread keeps its own kept-alive socket between its requests: on a link that serves
 /// some sockets slower than others, one taken from the shared idle ones may be a slow one another

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// The fault matrix: every way a server, the network or the disk can fail a download, each asserting
 /// the error code, that the message names the URL or path and the cause, that the output path holds no

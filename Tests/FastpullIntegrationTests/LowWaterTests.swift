@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// The receive low-water mark (`SO_RCVLOWAT`) a body read sets so that a trickling link wakes its
 /// reader per some tens of KiB, not per few packets; and that it never outlives the body.

@@ -5,6 +5,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// Hostile file systems and hostile servers: symlinks planted where Fastpull creates files, the user's
 /// umask, and TLS that must fail closed (untrusted chain, wrong host, expired, older than TLS 1.2).

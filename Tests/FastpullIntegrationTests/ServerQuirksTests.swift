@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// What servers this project did not write do, reproduced on loopback: each finding of trying Fastpull
 /// against Apache, S3, haproxy and others, where curl and aria2c got the file and Fastpull did not, or

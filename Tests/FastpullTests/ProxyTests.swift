@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 @Suite("NO_PROXY matching")
 struct ProxyBypassTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// The one retry policy: what each failure leads to, from the failures before it in a row.
 @Suite("RetryBudget")

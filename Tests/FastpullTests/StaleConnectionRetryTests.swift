@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullNet
 
 /// The free retry for a kept-alive connection the server closed while idle.
 @Suite("StaleConnectionRetry")

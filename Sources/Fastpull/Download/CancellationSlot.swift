@@ -1,3 +1,4 @@
+import FastpullNet
 import Synchronization
 
 /// Lets a cancellation handler reach the connection a task is blocked on: the task attaches its

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// The one error type Fastpull throws. Its ``code`` is stable and is also the command line's exit code.

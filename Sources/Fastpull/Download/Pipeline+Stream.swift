@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 extension Pipeline {

@@ -1,3 +1,4 @@
+import FastpullNet
 import Synchronization
 
 /// One clock for the progress events of every running download (and its lowest-speed check): a

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 import Synchronization
 

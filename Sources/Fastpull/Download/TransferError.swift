@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// Failures the transfer path itself detects in what a server sent.

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// One connection's work loop: ask the scheduler for a window (more of its own range, a waiting

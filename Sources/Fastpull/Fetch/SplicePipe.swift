@@ -1,4 +1,5 @@
 import CLinux
+import FastpullNet
 import Glibc
 
 /// A kernel pipe through which a plain-HTTP body moves from its socket into the output file without

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// Fetches the whole file over one connection when the server does not honour ranges or gives no

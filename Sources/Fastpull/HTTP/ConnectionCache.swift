@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// Kept-alive connections and the TLS context, by origin and proxy, for connections alike (the same

@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// How many connections are open to each host (a name and a port), counted from the moment one is
 /// opened until it is closed, whoever holds it (a probe, a fetch, the idle cache), and the most
 /// there were at once.

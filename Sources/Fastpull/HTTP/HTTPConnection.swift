@@ -1,3 +1,4 @@
+import FastpullNet
 import Synchronization
 
 /// One HTTP/1.1 connection: sends request heads and reads responses through a fixed buffer, streaming

@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// A `CONNECT` tunnel through an HTTP proxy (RFC 9110 §9.3.6), with TLS to the origin inside it.
 enum ProxyTunnel {
     /// The largest `CONNECT` answer accepted.

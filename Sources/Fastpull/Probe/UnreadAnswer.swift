@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// A probe's answer whose body is still unread, kept for the download that follows it (a batch's
 /// probe to name a file is that file's first GET): the connection and the response head, taken once.
 /// An answer nobody takes closes its connection when it goes.

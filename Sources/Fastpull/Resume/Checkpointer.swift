@@ -1,3 +1,4 @@
+import FastpullNet
 import Synchronization
 
 /// Saves the scheduler's progress into the journal in the right order: the data first, then the

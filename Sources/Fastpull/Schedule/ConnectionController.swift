@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// Decides how many connections a download has, from what it measures, as a pure state machine: each
 /// ``observe(_:)`` gets a ``Sample`` (bytes newly written and the process's CPU time so far) and
 /// returns the count to have now, with the reason in ``lastReason``.

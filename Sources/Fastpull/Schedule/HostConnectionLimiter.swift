@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// The per-host connection count shared by every download of a ``FastpullClient``, so that several

@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// Lets one thread at a time write into a file, the others sleeping until it is done.
 ///
 /// The kernel takes a file's inode lock for every `pwrite` and `splice` into it anyway (tmpfs, ext4

@@ -1,3 +1,4 @@
+import FastpullNet
 import Synchronization
 
 /// Hashes the file as it is downloaded by following the scheduler's contiguous frontier and reading

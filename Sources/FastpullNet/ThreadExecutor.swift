@@ -10,19 +10,19 @@ import Glibc
 /// executor keeps itself alive until then, so every executor must be shut down. Jobs that arrive after
 /// that are handed to the global concurrent executor rather than lost (never to the thread's next
 /// executor: each has a queue of its own).
-final class ThreadExecutor: TaskExecutor {
+package final class ThreadExecutor: TaskExecutor {
     private let queue = JobQueue()
     /// The thread's name (at most 15 bytes are kept), shown by debuggers, `top -H` and `ps -L`.
-    let name: String
+    package let name: String
 
     /// Starts the thread named `name` in `threads` (a parked one where there is one).
-    init(name: String, threads: ThreadPool = .standard) {
+    package init(name: String, threads: ThreadPool = .standard) {
         self.name = name
         threads.run { [self] in run() }
     }
 
     /// Queues `job` to run on this executor's thread.
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if !queue.push(job) {
             globalConcurrentExecutor.enqueue(job)
@@ -30,12 +30,12 @@ final class ThreadExecutor: TaskExecutor {
     }
 
     /// Lets the thread exit once every queued job has run. Idempotent.
-    func shutdown() {
+    package func shutdown() {
         queue.shutDown()
     }
 
     /// Blocks until the thread has exited (after `shutdown()`). Never call it on the executor's thread.
-    func waitUntilFinished() {
+    package func waitUntilFinished() {
         queue.waitUntilFinished()
     }
 
@@ -54,7 +54,7 @@ extension ThreadExecutor {
     /// Names the calling thread (`prctl(PR_SET_NAME)`, at most 15 bytes). (Foundation's `Thread.name`
     /// reaches the kernel only sometimes on Linux, racing with `start()`; unnamed threads inherit their
     /// creator's name.)
-    static func nameCurrentThread(_ name: String) {
+    package static func nameCurrentThread(_ name: String) {
         _ = fp_name_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
     }
 }
@@ -71,7 +71,7 @@ private final class JobQueue: @unchecked Sendable {
     private var isFinished = false
 
     /// Appends `job`; false if the consuming thread has already exited.
-    func push(_ job: UnownedJob) -> Bool {
+    package func push(_ job: UnownedJob) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !isFinished else { return false }
@@ -82,7 +82,7 @@ private final class JobQueue: @unchecked Sendable {
 
     /// Waits for jobs and returns all of them in order; nil once shut down and empty (the thread must
     /// then exit: later pushes are refused).
-    func takeAll() -> [UnownedJob]? {
+    package func takeAll() -> [UnownedJob]? {
         condition.lock()
         defer { condition.unlock() }
         while jobs.isEmpty && !isShutDown {
@@ -97,14 +97,14 @@ private final class JobQueue: @unchecked Sendable {
         return jobs
     }
 
-    func shutDown() {
+    package func shutDown() {
         condition.lock()
         defer { condition.unlock() }
         isShutDown = true
         condition.broadcast()
     }
 
-    func waitUntilFinished() {
+    package func waitUntilFinished() {
         condition.lock()
         defer { condition.unlock() }
         while !isFinished {

@@ -5,14 +5,14 @@ import Synchronization
 /// How many more connections this process can open before it runs out of file descriptors
 /// (`ulimit -n`): each needs a socket and, on plain HTTP, the two ends of a splice pipe, and the
 /// journal needs a few of its own now and then.
-enum DescriptorBudget {
+package enum DescriptorBudget {
     /// Descriptors one connection may hold: its socket and its splice pipe.
-    static let perConnection = 3
+    package static let perConnection = 3
     /// Descriptors left free for the journal, the hasher and the caller.
-    static let reserve = 16
+    package static let reserve = 16
 
     /// The process's limit on open files (the soft `RLIMIT_NOFILE`), or nil when it has none.
-    static var limit: Int? {
+    package static var limit: Int? {
         var value = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &value) == 0, value.rlim_cur != rlim_t.max else {
             return nil
@@ -21,12 +21,12 @@ enum DescriptorBudget {
     }
 
     /// Descriptors open in this process now (the entries of `/proc/self/fd`), or nil when unknown.
-    static var open: Int? {
+    package static var open: Int? {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")).map(\.count)
     }
 
     /// The most connections that fit in what is left, or nil when there is no limit to speak of.
-    static func connections() -> Int? {
+    package static func connections() -> Int? {
         guard let limit, let open else { return nil }
         return max(1, (limit - open - reserve) / perConnection)
     }
@@ -36,7 +36,7 @@ enum DescriptorBudget {
     /// under Swift's own tasks, opens files in `/proc` to watch its threads and stops the process
     /// (SIGILL) when it cannot, so a connection that would take the last descriptor is refused as out
     /// of descriptors, and shed like one.
-    static var leavesOneFree: Bool {
+    package static var leavesOneFree: Bool {
         let first = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard first >= 0 else { return false }
         defer { close(first) }
@@ -47,7 +47,7 @@ enum DescriptorBudget {
     }
 
     /// Whether the process has a descriptor free.
-    static var hasOneFree: Bool {
+    package static var hasOneFree: Bool {
         let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard probe >= 0 else { return false }
         close(probe)
@@ -60,7 +60,7 @@ enum DescriptorBudget {
 
     /// Holds up to two spare descriptors, while that leaves one free (a download calls it as it
     /// starts, the journal after a save that needed one).
-    static func reserveSpares() {
+    package static func reserveSpares() {
         spares.withLock { spares in
             while spares.count < spareCount, leavesOneFree {
                 let spare = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -73,14 +73,14 @@ enum DescriptorBudget {
     /// Gives a spare back when the process has no descriptor to spare (its open-file limit was lowered,
     /// or something else in the process took them): called at every tick of a download, so that
     /// Dispatch finds one while connections are shed.
-    static func keepOneFree() {
+    package static func keepOneFree() {
         guard !leavesOneFree else { return }
         _ = giveUpSpare()
     }
 
     /// Closes a spare, for a file that must be opened now (the journal); false when none is left.
     /// ``reserveSpares()`` takes it again once there is room.
-    static func giveUpSpare() -> Bool {
+    package static func giveUpSpare() -> Bool {
         spares.withLock { spares in
             guard let spare = spares.popLast() else { return false }
             close(spare)

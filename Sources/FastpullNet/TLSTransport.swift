@@ -10,20 +10,20 @@ import Synchronization
 /// Thread safety: the `SSL` object is only touched under `state`'s lock (by `read`, `write` and
 /// `close`, normally all on the connection's thread). `shutdown()` only touches the thread-safe socket,
 /// which makes a blocked `read`/`write` return and so release the lock promptly.
-final class TLSTransport: Transport {
+package final class TLSTransport: Transport {
     /// What the `BIO` callbacks need; reached through the `BIO`'s data pointer. Only used while `state`'s
     /// lock is held, by the thread running the OpenSSL call.
     fileprivate final class Link {
-        let socket: Socket
+        package let socket: Socket
         /// The socket error behind the last failed `BIO` call, to report instead of OpenSSL's view of it.
-        var pendingError: NetError?
+        package var pendingError: NetError?
         /// True once the socket reported end of stream.
-        var sawEndOfStream = false
+        package var sawEndOfStream = false
         /// While set, the `BIO` takes only what the socket holds now and asks OpenSSL to retry instead
         /// of waiting (``TLSTransport/read(into:)`` gathering more records into one read).
-        var onlyWhatHasArrived = false
+        package var onlyWhatHasArrived = false
 
-        init(socket: Socket) { self.socket = socket }
+        package init(socket: Socket) { self.socket = socket }
     }
 
     /// `@unchecked Sendable` is sound: a `State` exists only inside `state`'s `Mutex`, so the `SSL` object
@@ -32,11 +32,11 @@ final class TLSTransport: Transport {
     /// merges the `SSL` pointer with the caller's buffer and rejects the lock's closure.)
     private struct State: @unchecked Sendable {
         /// The `SSL` object, nil once closed.
-        var ssl: OpaquePointer?
+        package var ssl: OpaquePointer?
         /// Kept alive for the `BIO`, which points at it without a reference.
-        let link: Link
+        package let link: Link
         /// A read failure that came after a read had gathered bytes: the next read throws it.
-        var deferredError: NetError?
+        package var deferredError: NetError?
     }
 
     private let state: Mutex<State>
@@ -44,13 +44,13 @@ final class TLSTransport: Transport {
     /// Keeps the `SSL_CTX` (and the `BIO_METHOD`) alive as long as the `SSL` object.
     private let context: TLSContext
     /// `host:port` for error messages.
-    let peer: String
+    package let peer: String
 
     /// Performs the TLS handshake over `socket`: SNI with `host` unless it is an IP literal, and (unless
     /// the context is insecure) verification of the chain and of `host` as a DNS name or IP address.
     /// Each blocking step waits at most the socket's current timeout. On failure the socket is left open
     /// for the caller to close.
-    init(socket: Socket, host: String, context: TLSContext) throws(NetError) {
+    package init(socket: Socket, host: String, context: TLSContext) throws(NetError) {
         let peer = socket.peer
         let name = host.hasSuffix(".") ? String(host.dropLast()) : host
         guard let ssl = SSL_new(context.context) else {
@@ -95,13 +95,13 @@ final class TLSTransport: Transport {
     }
 
     /// How much ciphertext one `recv` may bring in for OpenSSL to decrypt.
-    static let readAheadBytes = 256 * 1024
+    package static let readAheadBytes = 256 * 1024
 
     /// Reads application data: waits for the first record, then adds every further record that has
     /// already arrived, up to `buffer.count`, so that a fast transfer is handed on in large pieces (one
     /// positioned write and one progress update per piece, not per 16 KiB record). 0 once the server
     /// sent close_notify. A failure after some bytes were gathered is reported by the next read.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         guard buffer.count > 0 else { return 0 }
         return try state.withLock { (state) throws(NetError) -> Int in
             guard let ssl = state.ssl else { throw .cancelled }
@@ -163,10 +163,10 @@ final class TLSTransport: Transport {
     }
 
     /// The socket's `SO_RCVLOWAT` (for tests: it stays at one byte under TLS).
-    var receiveLowWater: Int? { socket.receiveLowWater }
+    package var receiveLowWater: Int? { socket.receiveLowWater }
 
     /// Writes all of `bytes` as TLS records.
-    func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
         try state.withLock { (state) throws(NetError) in
             guard let ssl = state.ssl else { throw .cancelled }
             var offset = 0
@@ -186,18 +186,18 @@ final class TLSTransport: Transport {
     /// The socket's: closed when the server closed it. Bytes waiting may be a TLS session ticket, so
     /// they do not count against the connection (a close_notify among them shows at the next read, and
     /// the request is then retried on a new connection).
-    func idleState() -> IdleState {
+    package func idleState() -> IdleState {
         socket.idleState() == .closed ? .closed : .quiet
     }
 
     /// Shuts down the underlying socket; a blocked read or write returns promptly. Thread-safe.
-    func shutdown() {
+    package func shutdown() {
         socket.shutdown()
     }
 
     /// Frees the `SSL` object and closes the socket. Idempotent; if another thread is inside `read` or
     /// `write`, the socket is shut down first so that call returns and releases the lock.
-    func close() {
+    package func close() {
         let ssl: OpaquePointer?
         if let taken = state.withLockIfAvailable({ $0.ssl.take() }) {
             ssl = taken
@@ -279,7 +279,7 @@ final class TLSTransport: Transport {
 
     /// The `BIO_METHOD` that moves TLS records through a ``Link``'s socket. Made once per
     /// ``TLSContext``.
-    static func makeSocketMethod() -> OpaquePointer? {
+    package static func makeSocketMethod() -> OpaquePointer? {
         guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "fastpull socket")
         else { return nil }
         _ = BIO_meth_set_read_ex(method) { bio, data, length, readBytes in

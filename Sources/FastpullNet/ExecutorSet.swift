@@ -2,7 +2,7 @@ import Synchronization
 
 /// The threads of one download: one ``ThreadExecutor`` per connection plus one for the hasher,
 /// each started the first time it is asked for.
-final class ExecutorSet: Sendable {
+package final class ExecutorSet: Sendable {
     private let executors = Mutex<[Int: ThreadExecutor]>([:])
     /// The batch lane's control thread this download uses, when it has one: not shut down with the
     /// set, as the lane's next file uses it too.
@@ -13,15 +13,15 @@ final class ExecutorSet: Sendable {
     /// The control thread of the batch lane the current task fetches files in, if any: a download
     /// started there runs its control work (the probe, a small file, the fetch loop's ticks) on it
     /// rather than on a thread started for it and ended after it.
-    @TaskLocal static var laneThread: ThreadExecutor?
+    @TaskLocal package static var laneThread: ThreadExecutor?
 
-    init(threads: ThreadPool = .standard) {
+    package init(threads: ThreadPool = .standard) {
         self.threads = threads
         lane = Self.laneThread
         if let lane { executors.withLock { $0[-1] = lane } }
     }
 
-    subscript(index: Int) -> ThreadExecutor {
+    package subscript(index: Int) -> ThreadExecutor {
         executors.withLock { all in
             if let existing = all[index] { return existing }
             let created = ThreadExecutor(
@@ -32,17 +32,17 @@ final class ExecutorSet: Sendable {
     }
 
     /// The thread that runs a download's control loop (the fetch group and its ticks).
-    var control: ThreadExecutor { self[-1] }
+    package var control: ThreadExecutor { self[-1] }
 
     /// Ends one executor's thread once its queue drains; a later request for the index starts anew.
-    func retire(_ index: Int) {
+    package func retire(_ index: Int) {
         guard let retired = executors.withLock({ $0.removeValue(forKey: index) }), retired !== lane else {
             return
         }
         retired.shutdown()
     }
 
-    func shutdown() {
+    package func shutdown() {
         let all = executors.withLock { all in
             defer { all.removeAll() }
             return Array(all.values)

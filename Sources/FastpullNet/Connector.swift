@@ -1,5 +1,5 @@
 /// Opens connections: resolve, TCP connect (each address in turn), then optionally TLS.
-enum Connector {
+package enum Connector {
     /// Resolves `host` (IPv4 and IPv6; `[::1]` style literals arrive without brackets), tries each
     /// address in order with the connect timeout, sets `TCP_NODELAY`, and, when `tls` is non-nil,
     /// performs the TLS handshake with SNI (not for IP literals) and hostname/IP verification unless
@@ -8,7 +8,7 @@ enum Connector {
     ///
     /// Errors: `.resolve`; `.connect` or `.timeout("connect")` from the last address tried; TLS errors
     /// from the handshake (not retried on other addresses).
-    static func connect(
+    package static func connect(
         host: String, port: Int, tls: TLSContext?, timeouts: Timeouts
     ) throws(NetError) -> any Transport {
         let addresses = try Resolver.resolve(host: host, port: port)
@@ -32,7 +32,8 @@ enum Connector {
     /// does, but leaves the socket's reads and writes with `timeouts.connect` as their limit: a
     /// handshake follows (a proxy's `CONNECT`, then ``startTLS(on:host:tls:timeouts:)``). Blocks the
     /// calling thread.
-    static func connectSocket(host: String, port: Int, timeouts: Timeouts) throws(NetError) -> Socket {
+    package static func connectSocket(host: String, port: Int, timeouts: Timeouts) throws(NetError) -> Socket
+    {
         let addresses = try Resolver.resolve(host: host, port: port)
         let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
         do {
@@ -48,7 +49,7 @@ enum Connector {
     /// tunnel through a proxy): SNI and hostname/IP verification of `host`, not of the socket's peer.
     /// The handshake's reads and writes each wait at most `timeouts.connect`; afterwards the idle
     /// timeout applies. On failure the socket is left open for the caller to close.
-    static func startTLS(
+    package static func startTLS(
         on socket: Socket, host: String, tls: TLSContext, timeouts: Timeouts
     ) throws(NetError) -> any Transport {
         try socket.setIdleTimeout(timeouts.connect)
@@ -59,7 +60,7 @@ enum Connector {
 
     /// Connects to the first of `addresses` that accepts within `timeout`, in order; throws the error of
     /// the last attempt. `host` and `port` name the peer in errors.
-    static func connectSocket(
+    package static func connectSocket(
         to addresses: [SocketAddress], host: String, port: Int, timeout: Duration
     ) throws(NetError) -> Socket {
         var lastError = NetError.connect(host: host, port: port, message: "no address to connect to")

@@ -11,17 +11,17 @@ import Glibc
 /// of a download started that much after its first one, and its ticks came as late. Here one thread
 /// waits for the earliest deadline and resumes each sleeper, which then runs on its own executor (a
 /// connection's thread, the download's control thread) without queueing behind anyone's work.
-final class AlarmClock: @unchecked Sendable {
+package final class AlarmClock: @unchecked Sendable {
     /// The one alarm thread of the process.
-    static let shared = AlarmClock()
+    package static let shared = AlarmClock()
 
     /// A sleep waiting for its deadline. Its fields are read and written only with `condition` locked.
     private final class Sleeper: @unchecked Sendable {
-        let deadline: Int64
-        var continuation: UnsafeContinuation<Void, any Error>?
-        var cancelled = false
+        package let deadline: Int64
+        package var continuation: UnsafeContinuation<Void, any Error>?
+        package var cancelled = false
 
-        init(deadline: Int64) { self.deadline = deadline }
+        package init(deadline: Int64) { self.deadline = deadline }
     }
 
     // `@unchecked Sendable`: `waiting` and `started` are read and written only with `condition` locked.
@@ -34,11 +34,11 @@ final class AlarmClock: @unchecked Sendable {
 
     /// Suspends the calling task for `duration` (at least), then resumes it on its executor. Throws
     /// `CancellationError` as soon as the task is cancelled, as `Task.sleep` does.
-    static func sleep(for duration: Duration) async throws {
+    package static func sleep(for duration: Duration) async throws {
         try await shared.sleep(for: duration)
     }
 
-    func sleep(for duration: Duration) async throws {
+    package func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         guard duration > .zero else { return }
         let sleeper = Sleeper(deadline: Self.now() &+ Condition.nanoseconds(duration))

@@ -10,32 +10,32 @@ import Synchronization
 /// A parked thread waits ``idleTime`` for new work, then ends; at most ``limit`` wait at once. After
 /// ``close()`` no thread parks: each ends once its work is done, and ``waitUntilEmpty()`` returns
 /// when the last has.
-final class ThreadPool: Sendable {
-    /// The pool of ``FastpullClient/shared``, and of executors made outside any client (tests).
-    static let standard = ThreadPool()
+package final class ThreadPool: Sendable {
+    /// The pool of the shared `FastpullClient`, and of executors made outside any client (tests).
+    package static let standard = ThreadPool()
 
-    let idleTime: TimeInterval
-    let limit: Int
+    package let idleTime: TimeInterval
+    package let limit: Int
 
     private struct State {
-        var parked: [Slot] = []
+        package var parked: [Slot] = []
         /// Threads started and not yet ended: running work or parked.
-        var live = 0
+        package var live = 0
         /// Threads ever started, for tests and the client's accounting.
-        var started = 0
-        var closed = false
-        var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+        package var started = 0
+        package var closed = false
+        package var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
 
-    init(idleTime: TimeInterval = 2, limit: Int = 32) {
+    package init(idleTime: TimeInterval = 2, limit: Int = 32) {
         self.idleTime = idleTime
         self.limit = limit
     }
 
     /// Runs `work` on a parked thread, or on a new one when none waits.
-    func run(_ work: @escaping @Sendable () -> Void) {
+    package func run(_ work: @escaping @Sendable () -> Void) {
         let slot = state.withLock { state -> Slot? in
             if let slot = state.parked.popLast() { return slot }
             state.live += 1
@@ -64,15 +64,15 @@ final class ThreadPool: Sendable {
     }
 
     /// How many threads wait for work now.
-    var parkedCount: Int { state.withLock { $0.parked.count } }
+    package var parkedCount: Int { state.withLock { $0.parked.count } }
     /// How many threads are alive now: running work or parked.
-    var liveCount: Int { state.withLock { $0.live } }
+    package var liveCount: Int { state.withLock { $0.live } }
     /// How many threads the pool has started since it was made.
-    var startedCount: Int { state.withLock { $0.started } }
+    package var startedCount: Int { state.withLock { $0.started } }
 
     /// Ends every parked thread and lets no thread park from now on; work handed over later still
     /// runs, on a thread that ends after it.
-    func close() {
+    package func close() {
         let parked = state.withLock { state in
             state.closed = true
             defer { state.parked.removeAll() }
@@ -82,7 +82,7 @@ final class ThreadPool: Sendable {
     }
 
     /// Returns once no thread of the pool is alive (after ``close()``, once running work has ended).
-    func waitUntilEmpty() async {
+    package func waitUntilEmpty() async {
         await withCheckedContinuation { continuation in
             let empty = state.withLock { state in
                 guard state.live > 0 else { return true }
@@ -96,12 +96,12 @@ final class ThreadPool: Sendable {
     /// One parked thread's mailbox. `@unchecked Sendable`: `work` and `handed` are read and written
     /// only while `condition` is locked.
     private final class Slot: @unchecked Sendable {
-        let condition = Condition()
-        var work: (@Sendable () -> Void)?
+        package let condition = Condition()
+        package var work: (@Sendable () -> Void)?
         /// Whether the slot was handed something: work, or nil to end the thread.
-        var handed = false
+        package var handed = false
 
-        func hand(_ work: (@Sendable () -> Void)?) {
+        package func hand(_ work: (@Sendable () -> Void)?) {
             condition.lock()
             self.work = work
             handed = true

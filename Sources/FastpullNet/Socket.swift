@@ -6,25 +6,25 @@ import Synchronization
 /// Thread safety: `read`, `write` and `close` are meant for the connection's own thread; `shutdown()`
 /// may be called from any thread. The descriptor is closed only when no read or write is using it, so
 /// a concurrent `shutdown()` or `close()` can never act on a descriptor number that was reused.
-final class Socket: Transport {
+package final class Socket: Transport {
     private struct State {
         /// The descriptor, or -1 once closed.
-        var fd: Int32
+        package var fd: Int32
         /// Set by `shutdown()`: reads and writes fail with `.cancelled` from then on.
-        var isShutDown = false
+        package var isShutDown = false
         /// Set by `close()`; the descriptor is closed when `activeOperations` drops to 0.
-        var isClosed = false
+        package var isClosed = false
         /// Reads, writes and option changes currently using `fd`.
-        var activeOperations = 0
+        package var activeOperations = 0
         /// The `SO_RCVLOWAT` asked for (``setReceiveLowWater(_:)``).
-        var lowWater = 1
+        package var lowWater = 1
         /// Reads and splices that took what had come after ``Socket/lowWaterPatience`` instead.
-        var impatientReads = 0
+        package var impatientReads = 0
     }
 
     private let state: Mutex<State>
     /// `host:port` as the caller named it, for error messages.
-    let peer: String
+    package let peer: String
 
     private init(fd: Int32, peer: String) {
         self.state = Mutex(State(fd: fd))
@@ -39,7 +39,7 @@ final class Socket: Transport {
     /// Opens a TCP connection to `address` within `timeout` (a non-blocking connect and `poll`), then
     /// switches the socket to blocking mode and sets `TCP_NODELAY`. `host` and `port` name the peer in
     /// errors: `.connect` for a refused or unreachable address, `.timeout("connect")`.
-    static func connect(
+    package static func connect(
         to address: SocketAddress, host: String, port: Int, timeout: Duration
     ) throws(NetError) -> Socket {
         let fd: Int32
@@ -85,7 +85,7 @@ final class Socket: Transport {
     }
 
     /// Sets how long one read or write may wait without progress before it throws `.timeout`.
-    func setIdleTimeout(_ timeout: Duration) throws(NetError) {
+    package func setIdleTimeout(_ timeout: Duration) throws(NetError) {
         let fd = try beginOperation()
         defer { endOperation() }
         let value = Timeouts.timeval(timeout)
@@ -97,7 +97,7 @@ final class Socket: Transport {
         }
     }
 
-    func setReceiveLowWater(_ bytes: Int) {
+    package func setReceiveLowWater(_ bytes: Int) {
         guard let fd = try? beginOperation() else { return }
         defer { endOperation() }
         let mark = max(bytes, 1)
@@ -111,10 +111,10 @@ final class Socket: Transport {
     /// it (its socket's receive memory full of fewer bytes on loopback, so the sender waits for the
     /// reader) would otherwise wait for the idle timeout: ordered output, read through memory, waited
     /// 10 s at a time. 40 ms: the mark is 10 ms of the answer's rate.
-    static let lowWaterPatience: Duration = .milliseconds(40)
+    package static let lowWaterPatience: Duration = .milliseconds(40)
 
     /// Reads and splices that took what had come after ``lowWaterPatience`` instead of the mark.
-    var impatientReads: Int { state.withLock { $0.impatientReads } }
+    package var impatientReads: Int { state.withLock { $0.impatientReads } }
 
     /// Before a read or splice of `fd` with a mark above one byte: waits in `poll` for the mark (it
     /// also wakes at the end of the stream, on an error, and when the socket's receive memory is
@@ -146,7 +146,7 @@ final class Socket: Transport {
     }
 
     /// The `SO_RCVLOWAT` in force (for tests); nil when it cannot be read.
-    var receiveLowWater: Int? {
+    package var receiveLowWater: Int? {
         guard let fd = try? beginOperation() else { return nil }
         defer { endOperation() }
         var value: Int32 = 0
@@ -156,13 +156,13 @@ final class Socket: Transport {
     }
 
     /// True once `shutdown()` was called.
-    var isShutDown: Bool { state.withLock { $0.isShutDown } }
+    package var isShutDown: Bool { state.withLock { $0.isShutDown } }
 
     /// One `recv`: returns what is available (up to `buffer.count` bytes), 0 at end of stream. With a
     /// low-water mark above one byte, the wait for it is bounded (``awaitLowWater(_:)``), and the
     /// read itself never waits in `recv` for the mark: a `recv` that blocks until the mark, with
     /// fewer bytes queued and the sender waiting for room, ends only at the idle timeout.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         guard buffer.count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
@@ -205,18 +205,18 @@ final class Socket: Transport {
 
     /// One `recv` that never waits: what is in the socket now (up to `buffer.count` bytes), 0 at end
     /// of stream, nil when nothing has arrived.
-    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int? {
+    package func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int? {
         guard buffer.count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
         return try receiveAvailable(fd, into: buffer)
     }
 
-    var canSplice: Bool { true }
+    package var canSplice: Bool { true }
 
     /// One `splice` from the socket into `pipe`: moves what is available (up to `count` bytes), 0 at
     /// end of stream. Waits like `read`, with the same idle timeout.
-    func splice(into pipe: Int32, count: Int) throws(NetError) -> Int {
+    package func splice(into pipe: Int32, count: Int) throws(NetError) -> Int {
         guard count > 0 else { return 0 }
         let fd = try beginOperation()
         defer { endOperation() }
@@ -238,7 +238,7 @@ final class Socket: Transport {
 
     /// Whether the peer closed or sent something since the last read: `poll` without waiting, then a
     /// peek that consumes nothing.
-    func idleState() -> IdleState {
+    package func idleState() -> IdleState {
         guard let fd = try? beginOperation() else { return .closed }
         defer { endOperation() }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -251,7 +251,7 @@ final class Socket: Transport {
     }
 
     /// Sends all of `bytes` (`MSG_NOSIGNAL`: a closed peer gives `.reset`, never `SIGPIPE`).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
         let fd = try beginOperation()
         defer { endOperation() }
         var offset = 0
@@ -267,7 +267,7 @@ final class Socket: Transport {
 
     /// Shuts down both directions (`SHUT_RDWR`): blocked reads and writes return at once, and later ones
     /// throw `.cancelled`. Safe from any thread, any number of times, before or after `close()`.
-    func shutdown() {
+    package func shutdown() {
         state.withLock { state in
             state.isShutDown = true
             if state.fd >= 0 { try? SystemCall.shutdown(state.fd, how: Int32(SHUT_RDWR)) }
@@ -275,7 +275,7 @@ final class Socket: Transport {
     }
 
     /// Closes the descriptor once no read or write uses it (waking any that do). Idempotent.
-    func close() {
+    package func close() {
         let fd = state.withLock { state -> Int32 in
             guard !state.isClosed else { return -1 }
             state.isClosed = true

@@ -3,7 +3,7 @@ import COpenSSL
 /// TLS client state shared by all connections of one download: one `SSL_CTX` holding the trust store
 /// (the system store, plus ``TLSOptions/caFile``), TLS 1.2 as the minimum version and the verification
 /// mode.
-final class TLSContext: Sendable {
+package final class TLSContext: Sendable {
     /// The `SSL_CTX`. Safe to share: it is fully configured in `init` and never changed afterwards, and
     /// OpenSSL 3 allows `SSL_new` from one `SSL_CTX` on many threads at once. Freed in `deinit`.
     nonisolated(unsafe) let context: OpaquePointer
@@ -12,10 +12,10 @@ final class TLSContext: Sendable {
     /// connection, which keeps the context alive).
     nonisolated(unsafe) let socketMethod: OpaquePointer
     /// The options this context was made with.
-    let options: TLSOptions
+    package let options: TLSOptions
 
     /// Creates the context; fails with `.tlsVerification` if `options.caFile` cannot be loaded.
-    init(options: TLSOptions) throws(NetError) {
+    package init(options: TLSOptions) throws(NetError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw .tlsHandshake("could not create a TLS context: \(TLSContext.takeErrorText())")
         }
@@ -53,7 +53,7 @@ final class TLSContext: Sendable {
 
     /// The text of the oldest error in this thread's OpenSSL error queue (`ERR_error_string_n`), and
     /// clears the queue. "unknown error" when the queue is empty.
-    static func takeErrorText() -> String {
+    package static func takeErrorText() -> String {
         let code = ERR_get_error()
         defer { ERR_clear_error() }
         guard code != 0 else { return "unknown error" }

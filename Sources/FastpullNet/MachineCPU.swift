@@ -3,18 +3,18 @@ import Glibc
 /// The whole machine's CPU time, from the first line of `/proc/stat`: with a local server (or anything
 /// else) sharing the cores, the download's own CPU time can be well under the cores while the machine
 /// has none left, and then more connections only take CPU from the server that feeds them.
-enum MachineCPU {
+package enum MachineCPU {
     /// Busy and total CPU seconds of all cores since boot.
-    struct Reading: Sendable, Equatable {
-        var busy: Double
-        var total: Double
+    package struct Reading: Sendable, Equatable {
+        package var busy: Double
+        package var total: Double
     }
 
     /// Now's reading; nil where `/proc/stat` cannot be read.
-    static var now: Reading? { read("/proc/stat") }
+    package static var now: Reading? { read("/proc/stat") }
 
     /// The reading in the file at `path`, laid out as `/proc/stat`; nil where it cannot be read.
-    static func read(_ path: String) -> Reading? {
+    package static func read(_ path: String) -> Reading? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -25,7 +25,7 @@ enum MachineCPU {
     }
 
     /// Parses the `cpu` line: user nice system idle iowait irq softirq steal, in clock ticks.
-    static func parse(_ text: some Collection<UInt8>) -> Reading? {
+    package static func parse(_ text: some Collection<UInt8>) -> Reading? {
         let line = text.prefix { $0 != UInt8(ascii: "\n") }
         let fields = line.split(separator: UInt8(ascii: " "))
         guard fields.count >= 5, fields[0].elementsEqual("cpu".utf8) else { return nil }

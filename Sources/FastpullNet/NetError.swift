@@ -3,7 +3,7 @@ import Glibc
 /// Errors from sockets, DNS and TLS.
 ///
 /// `description` is a sentence a user can read: what failed, against which host, and why.
-enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `getaddrinfo` failed; `message` is its `gai_strerror` text.
     /// `permanent`: the name does not exist (or has no address); asking again will not change that.
     case resolve(host: String, message: String, permanent: Bool = false)
@@ -29,7 +29,7 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The proxy (named) could not be reached: the error is the connection's to it.
     indirect case proxy(String, NetError)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .resolve(let host, let message, _):
             return "could not resolve host \(host): \(message)"
@@ -54,7 +54,7 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Whether this failed the connection to a proxy itself (resolving, connecting, or its closing
     /// before it answered), rather than the TLS handshake with the origin through it.
-    var isReachingTheProxy: Bool {
+    package var isReachingTheProxy: Bool {
         switch self {
         case .resolve, .connect, .timeout("connect"): return true
         default: return false
@@ -62,7 +62,7 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The system's error number behind this error, where one is known.
-    var systemError: Int32? {
+    package var systemError: Int32? {
         switch self {
         case .system(_, let code): return code
         case .connect(_, _, let message) where message == NetError.errnoText(ECONNREFUSED):
@@ -73,31 +73,31 @@ enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether nothing listens at the peer's port (the connection was refused).
-    var isRefused: Bool {
+    package var isRefused: Bool {
         if case .connect(_, _, let message) = self { return message == NetError.errnoText(ECONNREFUSED) }
         return false
     }
 
     /// Whether the host name does not exist (as opposed to a resolver that could not answer now).
-    var isUnknownHost: Bool {
+    package var isUnknownHost: Bool {
         if case .resolve(_, _, let permanent) = self { return permanent }
         return false
     }
 
     /// Whether the process (or the system) has no file descriptor left for a socket or pipe.
-    var isOutOfDescriptors: Bool {
+    package var isOutOfDescriptors: Bool {
         if case .system(_, let code) = self { return code == EMFILE || code == ENFILE }
         if case .proxy(_, let error) = self { return error.isOutOfDescriptors }
         return false
     }
 
     /// `host:port`, with IPv6 literals in brackets (`[::1]:8080`).
-    static func hostAndPort(_ host: String, _ port: Int) -> String {
+    package static func hostAndPort(_ host: String, _ port: Int) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// The `strerror` text of `code`, e.g. "Connection refused".
-    static func errnoText(_ code: Int32) -> String {
+    package static func errnoText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 }

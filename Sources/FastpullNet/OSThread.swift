@@ -32,7 +32,7 @@ package enum OSThread {
     }
 
     private final class Body {
-        let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        package let run: @Sendable () -> Void
+        package init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 }

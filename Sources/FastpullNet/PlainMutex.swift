@@ -13,13 +13,13 @@ import Glibc
 ///
 /// `@unchecked Sendable`: `value` (itself `Sendable`) is read and written only inside
 /// ``withLock(_:)``, while the mutex is held.
-final class PlainMutex<Value: Sendable>: @unchecked Sendable {
+package final class PlainMutex<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     /// `spins`: whether a thread that finds the lock taken spins briefly before it sleeps (right for
-    /// a few instructions; not for a holder that copies megabytes, ``WriterLock``).
-    init(_ value: Value, spins: Bool = true) {
+    /// a few instructions; not for a holder that copies megabytes, the engine's `WriterLock`).
+    package init(_ value: Value, spins: Bool = true) {
         self.value = value
         mutex = .allocate(capacity: 1)
         var attributes = pthread_mutexattr_t()
@@ -36,7 +36,8 @@ final class PlainMutex<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock.
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result)
+        throws(Failure)
         -> Result
     {
         pthread_mutex_lock(mutex)

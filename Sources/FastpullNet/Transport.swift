@@ -5,7 +5,7 @@ import Glibc
 /// Call `read`/`write`/`close` from ONE thread (the connection's own thread). `shutdown()` may be
 /// called from any thread (e.g. a cancellation handler) and makes a blocked read or write return
 /// promptly: the read throws ``NetError/cancelled`` (or returns 0).
-protocol Transport: AnyObject, Sendable {
+package protocol Transport: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes; returns 0 at orderly EOF (and for an empty buffer); throws
     /// `NetError.timeout("read")` after the idle timeout with no byte.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
@@ -32,7 +32,7 @@ protocol Transport: AnyObject, Sendable {
 }
 
 /// What an idle connection has received since its last response.
-enum IdleState: Sendable, Equatable {
+package enum IdleState: Sendable, Equatable {
     /// Nothing: it is as it was.
     case quiet
     /// The peer closed or reset it.
@@ -42,13 +42,13 @@ enum IdleState: Sendable, Equatable {
 }
 
 extension Transport {
-    var canSplice: Bool { false }
+    package var canSplice: Bool { false }
 
-    func idleState() -> IdleState { .quiet }
+    package func idleState() -> IdleState { .quiet }
 
-    func setReceiveLowWater(_ bytes: Int) {}
+    package func setReceiveLowWater(_ bytes: Int) {}
 
-    func splice(into pipe: Int32, count: Int) throws -> Int {
+    package func splice(into pipe: Int32, count: Int) throws -> Int {
         throw NetError.system(call: "splice", errno: EINVAL)
     }
 }

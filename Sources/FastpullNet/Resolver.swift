@@ -1,16 +1,16 @@
 import Glibc
 
 /// One resolved IPv4 or IPv6 address with a port, ready for `connect(2)`.
-struct SocketAddress: Sendable {
+package struct SocketAddress: Sendable {
     /// `AF_INET` or `AF_INET6`.
-    var family: Int32
+    package var family: Int32
     /// The raw address; only the first `length` bytes are meaningful.
-    var storage: sockaddr_storage
+    package var storage: sockaddr_storage
     /// The size of the `sockaddr_in`/`sockaddr_in6` inside `storage`.
-    var length: socklen_t
+    package var length: socklen_t
 
     /// The numeric address, e.g. "127.0.0.1" or "::1".
-    var numericHost: String {
+    package var numericHost: String {
         var storage = self.storage
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let result = withUnsafePointer(to: &storage) { pointer in
@@ -23,7 +23,7 @@ struct SocketAddress: Sendable {
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
-    func withSockAddr<Result, Failure: Error>(
+    package func withSockAddr<Result, Failure: Error>(
         _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         var storage = self.storage
@@ -37,10 +37,10 @@ struct SocketAddress: Sendable {
 }
 
 /// Name resolution with `getaddrinfo(3)`. Blocks: call only from a connection thread.
-enum Resolver {
+package enum Resolver {
     /// All IPv4 and IPv6 addresses of `host` for TCP `port`, in the order `getaddrinfo` returns them
     /// (which follows RFC 6724 and `/etc/gai.conf`). IP literals resolve to themselves.
-    static func resolve(host: String, port: Int) throws(NetError) -> [SocketAddress] {
+    package static func resolve(host: String, port: Int) throws(NetError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -79,7 +79,7 @@ enum Resolver {
     }
 
     /// True when `host` is an IPv4 or IPv6 literal (without brackets) rather than a name.
-    static func isIPLiteral(_ host: String) -> Bool {
+    package static func isIPLiteral(_ host: String) -> Bool {
         var buffer = in6_addr()
         return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
     }
