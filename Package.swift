@@ -23,10 +23,13 @@ let package = Package(
         // Sockets, TLS, system calls and threads: the layer under HTTP and the engine, which imports
         // nothing of theirs.
         .target(name: "FastpullNet", dependencies: ["COpenSSL", "CLinux"]),
-        .target(name: "Fastpull", dependencies: ["FastpullNet", "COpenSSL", "CLinux"]),
+        // HTTP/1.1 over those connections: requests, response heads, bodies, proxies, the connection
+        // pool. It imports nothing of the engine.
+        .target(name: "FastpullHTTP", dependencies: ["FastpullNet", "COpenSSL", "CLinux"]),
+        .target(name: "Fastpull", dependencies: ["FastpullHTTP", "FastpullNet", "COpenSSL", "CLinux"]),
         // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
         // completions), so that Fastpull is the API a build tool links and nothing else.
-        .target(name: "FastpullCommandLine", dependencies: ["Fastpull"]),
+        .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullHTTP"]),
         .executableTarget(
             name: "fastpull", dependencies: ["Fastpull", "FastpullNet", "FastpullCommandLine"]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL", "CLinux"]),
@@ -54,10 +57,11 @@ let package = Package(
             dependencies: ["fastpull"]
         ),
         .testTarget(
-            name: "FastpullTests", dependencies: ["Fastpull", "FastpullNet", "FastpullCommandLine", "CLinux"]),
+            name: "FastpullTests",
+            dependencies: ["Fastpull", "FastpullHTTP", "FastpullNet", "FastpullCommandLine", "CLinux"]),
         .testTarget(
             name: "FastpullIntegrationTests",
-            dependencies: ["Fastpull", "FastpullNet", "FastpullFixtures"]
+            dependencies: ["Fastpull", "FastpullHTTP", "FastpullNet", "FastpullFixtures"]
         ),
         .testTarget(
             name: "FastpullCLITests",
@@ -70,7 +74,7 @@ let package = Package(
         // tinyproxy) that scripts/test-deps.sh installs.
         .testTarget(
             name: "FastpullInteropTests",
-            dependencies: ["Fastpull", "fastpull", "FastpullFixtures"]
+            dependencies: ["Fastpull", "FastpullHTTP", "fastpull", "FastpullFixtures"]
         ),
     ]
 )

@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullHTTP
 import FoundationEssentials
 
 extension JSONValue {

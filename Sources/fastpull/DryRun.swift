@@ -1,5 +1,6 @@
 import Fastpull
 import FastpullCommandLine
+import FastpullHTTP
 import FoundationEssentials
 import Glibc
 

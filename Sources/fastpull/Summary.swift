@@ -1,5 +1,6 @@
 import Fastpull
 import FastpullCommandLine
+import FastpullHTTP
 import FoundationEssentials
 
 /// The human lines on stderr: notes while a download runs, the one-line summary of a saved file, each

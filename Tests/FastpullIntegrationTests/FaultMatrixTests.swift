@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// The fault matrix: every way a server, the network or the disk can fail a download, each asserting
@@ -282,9 +283,9 @@ struct FaultMatrixTests {
     /// `Retry-After` is honoured up to 60 seconds, never longer.
     @Test func retryAfterIsCappedAtSixtySeconds() throws {
         let policy = RetryPolicy(baseDelay: .milliseconds(5))
-        let hour = try #require(RetryPolicy.parseRetryAfter("3600"))
+        let hour = try #require(RetryAfter.parse("3600"))
         #expect(policy.delay(attempt: 1, retryAfter: hour) == .seconds(60))
-        let nextYear = RetryPolicy.parseRetryAfter("Thu, 01 Jan 2099 00:00:00 GMT")
+        let nextYear = RetryAfter.parse("Thu, 01 Jan 2099 00:00:00 GMT")
         #expect(nextYear.map { policy.delay(attempt: 1, retryAfter: $0) } == .seconds(60))
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// The receive low-water mark (`SO_RCVLOWAT`) a body read sets so that a trickling link wakes its

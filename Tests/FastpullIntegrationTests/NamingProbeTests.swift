@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// A batch names a file from the server's answer: the probe that names it is the file's first GET,

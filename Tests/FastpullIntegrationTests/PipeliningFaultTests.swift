@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 
 /// Servers that misframe an answer once the connection's next request has arrived (HTTP/1.1
 /// pipelining): cut short of its length with the next answer straight after, or run past it. The

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 
 /// The transfer options end to end: the user's header fields, credentials and `User-Agent` on every
 /// request, secrets kept to the origin asked for, https→http redirects, HTTP proxies (absolute-form for

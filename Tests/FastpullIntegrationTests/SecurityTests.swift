@@ -5,6 +5,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// Hostile file systems and hostile servers: symlinks planted where Fastpull creates files, the user's

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// What servers this project did not write do, reproduced on loopback: each finding of trying Fastpull

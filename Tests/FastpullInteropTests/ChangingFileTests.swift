@@ -3,6 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import FastpullHTTP
+
 /// Files that change under a download: replaced while it runs, or modified just before it starts.
 @Suite("Files that change on real origin servers")
 struct ChangingFileTests {

@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Synchronization
 
+@testable import FastpullHTTP
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,6 +1,8 @@
 import FastpullFixtures
 import Foundation
 
+@testable import FastpullHTTP
+
 /// nginx, lighttpd, apache2 or h2o serving a document root of its own.
 struct FileServerHost: OriginHost {
     let origin: Origin

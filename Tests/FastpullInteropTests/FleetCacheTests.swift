@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// A fleet pulling one file through a shared cache: nginx in front of the origin with `slice` and
 /// `proxy_cache_lock` (the README's recipe), and four `fastpull` processes with default settings started
 /// together. The origin must send about one copy of the file, and every machine must get it whole.

@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// An origin server of the interop matrix.
 enum Origin: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case nginx

@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// Whole downloads from every origin server: the bytes must be identical, for empty, tiny, odd-sized and
 /// large files, and a large file must really be fetched as ranges over several connections.
 @Suite("Downloads from real origin servers")

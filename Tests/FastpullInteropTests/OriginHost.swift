@@ -1,6 +1,8 @@
 import FastpullFixtures
 import Foundation
 
+@testable import FastpullHTTP
+
 /// A running origin that tests put files on and download them from.
 protocol OriginHost: Sendable {
     /// Which origin this is.

@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// Downloads through real proxies with proxy authentication: plain HTTP (absolute-form requests) and
 /// HTTPS (a CONNECT tunnel to nginx over TLS). A ``RecordingRelay`` in front of the proxy records what
 /// the proxy received; nginx's log shows what the origin received.

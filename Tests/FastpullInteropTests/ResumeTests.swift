@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// Interrupted with SIGINT once bytes are written, then run again: the second run resumes.
 @Suite("Resume after SIGINT against real origin servers")
 struct ResumeTests {

@@ -1,6 +1,8 @@
 import FastpullFixtures
 import Foundation
 
+@testable import FastpullHTTP
+
 /// moto's S3 server with one bucket; files are objects, downloaded through presigned GET URLs.
 struct S3Host: OriginHost {
     let origin = Origin.s3

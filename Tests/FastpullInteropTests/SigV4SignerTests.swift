@@ -2,6 +2,8 @@ import FastpullFixtures
 import Foundation
 import Testing
 
+@testable import FastpullHTTP
+
 /// The fixtures' SigV4 signer against the examples in AWS's S3 documentation (SigV4 "Authenticating
 /// Requests"), so presigned URLs are the ones S3 users get, not merely ones moto accepts.
 @Suite("SigV4 signer")

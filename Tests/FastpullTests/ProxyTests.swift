@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 @Suite("NO_PROXY matching")
@@ -94,7 +95,7 @@ struct ProxySettingTests {
     ])
     func rejectsUnusableProxyURLsWithoutShowingThePassword(text: String) {
         #expect {
-            try Proxy(parsing: text, source: "https_proxy")
+            try Proxy.parsing(text, source: "https_proxy")
         } throws: { error in
             guard let error = error as? FastpullError else { return false }
             return error.code == .usage && error.message.contains("https_proxy")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullHTTP
 @testable import FastpullNet
 
 /// The one retry policy: what each failure leads to, from the failures before it in a row.
@@ -77,5 +78,28 @@ struct RetryBudgetTests {
         #expect(budget.failures >= budget.stallsBeforeDroppingASource)
         let third = budget.stalled(wroteBytes: false)
         #expect(!third)
+    }
+
+    // The free retry for a kept-alive connection the server closed while idle, on its own.
+
+    @Test func theFirstStaleConnectionInARowIsFreeTheSecondCounts() {
+        var rule = StaleConnectionRetry()
+        #expect(stale.staleConnection)
+        let answers = (0..<3).map { _ in rule.isFree(stale) }
+        #expect(answers == [true, false, false])
+    }
+
+    @Test func anotherFailureOrASuccessRearmsIt() {
+        var rule = StaleConnectionRetry()
+        var answers = [rule.isFree(stale), rule.isFree(reset), rule.isFree(stale)]
+        rule.rearm()
+        answers.append(rule.isFree(stale))
+        #expect(answers == [true, false, true, true])
+    }
+
+    @Test func aConnectionThatAnsweredIsNotStale() {
+        var rule = StaleConnectionRetry()
+        let answers = [rule.isFree(stale, nothingWritten: false), rule.isFree(stale)]
+        #expect(answers == [false, true])
     }
 }

@@ -1,3 +1,5 @@
+import FastpullHTTP
+
 /// An expected digest of the whole file, checked before the file appears at its output path.
 ///
 /// The associated value is the digest in hexadecimal (either case; ``hexValue`` is the normalised

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// How a download runs. Every property has a default, so `Configuration()` is a good start.

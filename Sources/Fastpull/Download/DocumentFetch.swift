@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// A small document Fastpull reads for itself rather than saves — a Metalink file it follows or is

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// The name a download is saved under when none is given: the server's `Content-Disposition` file

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
 import Glibc
@@ -478,13 +479,5 @@ extension Pipeline {
             return "its size changed from \(expected) to \(got) bytes"
         default: return nil
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

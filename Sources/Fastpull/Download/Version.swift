@@ -1,2 +1,4 @@
+import FastpullHTTP
+
 /// Fastpull's version, sent in `User-Agent` and printed by `fastpull --version`.
-public let fastpullVersion = "0.1.0"
+public let fastpullVersion = FastpullVersion.number

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import Synchronization
 
 /// The probe's answer to `GET Range: bytes=0-`, its body unread, for the first connection to take

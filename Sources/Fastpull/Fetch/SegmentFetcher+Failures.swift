@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// What a connection tells of its windows, and how it judges a failure: a refusal, or a source to

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// How a connection proves where an answer ended before it takes the next (requests sent ahead),
@@ -77,7 +78,7 @@ extension SegmentFetcher {
                 throw TransferError.wholeFile(requested: requested)
             }
             connection.discardBody(of: head, method: "GET")
-            let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
             throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
         }
         if let reason = remote.changeReason(in: head) {

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
 
@@ -120,7 +121,7 @@ struct StreamFetcher: Sendable {
         }
         guard (200..<300).contains(head.status), head.status != 206 || answersWholeFile(head) else {
             connection.discardBody(of: head, method: "GET")
-            let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
             throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
         }
         if let reason = remote.changeReason(in: head) {

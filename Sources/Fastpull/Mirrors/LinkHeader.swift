@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// The `Link` fields of a response (RFC 8288) that RFC 6249 gives meaning to: `rel=duplicate`, other

@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// A Metalink document (RFC 5854, `.meta4`, media type ``mediaType``): the files it describes, each

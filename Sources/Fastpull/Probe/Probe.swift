@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// Finds out what the remote file is: `HEAD` (following redirects, pinning the final URL), and a
@@ -291,6 +292,6 @@ struct Probe {
     }
 
     private func retryAfter(_ head: ResponseHead) -> Duration? {
-        head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+        head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
     }
 }

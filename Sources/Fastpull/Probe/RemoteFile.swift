@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// What the probe learned about the remote file.

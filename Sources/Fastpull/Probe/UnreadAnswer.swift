@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FastpullNet
 
 /// A probe's answer whose body is still unread, kept for the download that follows it (a batch's

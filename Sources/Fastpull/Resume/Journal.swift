@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// The resume journal kept next to `<output>.part`: which remote file the bytes belong to, and how far

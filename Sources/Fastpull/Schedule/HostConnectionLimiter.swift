@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
 

@@ -31,13 +31,6 @@ struct RetryPolicy: Sendable {
         return ceiling * fraction
     }
 
-    /// Parses `Retry-After`: delay-seconds or an HTTP-date, relative to `now`.
-    static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingSpaces()
-        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        guard let date = HTTPDate.parse(trimmed) else { return nil }
-        return .seconds(max(0, date.timeIntervalSince(now)))
-    }
 }
 
 /// The one free retry a failure may get: a kept-alive connection that the server closed while it was

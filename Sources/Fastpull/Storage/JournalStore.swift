@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 import Glibc
 

@@ -1,4 +1,5 @@
 import CLinux
+import FastpullHTTP
 import FoundationEssentials
 import Glibc
 

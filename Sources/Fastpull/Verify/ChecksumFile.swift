@@ -1,3 +1,5 @@
+import FastpullHTTP
+
 /// Reads checksum files as `sha256sum`, `sha512sum`, `sha1sum`, `md5sum`, `shasum` and BSD/OpenSSL tools
 /// write them, and finds the expected digest of one file.
 ///

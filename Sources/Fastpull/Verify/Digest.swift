@@ -1,4 +1,5 @@
 import COpenSSL
+import FastpullHTTP
 
 /// A streaming message digest: SHA-256, SHA-512, SHA-1 and MD5 through libcrypto's EVP interface, and
 /// CRC-32C in Swift (``CRC32C``), all behind one interface.
@@ -165,12 +166,5 @@ final class Digest {
     }
 
     /// The value of one hexadecimal digit (either case); nil for any other byte.
-    static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
+    static func hexDigit(_ byte: UInt8) -> UInt8? { HexDigit.value(byte) }
 }

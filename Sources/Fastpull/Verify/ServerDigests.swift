@@ -1,3 +1,4 @@
+import FastpullHTTP
 import FoundationEssentials
 
 /// Finds the digests a server offers for the whole file in a response head, and decides which can be

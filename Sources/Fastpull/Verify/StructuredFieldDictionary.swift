@@ -1,3 +1,5 @@
+import FastpullHTTP
+
 /// A parser for structured-field dictionaries (RFC 8941 §4.2.2), the syntax of `Repr-Digest` and
 /// `Content-Digest` (RFC 9530): `sha-256=:BASE64:, sha-512=:BASE64:;param=1`.
 ///

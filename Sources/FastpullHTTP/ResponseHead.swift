@@ -1,10 +1,12 @@
+import FastpullNet
+
 /// The status line and header fields of an HTTP/1.x response, as produced by `ResponseHeadParser`.
-struct ResponseHead: Sendable, Equatable {
-    var versionMajor: Int
-    var versionMinor: Int
-    var status: Int
-    var reason: String
-    var headers: HTTPHeaders
+package struct ResponseHead: Sendable, Equatable {
+    package var versionMajor: Int
+    package var versionMinor: Int
+    package var status: Int
+    package var reason: String
+    package var headers: HTTPHeaders
 
     /// The body length declared by `Content-Length`, or nil when the field is absent, when
     /// `Transfer-Encoding` is present (which overrides it, RFC 9112 §6.3), or when the value is invalid
@@ -12,20 +14,20 @@ struct ResponseHead: Sendable, Equatable {
     ///
     /// Whether a body exists at all also depends on the request method and status (HEAD, 1xx, 204, 304
     /// have none); that is the caller's decision.
-    var contentLength: Int64? {
+    package var contentLength: Int64? {
         guard !headers.contains(name: "Transfer-Encoding") else { return nil }
         return try? Self.declaredContentLength(in: headers)
     }
 
     /// Whether the last transfer coding of `Transfer-Encoding` is `chunked`.
-    var isChunked: Bool {
+    package var isChunked: Bool {
         guard let last = headers.listElements(for: "Transfer-Encoding").last else { return false }
         return HTTPHeaders.namesEqual(last, "chunked")
     }
 
     /// The transfer codings of `Transfer-Encoding` other than `chunked` (and `identity`): codings such
     /// as `gzip` that would have to be undone to get the file's bytes.
-    var foreignTransferCodings: [String] {
+    package var foreignTransferCodings: [String] {
         headers.listElements(for: "Transfer-Encoding").map { String($0) }.filter {
             !HTTPHeaders.namesEqual($0, "chunked") && !HTTPHeaders.namesEqual($0, "identity")
         }
@@ -33,7 +35,7 @@ struct ResponseHead: Sendable, Equatable {
 
     /// Whether `Content-Type` is `multipart/byteranges`: the body is a multipart message framing one or
     /// more ranges, not the bytes of a range.
-    var isMultipartByteranges: Bool {
+    package var isMultipartByteranges: Bool {
         guard let type = headers["Content-Type"] else { return false }
         let media = type.split(separator: ";", maxSplits: 1).first.map { HTTPHeaders.trimmingWhitespace($0) }
         return media.map { HTTPHeaders.namesEqual($0, "multipart/byteranges") } ?? false
@@ -43,7 +45,7 @@ struct ResponseHead: Sendable, Equatable {
     /// `Connection` lists `close`; for HTTP/1.0 only when `Connection` lists `keep-alive` (and not
     /// `close`). A body delimited by the connection closing also ends the connection; that is the caller's
     /// decision since it depends on the request.
-    var keepAlive: Bool {
+    package var keepAlive: Bool {
         let connection = headers.listElements(for: "Connection")
         if connection.contains(where: { HTTPHeaders.namesEqual($0, "close") }) {
             return false
@@ -56,7 +58,7 @@ struct ResponseHead: Sendable, Equatable {
 
     /// The value of every `Content-Length` field, which may repeat or hold a comma-separated list of
     /// identical values (RFC 9110 §8.6); nil when absent.
-    static func declaredContentLength(in headers: HTTPHeaders) throws(HTTPParseError) -> Int64? {
+    package static func declaredContentLength(in headers: HTTPHeaders) throws(HTTPParseError) -> Int64? {
         var result: Int64?
         for value in headers.values(for: "Content-Length") {
             var sawElement = false
@@ -75,7 +77,7 @@ struct ResponseHead: Sendable, Equatable {
     }
 
     /// `1*DIGIT` as a non-negative Int64, or nil when empty, not all digits, or too large.
-    static func parseDecimal<C: Collection<UInt8>>(_ digits: C) -> Int64? {
+    package static func parseDecimal<C: Collection<UInt8>>(_ digits: C) -> Int64? {
         guard !digits.isEmpty else { return nil }
         var value: Int64 = 0
         for byte in digits {

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 extension URL {
@@ -31,7 +32,7 @@ extension URL {
     }
 
     /// Whether a query parameter of this name carries something that grants access.
-    static func isSecretParameter(_ name: String) -> Bool {
+    package static func isSecretParameter(_ name: String) -> Bool {
         let lowered = (name.percentDecoded ?? name).lowercased()
         // The account a signature belongs to goes with it (SigV2's `AWSAccessKeyId`, as SigV4's
         // `X-Amz-Credential`).

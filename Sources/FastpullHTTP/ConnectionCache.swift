@@ -11,43 +11,43 @@ import FoundationEssentials
 ///
 /// At most ``idleLimit`` wait in all (the oldest goes first), none longer than ``idleLifetime``, and
 /// none after ``closeAll()``: a client kept for days holds a bounded number of descriptors.
-final class ConnectionCache: Sendable {
-    struct Key: Hashable {
-        var origin: Origin
-        var proxy: Proxy?
+package final class ConnectionCache: Sendable {
+    package struct Key: Hashable {
+        package var origin: Origin
+        package var proxy: Proxy?
     }
 
     private struct Idle {
-        var connection: HTTPConnection
-        var key: Key
-        var since: ContinuousClock.Instant
+        package var connection: HTTPConnection
+        package var key: Key
+        package var since: ContinuousClock.Instant
     }
 
     private struct State {
         /// Oldest first.
-        var idle: [Idle] = []
-        var closed = false
+        package var idle: [Idle] = []
+        package var closed = false
     }
 
-    let tlsOptions: TLSOptions
-    let timeouts: Timeouts
+    package let tlsOptions: TLSOptions
+    package let timeouts: Timeouts
     private let state = PlainMutex(State())
     private let tls = PlainMutex<TLSContext?>(nil)
 
     /// Idle connections kept in all; more close the oldest.
-    static let idleLimit = 64
+    package static let idleLimit = 64
     /// How long a connection may wait unused before it is closed: under most servers' keep-alive
     /// timeouts (nginx 75 s, h2o 10 s, apache 5 s; a connection the server has closed meanwhile costs
     /// one reconnect, see ``ConnectionPool/exchange``).
-    static let idleLifetime: Duration = .seconds(60)
+    package static let idleLifetime: Duration = .seconds(60)
 
-    init(tlsOptions: TLSOptions, timeouts: Timeouts) {
+    package init(tlsOptions: TLSOptions, timeouts: Timeouts) {
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
     }
 
     /// The most recently used idle connection for `key`, if any (it may have gone bad meanwhile).
-    func take(_ key: Key) -> HTTPConnection? {
+    package func take(_ key: Key) -> HTTPConnection? {
         let (taken, expired) = state.withLock { state -> (HTTPConnection?, [HTTPConnection]) in
             let expired = Self.removeExpired(&state.idle)
             guard let index = state.idle.lastIndex(where: { $0.key == key }) else { return (nil, expired) }
@@ -59,7 +59,7 @@ final class ConnectionCache: Sendable {
 
     /// Keeps `connection` for reuse (closing the oldest when ``idleLimit`` are kept), or closes it
     /// once ``closeAll()`` has run.
-    func keep(_ connection: HTTPConnection, as key: Key) {
+    package func keep(_ connection: HTTPConnection, as key: Key) {
         let closing = state.withLock { state -> [HTTPConnection] in
             guard !state.closed else { return [connection] }
             var closing = Self.removeExpired(&state.idle)
@@ -71,10 +71,10 @@ final class ConnectionCache: Sendable {
     }
 
     /// How many connections wait idle now.
-    var idleCount: Int { state.withLock { $0.idle.count } }
+    package var idleCount: Int { state.withLock { $0.idle.count } }
 
     /// Closes every idle connection; with `forGood`, every connection given back later too.
-    func closeAll(forGood: Bool = false) {
+    package func closeAll(forGood: Bool = false) {
         let all = state.withLock { state in
             if forGood { state.closed = true }
             defer { state.idle.removeAll() }
@@ -84,7 +84,7 @@ final class ConnectionCache: Sendable {
     }
 
     /// The TLS context shared by all connections, created on first use.
-    func tlsContext() throws -> TLSContext {
+    package func tlsContext() throws -> TLSContext {
         try tls.withLock { context in
             if let context { return context }
             let created = try TLSContext(options: tlsOptions)

@@ -3,13 +3,15 @@ import Synchronization
 
 /// Lets a cancellation handler reach the connection a task is blocked on: the task attaches its
 /// current connection, and `cancel()` (from any thread) shuts it down so the blocked call returns.
-final class CancellationSlot: Sendable {
+package final class CancellationSlot: Sendable {
+    package init() {}
+
     private let state = Mutex<(cancelled: Bool, evicted: Bool, connection: HTTPConnection?)>(
         (false, false, nil))
     private let retired = Atomic<Bool>(false)
 
     /// Makes `connection` the one to shut down on cancellation; throws if already cancelled.
-    func attach(_ connection: HTTPConnection) throws(NetError) {
+    package func attach(_ connection: HTTPConnection) throws(NetError) {
         let cancelled = state.withLock { state in
             if !state.cancelled { state.connection = connection }
             return state.cancelled
@@ -20,15 +22,15 @@ final class CancellationSlot: Sendable {
         }
     }
 
-    func detach() {
+    package func detach() {
         state.withLock { $0.connection = nil }
     }
 
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Shuts down the attached connection because the scheduler took its range away (a stall); the
     /// task goes on with other work. Returns true once, to the task, via ``takeEviction()``.
-    func evict() {
+    package func evict() {
         let connection = state.withLock { state in
             state.evicted = true
             return state.connection
@@ -37,10 +39,10 @@ final class CancellationSlot: Sendable {
     }
 
     /// Whether the connection was evicted and the task has not yet taken the mark.
-    var isEvicted: Bool { state.withLock { $0.evicted } }
+    package var isEvicted: Bool { state.withLock { $0.evicted } }
 
     /// Whether the last failure was an eviction; clears the mark.
-    func takeEviction() -> Bool {
+    package func takeEviction() -> Bool {
         state.withLock { state in
             defer { state.evicted = false }
             return state.evicted
@@ -49,14 +51,14 @@ final class CancellationSlot: Sendable {
 
     /// Asks the task to finish: fewer connections do as well. It stops at its next window boundary or
     /// cut, without an error.
-    func retire() {
+    package func retire() {
         retired.store(true, ordering: .releasing)
     }
 
-    var isRetired: Bool { retired.load(ordering: .acquiring) }
+    package var isRetired: Bool { retired.load(ordering: .acquiring) }
 
     /// Shuts down the attached connection, now and for any attached later.
-    func cancel() {
+    package func cancel() {
         let connection = state.withLock { state in
             state.cancelled = true
             return state.connection

@@ -2,9 +2,9 @@ import FastpullNet
 import FoundationEssentials
 
 /// The request heads Fastpull sends.
-enum Requests {
+package enum Requests {
     /// `User-Agent: fastpull/<version>`.
-    static let userAgent = "fastpull/\(fastpullVersion)"
+    package static let userAgent = "fastpull/\(FastpullVersion.number)"
 
     /// A request for `url` on a connection to `origin`, optionally for one byte range (inclusive), with
     /// `extraHeaders` appended after the standard fields (the probe's `Want-Repr-Digest`, for example).
@@ -12,7 +12,7 @@ enum Requests {
     /// `settings` adds what the user asked for (see ``RequestSettings``); `route` says whether the
     /// request goes straight to the origin (or through a `CONNECT` tunnel: origin-form target) or to a
     /// forward proxy (absolute-form target, `Proxy-Authorization`).
-    static func make(
+    package static func make(
         _ method: String, _ url: URL, origin: Origin, range: ClosedRange<Int64>? = nil,
         ifRange: String? = nil,
         extraHeaders: [(name: String, value: String)] = [],
@@ -66,7 +66,9 @@ enum Requests {
     /// The `CONNECT host:port` request that opens a tunnel to `origin` through `proxy`, with the proxy's
     /// credentials: those of its URL, else a `Proxy-Authorization` field the user gave (only for the
     /// origin the user asked for).
-    static func connect(to origin: Origin, through proxy: Proxy, settings: RequestSettings) -> RequestHead {
+    package static func connect(to origin: Origin, through proxy: Proxy, settings: RequestSettings)
+        -> RequestHead
+    {
         let authority = NetError.hostAndPort(origin.host, origin.port)
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: authority)
@@ -81,7 +83,7 @@ enum Requests {
     }
 
     /// `Basic <base64(user:password)>` (RFC 7617, UTF-8).
-    static func basicAuthorization(user: String, password: String) -> String {
+    package static func basicAuthorization(user: String, password: String) -> String {
         "Basic " + Base64.encode(Array("\(user):\(password)".utf8))
     }
 }
@@ -93,29 +95,29 @@ enum Requests {
 /// the origin (scheme, host, port) of the URL the user asked for. Requests to any other origin (after a
 /// redirect, including one from https to http on the same host) go without them, as curl does. Other
 /// fields go to every origin.
-struct RequestSettings: Sendable {
+package struct RequestSettings: Sendable {
     /// The `User-Agent` value, or nil to send none.
-    var userAgent: String?
+    package var userAgent: String?
     /// The user's fields, in order. An empty value removes Fastpull's field of that name and sends none
     /// (curl's `-H 'Accept:'`).
-    var fields: [(name: String, value: String)]
+    package var fields: [(name: String, value: String)]
     /// `Basic …` from the configured credentials.
-    var authorization: String?
+    package var authorization: String?
     /// The origin the credentials and sensitive fields may go to.
-    var trustedOrigin: Origin?
+    package var trustedOrigin: Origin?
 
     /// Fastpull's own fields only.
-    static let standard = RequestSettings(
+    package static let standard = RequestSettings(
         userAgent: Requests.userAgent, fields: [], authorization: nil, trustedOrigin: nil)
 
     /// Fields that frame the request or the connection; Fastpull sets them and a user field cannot.
-    static let reservedNames = [
+    package static let reservedNames = [
         "Host", "Range", "If-Range", "Content-Length", "Transfer-Encoding", "Connection",
     ]
     /// Fields that carry secrets: sent only to the trusted origin.
-    static let sensitiveNames = ["Authorization", "Cookie", "Proxy-Authorization"]
+    package static let sensitiveNames = ["Authorization", "Cookie", "Proxy-Authorization"]
 
-    init(
+    package init(
         userAgent: String?, fields: [(name: String, value: String)], authorization: String?,
         trustedOrigin: Origin?
     ) {
@@ -125,61 +127,8 @@ struct RequestSettings: Sendable {
         self.trustedOrigin = trustedOrigin
     }
 
-    /// The settings of `configuration` for a download of `url`. Fails with a usage error naming the
-    /// field (never its value) for a reserved or malformed field, a `User-Agent` or user name that
-    /// cannot be sent.
-    init(configuration: Configuration, url: URL) throws(FastpullError) {
-        var fields: [(name: String, value: String)] = []
-        for header in configuration.headers {
-            let name = header.name.trimmingSpaces()
-            guard HTTPHeaders.isToken(name) else {
-                throw FastpullError(
-                    .usage,
-                    "invalid header name '\(Self.shown(name))': a name holds only letters, digits and !#$%&'*+-.^_`|~"
-                )
-            }
-            if let reserved = Self.reservedNames.first(where: { HTTPHeaders.namesEqual($0, name) }) {
-                throw FastpullError(
-                    .usage,
-                    "the header '\(reserved)' cannot be set: Fastpull sets it itself to frame each request and connection"
-                )
-            }
-            let value = String(HTTPHeaders.trimmingWhitespace(Substring(header.value)))
-            guard value.isEmpty || HTTPHeaders.isValidFieldValue(value) else {
-                throw FastpullError(
-                    .usage,
-                    "the value of the header '\(name)' contains a line break or another control character")
-            }
-            fields.append((name, value))
-        }
-        var userAgent: String? = Requests.userAgent
-        if let custom = configuration.userAgent {
-            let value = String(HTTPHeaders.trimmingWhitespace(Substring(custom)))
-            guard value.isEmpty || HTTPHeaders.isValidFieldValue(value) else {
-                throw FastpullError(
-                    .usage, "the User-Agent contains a line break or another control character")
-            }
-            userAgent = value.isEmpty ? nil : value
-        }
-        var authorization: String? = nil
-        if let credentials = configuration.credentials {
-            guard !credentials.user.contains(":") else {
-                throw FastpullError(.usage, "the user name for HTTP Basic authentication cannot contain ':'")
-            }
-            guard !Self.hasControlCharacter(credentials.user + credentials.password) else {
-                throw FastpullError(
-                    .usage,
-                    "the user name or password for HTTP Basic authentication contains a control character")
-            }
-            authorization = Requests.basicAuthorization(
-                user: credentials.user, password: credentials.password)
-        }
-        self.init(
-            userAgent: userAgent, fields: fields, authorization: authorization, trustedOrigin: Origin(url))
-    }
-
     /// Whether secrets may go to `origin`: it is the trusted origin (host compared case-insensitively).
-    func trusts(_ origin: Origin) -> Bool {
+    package func trusts(_ origin: Origin) -> Bool {
         guard let trustedOrigin else { return false }
         return trustedOrigin.secure == origin.secure && trustedOrigin.port == origin.port
             && trustedOrigin.host.lowercased() == origin.host.lowercased()
@@ -187,12 +136,12 @@ struct RequestSettings: Sendable {
 
     /// The valid start of a malformed field name, for a message: never more than the name part of
     /// what may be a whole `Name: value` line.
-    private static func shown(_ name: String) -> String {
+    package static func shown(_ name: String) -> String {
         let valid = String(decoding: name.utf8.prefix(while: HTTPHeaders.isTokenCharacter), as: UTF8.self)
         return valid.utf8.count == name.utf8.count ? valid : valid + "…"
     }
 
-    private static func hasControlCharacter(_ text: String) -> Bool {
+    package static func hasControlCharacter(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }

@@ -1,14 +1,16 @@
+import FastpullNet
+
 /// A parsed `Content-Range` field value (RFC 9110 §14.4) in byte units.
 ///
 /// `bytes a-b/N` gives first `a`, last `b` (inclusive) and complete length `N`; `bytes a-b/*` leaves the
 /// complete length unknown (nil); `bytes */N` (in a 416 response) has no range, only the length.
-struct ContentRange: Sendable, Equatable {
-    var first: Int64?
-    var last: Int64?
-    var completeLength: Int64?
+package struct ContentRange: Sendable, Equatable {
+    package var first: Int64?
+    package var last: Int64?
+    package var completeLength: Int64?
 
     /// The number of bytes in the range, or nil for `bytes */N`.
-    var count: Int64? {
+    package var count: Int64? {
         guard let first, let last else { return nil }
         return last - first + 1
     }
@@ -16,7 +18,7 @@ struct ContentRange: Sendable, Equatable {
     /// Parses strictly: `bytes a-b/N`, `bytes a-b/*` or `bytes */N` with `a <= b < N`, decimal digits
     /// only, exactly one space after the case-insensitive unit `bytes`, no other whitespace, every number
     /// within Int64. Returns nil for anything else.
-    static func parse(_ value: String) -> ContentRange? {
+    package static func parse(_ value: String) -> ContentRange? {
         var value = value
         return value.withUTF8 { parse(bytes: $0) }
     }

@@ -27,8 +27,8 @@ extension StringProtocol {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(Digest.hexDigit),
-                let low = iterator.next().flatMap(Digest.hexDigit)
+            guard let high = iterator.next().flatMap(HexDigit.value),
+                let low = iterator.next().flatMap(HexDigit.value)
             else { return nil }
             bytes.append(high << 4 | low)
         }
@@ -90,5 +90,18 @@ extension StringProtocol {
             }
         }
         return result
+    }
+}
+
+/// Hexadecimal digits, for percent-decoding here and digests in the engine.
+package enum HexDigit {
+    /// The value of one hexadecimal digit (either case); nil for any other byte.
+    package static func value(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }

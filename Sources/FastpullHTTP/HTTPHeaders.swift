@@ -1,29 +1,31 @@
+import FastpullNet
+
 /// An ordered list of HTTP header fields with case-insensitive lookup by name.
 ///
 /// Fields keep the order and spelling in which they were added or received; lookups compare names
 /// ASCII case-insensitively (RFC 9110 §5.1). Repeated names are kept as separate fields.
-struct HTTPHeaders: Sendable, Equatable, Sequence {
-    typealias Element = (name: String, value: String)
+package struct HTTPHeaders: Sendable, Equatable, Sequence {
+    package typealias Element = (name: String, value: String)
 
     private var fields: [Element]
 
-    init(_ fields: [(name: String, value: String)] = []) {
+    package init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields
     }
 
     /// Number of fields, counting repeated names separately.
-    var count: Int { fields.count }
+    package var count: Int { fields.count }
 
-    var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// Appends a field after all existing ones.
-    mutating func add(name: String, value: String) {
+    package mutating func add(name: String, value: String) {
         fields.append((name: name, value: value))
     }
 
     /// Continues the last field's value with `text` after a space: an obs-fold line (RFC 9112 §5.2).
     /// Returns false when there is no field to continue.
-    mutating func continueLast(with text: String) -> Bool {
+    package mutating func continueLast(with text: String) -> Bool {
         guard !fields.isEmpty else { return false }
         let last = fields.count - 1
         fields[last].value = fields[last].value.isEmpty ? text : fields[last].value + " " + text
@@ -31,13 +33,13 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Removes every field called `name` (case-insensitive).
-    mutating func remove(name: String) {
+    package mutating func remove(name: String) {
         fields.removeAll { Self.namesEqual($0.name, name) }
     }
 
     /// Replaces every field called `name` with a single field holding `value`, keeping the position of
     /// the first one (or appending when there was none).
-    mutating func replaceOrAdd(name: String, value: String) {
+    package mutating func replaceOrAdd(name: String, value: String) {
         guard let first = fields.firstIndex(where: { Self.namesEqual($0.name, name) }) else {
             fields.append((name: name, value: value))
             return
@@ -53,7 +55,7 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// The value of the first field called `name` (case-insensitive), or nil.
-    subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         for field in fields where Self.namesEqual(field.name, name) {
             return field.value
         }
@@ -61,12 +63,12 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Whether at least one field is called `name` (case-insensitive).
-    func contains(name: String) -> Bool {
+    package func contains(name: String) -> Bool {
         fields.contains { Self.namesEqual($0.name, name) }
     }
 
     /// The values of every field called `name` (case-insensitive), in order.
-    func values(for name: String) -> [String] {
+    package func values(for name: String) -> [String] {
         var result: [String] = []
         for field in fields where Self.namesEqual(field.name, name) {
             result.append(field.value)
@@ -77,7 +79,7 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// The comma-separated list elements of every field called `name`, in order, with OWS trimmed and
     /// empty elements dropped (RFC 9110 §5.6.1). `Connection: keep-alive, Upgrade` gives
     /// `["keep-alive", "Upgrade"]`. Does not understand quoted strings; use it for token lists only.
-    func listElements(for name: String) -> [Substring] {
+    package func listElements(for name: String) -> [Substring] {
         var result: [Substring] = []
         for field in fields where Self.namesEqual(field.name, name) {
             for element in field.value.utf8.split(separator: UInt8(ascii: ",")) {
@@ -91,16 +93,16 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Whether the token list of the fields called `name` contains `token` (both case-insensitive).
-    func containsToken(_ token: String, in name: String) -> Bool {
+    package func containsToken(_ token: String, in name: String) -> Bool {
         listElements(for: name).contains { Self.namesEqual($0, token) }
     }
 
-    func makeIterator() -> IndexingIterator<[Element]> {
+    package func makeIterator() -> IndexingIterator<[Element]> {
         fields.makeIterator()
     }
 
     /// Fields are equal when they have the same order, names (case-insensitive) and values (exact).
-    static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    package static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         guard lhs.fields.count == rhs.fields.count else { return false }
         for (left, right) in zip(lhs.fields, rhs.fields) {
             guard left.value == right.value, namesEqual(left.name, right.name) else { return false }
@@ -112,7 +114,7 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// ASCII case-insensitive comparison, without allocating. Names of other lengths differ at once:
     /// a lookup compares its name with every field's, and most have another length.
-    static func namesEqual<A: StringProtocol, B: StringProtocol>(_ lhs: A, _ rhs: B) -> Bool {
+    package static func namesEqual<A: StringProtocol, B: StringProtocol>(_ lhs: A, _ rhs: B) -> Bool {
         guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
@@ -131,13 +133,13 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     @inline(__always)
-    static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+    package static func asciiLowercase(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2), the characters of a field name or token.
     @inline(__always)
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+    package static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -152,13 +154,13 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Whether `string` is a non-empty token (RFC 9110 §5.6.2): usable as a field name or method.
-    static func isToken<S: StringProtocol>(_ string: S) -> Bool {
+    package static func isToken<S: StringProtocol>(_ string: S) -> Bool {
         !string.isEmpty && string.utf8.allSatisfy(isTokenCharacter)
     }
 
     /// Whether `string` is a valid field value: no control characters other than HTAB and no leading
     /// or trailing whitespace (RFC 9110 §5.5).
-    static func isValidFieldValue(_ string: String) -> Bool {
+    package static func isValidFieldValue(_ string: String) -> Bool {
         let bytes = string.utf8
         if let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
             return false
@@ -171,12 +173,12 @@ struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// CTL: 0x00–0x1F and 0x7F.
     @inline(__always)
-    static func isControl(_ byte: UInt8) -> Bool {
+    package static func isControl(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == 0x7F
     }
 
     /// `string` without leading and trailing SP and HTAB (OWS).
-    static func trimmingWhitespace(_ string: Substring) -> Substring {
+    package static func trimmingWhitespace(_ string: Substring) -> Substring {
         let bytes = string.utf8
         var start = bytes.startIndex
         var end = bytes.endIndex

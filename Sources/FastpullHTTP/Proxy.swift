@@ -6,18 +6,18 @@ import Glibc
 ///
 /// Only `http://` proxies are supported (the connection to the proxy is plain TCP); `https://` origins
 /// are reached through a `CONNECT` tunnel, so TLS still runs end to end with the origin.
-struct Proxy: Sendable, Hashable, CustomStringConvertible {
+package struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// The proxy's host name or IP literal (IPv6 without brackets).
-    var host: String
-    var port: Int
+    package var host: String
+    package var port: Int
     /// `Basic …` from the user information of the proxy URL, sent as `Proxy-Authorization` to the proxy
     /// only. Never part of ``description``.
-    var authorization: String?
+    package var authorization: String?
 
     /// The port of a proxy URL that names none (curl's default).
-    static let defaultPort = 1080
+    package static let defaultPort = 1080
 
-    init(host: String, port: Int, authorization: String? = nil) {
+    package init(host: String, port: Int, authorization: String? = nil) {
         self.host = host
         self.port = port
         self.authorization = authorization
@@ -26,20 +26,20 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// Parses `[http://][user[:password]@]host[:port][/]` (curl's syntax: no scheme means `http://`, no
     /// port means 1080). User and password are percent-decoded. `source` names where the text came from
     /// (`--proxy`, `https_proxy`) in errors, which never repeat the user information.
-    init(parsing text: String, source: String) throws(FastpullError) {
+    package init(parsing text: String, source: String) throws(ProxyError) {
         let trimmed = text.trimmingSpaces()
         let shown = Proxy.redacted(trimmed)
-        func invalid(_ why: String) -> FastpullError {
-            FastpullError(.usage, "invalid proxy '\(shown)' in \(source): \(why)")
+        func invalid(_ why: String) -> ProxyError {
+            ProxyError(message: "invalid proxy '\(shown)' in \(source): \(why)")
         }
         if let scheme = Proxy.socksScheme(of: trimmed) {
             // A variable's name is all letters and underscores; other sources are options or settings.
             let variable = source.allSatisfy {
                 $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
             }
-            throw FastpullError(
-                .usage,
-                "\(source): '\(shown)' is a SOCKS proxy (\(scheme)://), and SOCKS is not supported; "
+            throw ProxyError(
+                message:
+                    "\(source): '\(shown)' is a SOCKS proxy (\(scheme)://), and SOCKS is not supported; "
                     + "use an http:// proxy instead\(variable ? ", or unset \(source)" : "")")
         }
         let full = trimmed.contains("://") ? trimmed : "http://" + trimmed
@@ -68,21 +68,21 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
     /// The scheme of `text` when it names a SOCKS proxy (`socks4`, `socks4a`, `socks5`, `socks5h`,
     /// `socks`, any case), lowercased; nil for any other.
-    static func socksScheme(of text: String) -> String? {
+    package static func socksScheme(of text: String) -> String? {
         guard let end = text.firstRange(of: "://")?.lowerBound else { return nil }
         let scheme = text[..<end].trimmingSpaces().lowercased()
         return ["socks", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme) ? scheme : nil
     }
 
     /// `host:port`, IPv6 literals in brackets.
-    var authority: String { NetError.hostAndPort(host, port) }
+    package var authority: String { NetError.hostAndPort(host, port) }
 
     /// `http://host:port`, without credentials: safe for messages and traces.
-    var description: String { "http://\(authority)" }
+    package var description: String { "http://\(authority)" }
 
     /// `text` with everything between the scheme and the last `@` (the user information, even one
     /// holding an unencoded `/`) replaced by `***`, for messages.
-    static func redacted(_ text: String) -> String {
+    package static func redacted(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }
         let schemeEnd = text.firstRange(of: "://").map { $0.upperBound } ?? text.startIndex
         return String(text[..<min(schemeEnd, at)]) + "***" + String(text[at...])
@@ -90,7 +90,7 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// How one origin is reached.
-enum ProxyRoute: Sendable, Hashable {
+package enum ProxyRoute: Sendable, Hashable {
     /// A direct connection to the origin; origin-form request targets.
     case direct
     /// An `http://` origin through a proxy: absolute-form request targets (`GET http://host/path`) and
@@ -101,7 +101,7 @@ enum ProxyRoute: Sendable, Hashable {
     case tunnel(Proxy)
 
     /// The proxy in between, if any.
-    var proxy: Proxy? {
+    package var proxy: Proxy? {
         switch self {
         case .direct: return nil
         case .forward(let proxy), .tunnel(let proxy): return proxy
@@ -110,63 +110,26 @@ enum ProxyRoute: Sendable, Hashable {
 }
 
 /// Which proxy each origin goes through: a ``ProxySetting`` resolved once, when a download starts.
-struct ProxyRules: Sendable, Hashable {
+package struct ProxyRules: Sendable, Hashable {
     /// The proxy for `http://` origins.
-    var http: Proxy?
+    package var http: Proxy?
     /// The proxy for `https://` origins.
-    var https: Proxy?
+    package var https: Proxy?
     /// Origins that are reached directly whatever the proxies.
-    var bypass: ProxyBypass
+    package var bypass: ProxyBypass
 
     /// Every origin directly.
-    static let direct = ProxyRules(http: nil, https: nil, bypass: ProxyBypass())
+    package static let direct = ProxyRules(http: nil, https: nil, bypass: ProxyBypass())
 
-    init(http: Proxy?, https: Proxy?, bypass: ProxyBypass) {
+    package init(http: Proxy?, https: Proxy?, bypass: ProxyBypass) {
         self.http = http
         self.https = https
         self.bypass = bypass
     }
 
-    /// Resolves `setting`. `.environment` reads `environment` as curl does:
-    ///
-    /// - `http_proxy` for `http://` URLs, else `HTTP_PROXY`, except in a CGI script (`REQUEST_METHOD`
-    ///   set), where a client's `Proxy:` request header arrives as `HTTP_PROXY` ("httpoxy");
-    /// - `https_proxy`, else `HTTPS_PROXY`, for `https://` URLs;
-    /// - `no_proxy`, else `NO_PROXY`: a comma-separated ``ProxyBypass`` list.
-    ///
-    /// - `all_proxy`, else `ALL_PROXY`, for either scheme without its own variable.
-    ///
-    /// Lower case wins when both are set; an empty variable counts as unset. Fails with a usage error
-    /// naming the variable when the proxy a scheme would use is not a usable `http://` URL, a SOCKS
-    /// one (`socks5h://…`, which Fastpull does not speak) included: a download never goes direct
-    /// because its proxy was not understood.
-    init(_ setting: ProxySetting, environment: [String: String]) throws(FastpullError) {
-        switch setting {
-        case .none:
-            self = .direct
-        case .url(let text, let bypass):
-            let proxy = try Proxy(parsing: text, source: "the proxy setting")
-            self.init(http: proxy, https: proxy, bypass: ProxyBypass(bypass))
-        case .environment:
-            let http = Self.environmentProxy(secure: false, environment: environment)
-            let https = Self.environmentProxy(secure: true, environment: environment)
-            let bypass =
-                Self.environmentValue("no_proxy", environment)
-                ?? Self.environmentValue("NO_PROXY", environment)
-            self.init(
-                http: try http.map { (entry) throws(FastpullError) in
-                    try Proxy(parsing: entry.value, source: entry.name)
-                },
-                https: try https.map { (entry) throws(FastpullError) in
-                    try Proxy(parsing: entry.value, source: entry.name)
-                },
-                bypass: ProxyBypass(bypass.map { [$0.value] } ?? []))
-        }
-    }
-
     /// The variable that names the proxy for `https://` (`secure`) or `http://` origins in
     /// `environment`, and its value, as ``init(_:environment:)`` picks it; nil when none is set.
-    static func environmentProxy(secure: Bool, environment: [String: String]) -> (
+    package static func environmentProxy(secure: Bool, environment: [String: String]) -> (
         name: String, value: String
     )? {
         let own =
@@ -179,7 +142,7 @@ struct ProxyRules: Sendable, Hashable {
     }
 
     /// The variable `name` of `environment`, trimmed; nil when unset or empty.
-    private static func environmentValue(_ name: String, _ environment: [String: String]) -> (
+    package static func environmentValue(_ name: String, _ environment: [String: String]) -> (
         name: String, value: String
     )? {
         guard let value = environment[name]?.trimmingSpaces(), !value.isEmpty else { return nil }
@@ -188,7 +151,7 @@ struct ProxyRules: Sendable, Hashable {
 
     /// The variables ``init(_:environment:)`` reads, looked up one by one (building the process's
     /// whole environment for every download cost more than a small file's transfer).
-    static var environmentVariables: [String: String] {
+    package static var environmentVariables: [String: String] {
         var found: [String: String] = [:]
         for name in [
             "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
@@ -200,32 +163,15 @@ struct ProxyRules: Sendable, Hashable {
     }
 
     /// How to reach `origin`.
-    func route(to origin: Origin) -> ProxyRoute {
+    package func route(to origin: Origin) -> ProxyRoute {
         guard let proxy = origin.secure ? https : http, !bypass.matches(host: origin.host, port: origin.port)
         else { return .direct }
         return origin.secure ? .tunnel(proxy) : .forward(proxy)
     }
 }
 
-extension ProxySetting {
-    /// The variable of `environment` that names the proxy for `https://` (`secure`) or `http://`
-    /// origins (`https_proxy`, else `HTTPS_PROXY`, else `all_proxy`, else `ALL_PROXY`; likewise
-    /// `http_proxy`), with its value; nil when none is set. Where ``environment`` finds the proxy.
-    package static func environmentProxy(secure: Bool, environment: [String: String]) -> (
-        name: String, value: String
-    )? {
-        ProxyRules.environmentProxy(secure: secure, environment: environment)
-    }
-
-    /// Whether `text` names a SOCKS proxy (`socks4://`, `socks4a://`, `socks5://`, `socks5h://`), which
-    /// Fastpull does not speak.
-    package static func isSOCKS(_ text: String) -> Bool { Proxy.socksScheme(of: text) != nil }
-
-    /// Checks that `text` names a usable `http://` proxy.
-    ///
-    /// - Throws: ``FastpullError/Code/usage``, naming `source` (a variable, an option) and never the
-    ///   user information, for any other, a SOCKS proxy included.
-    package static func check(_ text: String, source: String) throws(FastpullError) {
-        _ = try Proxy(parsing: text, source: source)
-    }
+/// A proxy setting that is not a usable `http://` proxy; the message names where it came from and
+/// never its user information.
+package struct ProxyError: Error, Sendable {
+    package var message: String
 }

@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 
 /// The hosts reached without a proxy: a `NO_PROXY` list, matched as curl matches it.
@@ -13,19 +14,19 @@ import FoundationEssentials
 /// - any of these followed by `:port` (`host:8080`, `[::1]:8080`): only that port.
 ///
 /// Malformed entries are ignored, as curl ignores them.
-struct ProxyBypass: Sendable, Hashable {
-    enum Pattern: Sendable, Hashable {
+package struct ProxyBypass: Sendable, Hashable {
+    package enum Pattern: Sendable, Hashable {
         case everything
         case domain(String, port: Int?)
         case network(IPAddress, prefix: Int, port: Int?)
     }
 
-    private(set) var patterns: [Pattern] = []
+    package private(set) var patterns: [Pattern] = []
 
-    init() {}
+    package init() {}
 
     /// The entries of every list in `lists` (each may itself be comma-separated).
-    init(_ lists: [String]) {
+    package init(_ lists: [String]) {
         for list in lists {
             for entry in list.split(separator: ",") {
                 if let pattern = ProxyBypass.pattern(entry) { patterns.append(pattern) }
@@ -35,7 +36,7 @@ struct ProxyBypass: Sendable, Hashable {
 
     /// Whether a request to `host` (a name, or an IP literal, IPv6 with or without brackets) on `port`
     /// goes direct.
-    func matches(host: String, port: Int) -> Bool {
+    package func matches(host: String, port: Int) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         while name.hasSuffix(".") { name.removeLast() }
@@ -56,7 +57,7 @@ struct ProxyBypass: Sendable, Hashable {
     }
 
     /// One entry, or nil when it is empty or malformed.
-    static func pattern(_ raw: Substring) -> Pattern? {
+    package static func pattern(_ raw: Substring) -> Pattern? {
         var entry = Substring(raw.trimmingSpaces().lowercased())
         guard !entry.isEmpty else { return nil }
         if entry == "*" { return .everything }
@@ -113,12 +114,12 @@ struct ProxyBypass: Sendable, Hashable {
 
 /// An IPv4 (4 bytes) or IPv6 (16 bytes) address parsed from its text form, without the system's
 /// resolver (this is matching, not name resolution).
-struct IPAddress: Sendable, Hashable {
-    var bytes: [UInt8]
+package struct IPAddress: Sendable, Hashable {
+    package var bytes: [UInt8]
 
     /// Dotted-quad IPv4 (four decimal parts, 0–255, no leading zeros beyond "0"), or IPv6 in any RFC 4291
     /// text form, `::` compression and a trailing dotted quad included; a `%zone` suffix is ignored.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         if let v4 = IPAddress.parseIPv4(Substring(text)) {
             bytes = v4
         } else if let v6 = IPAddress.parseIPv6(Substring(text)) {
@@ -129,7 +130,7 @@ struct IPAddress: Sendable, Hashable {
     }
 
     /// Whether the first `prefix` bits equal those of `network` (same family only).
-    func isIn(_ network: IPAddress, prefix: Int) -> Bool {
+    package func isIn(_ network: IPAddress, prefix: Int) -> Bool {
         guard bytes.count == network.bytes.count else { return false }
         var remaining = prefix
         for (mine, theirs) in zip(bytes, network.bytes) {
@@ -141,7 +142,7 @@ struct IPAddress: Sendable, Hashable {
         return true
     }
 
-    static func parseIPv4(_ text: Substring) -> [UInt8]? {
+    package static func parseIPv4(_ text: Substring) -> [UInt8]? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4 else { return nil }
         var result: [UInt8] = []
@@ -154,7 +155,7 @@ struct IPAddress: Sendable, Hashable {
         return result
     }
 
-    static func parseIPv6(_ raw: Substring) -> [UInt8]? {
+    package static func parseIPv6(_ raw: Substring) -> [UInt8]? {
         let text = raw.prefix { $0 != "%" }
         guard text.contains(":") else { return nil }
         func groups(_ part: Substring, allowIPv4Tail: Bool) -> [UInt16]? {

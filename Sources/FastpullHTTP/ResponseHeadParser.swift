@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// Incremental parser for an HTTP/1.x response head (status line and header fields, RFC 9112 §2–§5).
 ///
 /// A value-type state machine with no I/O: feed it the bytes read from the connection until it returns
@@ -7,17 +9,17 @@
 /// After `.complete` the parser is reset and ready for the next head (after a 1xx interim response, or
 /// on the next request of a keep-alive connection). After it throws, every later `feed` throws the same
 /// error.
-struct ResponseHeadParser {
-    enum Progress: Equatable {
+package struct ResponseHeadParser {
+    package enum Progress: Equatable {
         case needMore
         case complete(ResponseHead, consumed: Int)
     }
 
     private struct StatusLine {
-        var versionMajor: Int
-        var versionMinor: Int
-        var status: Int
-        var reason: String
+        package var versionMajor: Int
+        package var versionMinor: Int
+        package var status: Int
+        package var reason: String
     }
 
     private let maxHeadBytes: Int
@@ -33,7 +35,7 @@ struct ResponseHeadParser {
     /// - Parameters:
     ///   - maxHeadBytes: the longest accepted head, status line to the empty line, line ends included.
     ///   - maxHeaderCount: the most header fields accepted.
-    init(maxHeadBytes: Int = 64 * 1024, maxHeaderCount: Int = 256) {
+    package init(maxHeadBytes: Int = 64 * 1024, maxHeaderCount: Int = 256) {
         precondition(maxHeadBytes > 0, "maxHeadBytes must be positive")
         precondition(maxHeaderCount >= 0, "maxHeaderCount must not be negative")
         self.maxHeadBytes = maxHeadBytes
@@ -46,7 +48,7 @@ struct ResponseHeadParser {
     /// a missing colon, whitespace before the colon, over-limit heads. Other control characters in a
     /// value are kept: curl and aria2 accept them, and the fields that frame a message are parsed
     /// strictly on their own. Byte-by-byte feeding gives the same result.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> Progress {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> Progress {
         if let failure {
             throw failure
         }

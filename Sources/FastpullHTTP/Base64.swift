@@ -1,5 +1,5 @@
 /// Strict base64 (RFC 4648) for digest values in HTTP fields, checksum options and checksum files.
-enum Base64 {
+package enum Base64 {
     /// The bytes encoded by `text`, or nil when it is not base64.
     ///
     /// Accepts the standard alphabet (`+` `/`), and with `allowURLSafe` also the URL-safe one (`-` `_`).
@@ -7,7 +7,7 @@ enum Base64 {
     /// whitespace, characters outside the alphabet and a length that leaves a single trailing character.
     /// Non-zero bits in the last character's unused low bits are ignored, as RFC 8941 §4.2.7 asks of
     /// structured-field parsers. The empty string decodes to no bytes.
-    static func decode(_ text: some StringProtocol, allowURLSafe: Bool = false) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol, allowURLSafe: Bool = false) -> [UInt8]? {
         var characters = Array(text.utf8)
         var padding = 0
         while characters.last == UInt8(ascii: "=") {
@@ -37,7 +37,7 @@ enum Base64 {
     }
 
     /// `bytes` in the standard alphabet with padding.
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
         var text = [UInt8]()
         text.reserveCapacity((bytes.count + 2) / 3 * 4)

@@ -1,9 +1,9 @@
 import FastpullNet
 
 /// A `CONNECT` tunnel through an HTTP proxy (RFC 9110 §9.3.6), with TLS to the origin inside it.
-enum ProxyTunnel {
+package enum ProxyTunnel {
     /// The largest `CONNECT` answer accepted.
-    static let maximumHeadBytes = 16 * 1024
+    package static let maximumHeadBytes = 16 * 1024
 
     /// Connects to `proxy`, sends `request` (the `CONNECT`), and once the proxy answers 2xx performs
     /// the TLS handshake with `origin` over the tunnel. Blocks the calling thread.
@@ -11,7 +11,7 @@ enum ProxyTunnel {
     /// Errors: `NetError` for the connection to the proxy and the handshake; a proxy that refuses the
     /// tunnel gives ``TransferError/status(_:reason:retryAfter:)`` with its status (a 407 when it wants
     /// credentials), the reason naming the proxy; a malformed answer an `HTTPParseError`.
-    static func open(
+    package static func open(
         _ request: RequestHead, to origin: Origin, through proxy: Proxy, tls: TLSContext, timeouts: Timeouts
     ) throws -> any Transport {
         let socket = try Connector.connectSocket(host: proxy.host, port: proxy.port, timeouts: timeouts)
@@ -26,7 +26,7 @@ enum ProxyTunnel {
 
     /// Sends the `CONNECT` and reads the proxy's answer, skipping interim 1xx answers. Succeeds on 2xx
     /// with nothing after the head (the client speaks first in TLS, so anything more is an error).
-    static func establish(
+    package static func establish(
         _ request: RequestHead, on transport: any Transport, to origin: Origin, through proxy: Proxy
     ) throws {
         let bytes = request.serialized()
@@ -55,7 +55,7 @@ enum ProxyTunnel {
                     continue
                 }
                 guard (200..<300).contains(head.status) else {
-                    let retryAfter = head.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+                    let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
                     let reason = head.reason.isEmpty ? "" : head.reason + " "
                     throw TransferError.status(
                         head.status,

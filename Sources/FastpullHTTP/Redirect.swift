@@ -1,9 +1,10 @@
+import FastpullNet
 import FoundationEssentials
 
 /// Following HTTP redirects (RFC 9110 §15.4).
-enum Redirect {
+package enum Redirect {
     /// Whether `status` is a redirect whose `Location` should be followed: 301, 302, 303, 307 or 308.
-    static func isRedirect(_ status: Int) -> Bool {
+    package static func isRedirect(_ status: Int) -> Bool {
         switch status {
         case 301, 302, 303, 307, 308:
             return true
@@ -19,7 +20,7 @@ enum Redirect {
     ///
     /// Returns nil when `location` is empty, holds control characters or cannot be parsed, or when the
     /// result is not an `http`/`https` URL with a host.
-    static func resolve(location: String, against base: URL) -> URL? {
+    package static func resolve(location: String, against base: URL) -> URL? {
         let trimmed = HTTPHeaders.trimmingWhitespace(Substring(location))
         guard !trimmed.isEmpty, !trimmed.utf8.contains(where: HTTPHeaders.isControl) else { return nil }
         guard let resolved = URL(string: String(trimmed), relativeTo: base)?.absoluteURL,

@@ -1,3 +1,5 @@
+import FastpullNet
+
 /// Incremental decoder for the chunked transfer coding (RFC 9112 §7.1).
 ///
 /// A value-type state machine with no I/O and no allocation: payload bytes are handed to `emit` as
@@ -8,8 +10,8 @@
 /// Accepts bare LF line ends and whitespace before chunk extensions; ignores chunk extensions; parses
 /// and discards trailer fields. After `.finished` every later call returns `.finished(consumed: 0)`.
 /// After it throws an `HTTPParseError`, every later call throws the same error.
-struct ChunkedDecoder {
-    enum Progress: Equatable {
+package struct ChunkedDecoder {
+    package enum Progress: Equatable {
         case needMore
         case finished(consumed: Int)
     }
@@ -54,7 +56,7 @@ struct ChunkedDecoder {
     ///     longer lines throw `chunkTooLarge`.
     ///   - maxTrailerBytes: the most bytes of trailer fields accepted after the last chunk (the final
     ///     empty line not counted); more throw `trailerTooLarge`.
-    init(maxChunkSizeLine: Int = 4096, maxTrailerBytes: Int = 64 * 1024) {
+    package init(maxChunkSizeLine: Int = 4096, maxTrailerBytes: Int = 64 * 1024) {
         precondition(maxChunkSizeLine > 0, "maxChunkSizeLine must be positive")
         precondition(maxTrailerBytes >= 0, "maxTrailerBytes must not be negative")
         self.maxChunkSizeLine = maxChunkSizeLine
@@ -62,7 +64,7 @@ struct ChunkedDecoder {
     }
 
     /// Whether the last chunk and the trailer section have been decoded.
-    var isFinished: Bool {
+    package var isFinished: Bool {
         if case .finished = state { return true }
         return false
     }
@@ -71,7 +73,7 @@ struct ChunkedDecoder {
     /// `.finished(consumed:)` once the last-chunk and trailers are complete (bytes after that are
     /// the next response). Chunk extensions are ignored; sizes over Int64 or hex overflow -> badChunkSize.
     /// Errors thrown by `emit` are rethrown as they are.
-    mutating func decode(
+    package mutating func decode(
         _ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Progress {
         if let failure {

@@ -1,18 +1,19 @@
+import FastpullNet
 import FoundationEssentials
 
 /// The request line and header fields of an HTTP/1.1 request.
-struct RequestHead: Sendable {
-    var method: String
+package struct RequestHead: Sendable {
+    package var method: String
     /// The request target in origin-form: absolute path and query, e.g. `/files/a.iso?sig=x`.
-    var target: String
-    var headers: HTTPHeaders
+    package var target: String
+    package var headers: HTTPHeaders
 
     /// `"GET /x HTTP/1.1\r\n"`, then `name: value\r\n` for each header in order, then `"\r\n"`.
     ///
     /// CR, LF and NUL bytes anywhere (which would let a value inject fields or split the request) are
     /// written as SP, as RFC 9110 §5.5 allows; callers should reject such input earlier
     /// (`HTTPHeaders.isToken`, `HTTPHeaders.isValidFieldValue`).
-    func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var size = method.utf8.count + target.utf8.count + 12
         for field in headers {
             size += field.name.utf8.count + field.value.utf8.count + 4
@@ -49,7 +50,7 @@ struct RequestHead: Sendable {
 
     /// The origin-form request target of `url`: its percent-encoded path (`/` when empty) and query,
     /// without the fragment.
-    static func target(for url: URL) -> String {
+    package static func target(for url: URL) -> String {
         let path = url.path(percentEncoded: true)
         var target = path.isEmpty ? "/" : path
         if let query = url.query(percentEncoded: true) {
@@ -60,7 +61,7 @@ struct RequestHead: Sendable {
 
     /// The `Host` field value for `url`: the host (IPv6 literals in brackets) and the port when it is
     /// not the scheme's default; nil when the URL has no host.
-    static func hostField(for url: URL) -> String? {
+    package static func hostField(for url: URL) -> String? {
         guard let host = url.host(percentEncoded: true), !host.isEmpty else { return nil }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let defaultPort = url.scheme?.lowercased() == "https" ? 443 : 80

@@ -1,6 +1,8 @@
+import FastpullNet
+
 /// A violation of HTTP/1.1 message syntax or of a parser limit, found by `ResponseHeadParser` or
 /// `ChunkedDecoder`. The connection that produced it cannot be reused.
-enum HTTPParseError: Error, Sendable, Equatable {
+package enum HTTPParseError: Error, Sendable, Equatable {
     /// The response head grew past `maxHeadBytes` before its empty line.
     case headTooLarge
     /// The response head has more than `maxHeaderCount` header fields.
@@ -25,7 +27,7 @@ enum HTTPParseError: Error, Sendable, Equatable {
 }
 
 extension HTTPParseError: CustomStringConvertible {
-    var description: String {
+    package var description: String {
         switch self {
         case .headTooLarge: "response head too large"
         case .tooManyHeaders: "too many header fields in response"

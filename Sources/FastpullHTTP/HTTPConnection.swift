@@ -7,9 +7,9 @@ import Synchronization
 /// A connection is used by one task at a time (handed over through ``ConnectionPool``'s lock), and
 /// only `cancel()` is called from elsewhere; that goes to ``Transport/shutdown()``, which is
 /// thread-safe.
-final class HTTPConnection: @unchecked Sendable {
-    let origin: Origin
-    let transport: any Transport
+package final class HTTPConnection: @unchecked Sendable {
+    package let origin: Origin
+    package let transport: any Transport
     /// The read buffer; bytes `[readIndex, fillIndex)` are received but not yet consumed.
     private let buffer: UnsafeMutableRawBufferPointer
     private var readIndex = 0
@@ -20,26 +20,26 @@ final class HTTPConnection: @unchecked Sendable {
     private let cancelled = Atomic<Bool>(false)
     /// False once a response could not be read to its end, asked to close, or the connection was
     /// cancelled.
-    var isReusable: Bool { reusable && !cancelled.load(ordering: .acquiring) }
+    package var isReusable: Bool { reusable && !cancelled.load(ordering: .acquiring) }
     /// Requests sent on this connection.
-    private(set) var requestCount = 0
+    package private(set) var requestCount = 0
     /// The transport's receive low-water mark as last set (1: every byte wakes a read).
-    private(set) var lowWater = 1
+    package private(set) var lowWater = 1
 
     /// The longest a whole response head may take to arrive, however steadily its bytes trickle in
     /// (a server that sends one byte a second never trips the transport's idle timeout); `nil` for no
     /// limit.
-    let headDeadline: Duration?
+    package let headDeadline: Duration?
 
-    static let bufferSize = 256 * 1024
+    package static let bufferSize = 256 * 1024
 
     /// How long opening it took (TCP, TLS, a proxy's tunnel).
-    let setupTime: Duration
+    package let setupTime: Duration
     /// Called once, when the connection closes (by ``close()`` or when it is freed).
     private let onClose: (@Sendable () -> Void)?
     private let closedOnce = Atomic<Bool>(false)
 
-    init(
+    package init(
         origin: Origin, transport: any Transport, headDeadline: Duration? = nil,
         bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero,
         onClose: (@Sendable () -> Void)? = nil
@@ -65,26 +65,26 @@ final class HTTPConnection: @unchecked Sendable {
     /// Whether this idle connection has gone bad since its last response: the server closed it, or
     /// sent bytes nobody asked for (buffered here, or waiting in the socket). Such a connection is
     /// closed instead of reused.
-    var isDeadWhileIdle: Bool {
+    package var isDeadWhileIdle: Bool {
         readIndex != fillIndex || transport.idleState() != .quiet
     }
 
     /// Whether a request has been sent on this connection before (it was kept alive).
-    var wasUsed: Bool { requestCount > 0 }
+    package var wasUsed: Bool { requestCount > 0 }
 
     /// Wakes any blocked read or write; the connection is dead afterwards.
-    func cancel() {
+    package func cancel() {
         cancelled.store(true, ordering: .releasing)
         transport.shutdown()
     }
 
-    func close() {
+    package func close() {
         reusable = false
         transport.close()
         closed()
     }
 
-    func send(_ request: RequestHead) throws {
+    package func send(_ request: RequestHead) throws {
         requestCount += 1
         let bytes = request.serialized()
         do {
@@ -97,7 +97,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Reads the next final response head, skipping interim 1xx responses. A failure leaves the
     /// connection unusable: what is left in it is not the start of a response.
-    func readHead() throws -> ResponseHead {
+    package func readHead() throws -> ResponseHead {
         do {
             return try readHeadOnce()
         } catch {
@@ -147,14 +147,14 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Moves some of the `remaining` bytes of a body from the transport to where they belong without
     /// reading them into memory; returns how many it received, 0 at end of stream.
-    typealias Splice = (_ transport: any Transport, _ remaining: Int64) throws -> Int
+    package typealias Splice = (_ transport: any Transport, _ remaining: Int64) throws -> Int
 
     /// Streams the body of `head` (the answer to a request with `method`) to `sink`. Fails with
     /// ``HTTPBodyError`` if the body ends early or is malformed; the connection is then not reusable.
     ///
     /// With `splice`, and a transport that allows it, the part of a `Content-Length` body that is not
     /// buffered yet goes to `splice` instead of through the buffer to `sink`.
-    func readBody(
+    package func readBody(
         of head: ResponseHead, method: String, splice: Splice? = nil,
         into sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -182,7 +182,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Reads and drops a small body so the connection can be reused; gives up on reuse when the body
     /// is larger than `limit` or has no length.
-    func discardBody(of head: ResponseHead, method: String, limit: Int64 = 64 * 1024) {
+    package func discardBody(of head: ResponseHead, method: String, limit: Int64 = 64 * 1024) {
         if method != "HEAD", head.status != 204, head.status != 304 {
             guard let length = head.contentLength, length <= limit, !head.isChunked else {
                 reusable = false
@@ -260,7 +260,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// 16 KiB: a slow answer's bytes are written, counted and shown as they come. On a link that
     /// trickles packets (a shared cap, a real network's 1500-byte frames) a connection otherwise woke
     /// for every few of them.
-    static func lowWater(remaining: Int64, received: Int64, elapsed: Duration) -> Int {
+    package static func lowWater(remaining: Int64, received: Int64, elapsed: Duration) -> Int {
         let seconds = elapsed.seconds
         guard received >= 256 << 10, seconds > 0 else { return 1 }
         let step: Int64 = 16 << 10
@@ -299,7 +299,7 @@ final class HTTPConnection: @unchecked Sendable {
 }
 
 /// A response body that could not be read to its end.
-enum HTTPBodyError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPBodyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server closed the connection before sending a response (often a stale keep-alive connection).
     case closedBeforeResponse
     /// The connection closed before the body's declared end.
@@ -307,7 +307,7 @@ enum HTTPBodyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The body is in a transfer coding that is not decoded (only `chunked` is).
     case unsupportedTransferCoding(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .closedBeforeResponse: return "the server closed the connection before answering"
         case .truncated: return "the connection closed before the end of the response"

@@ -1,10 +1,11 @@
+import FastpullNet
 import FoundationEssentials
 
 /// HTTP dates (RFC 9110 §5.6.7), as `Date`, `Last-Modified` and `Retry-After` carry them.
-enum HTTPDate {
+package enum HTTPDate {
     /// Parses the preferred IMF-fixdate form, `Sun, 06 Nov 1994 08:49:37 GMT`; nil for anything else.
     /// Read by hand: a `DateFormatter` made per response cost more CPU than a small file's transfer.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }
     }
@@ -75,7 +76,7 @@ enum HTTPDate {
     /// Whether `lastModified` may stand for one version in `If-Range`: it must lie well before the
     /// server's `date` (RFC 9110 §8.8.2.2 asks for a second; Apache answers an `If-Range` date as a
     /// mismatch until a minute has passed, so a minute it is). Without a `Date` there is no telling.
-    static func isStrongValidator(lastModified: String, date: String?) -> Bool {
+    package static func isStrongValidator(lastModified: String, date: String?) -> Bool {
         guard let date, let sent = parse(date), let modified = parse(lastModified) else { return false }
         return sent.timeIntervalSince(modified) >= 60
     }

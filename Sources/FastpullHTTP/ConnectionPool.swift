@@ -9,27 +9,27 @@ import Synchronization
 /// user's fields) depends on the route to the origin.
 ///
 /// A connection taken from the pool belongs to the taker alone until it is given back.
-final class ConnectionPool: Sendable {
+package final class ConnectionPool: Sendable {
     private let cache: ConnectionCache
     /// Whether ``cache`` belongs to this pool alone (then ``closeAll()`` empties it).
     private let ownsCache: Bool
     private let quickestConnect = Mutex<Duration?>(nil)
-    let tlsOptions: TLSOptions
-    let timeouts: Timeouts
+    package let tlsOptions: TLSOptions
+    package let timeouts: Timeouts
     /// The user's header fields, credentials and `User-Agent`.
-    let settings: RequestSettings
+    package let settings: RequestSettings
     /// Which origins go through which proxy.
-    let proxies: ProxyRules
+    package let proxies: ProxyRules
     /// Paces what every connection of the download receives, if a rate limit is set.
-    let limiter: RateLimiter?
+    package let limiter: RateLimiter?
     /// Told of every request head sent and the response head that answered it (`--verbose`).
-    let onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)?
+    package let onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)?
     /// Counts this pool's connections while they are open, by host (the client's).
-    let census: ConnectionCensus?
+    package let census: ConnectionCensus?
 
     /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
     /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
-    init(
+    package init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
         proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
         census: ConnectionCensus? = nil, onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
@@ -52,13 +52,13 @@ final class ConnectionPool: Sendable {
 
     /// The quickest new connection so far (TCP, plus TLS where used): about one round trip, or a few
     /// with TLS. Nil before the first.
-    var quickestConnectTime: Duration? { quickestConnect.withLock { $0 } }
+    package var quickestConnectTime: Duration? { quickestConnect.withLock { $0 } }
 
     /// How `origin` is reached.
-    func route(to origin: Origin) -> ProxyRoute { proxies.route(to: origin) }
+    package func route(to origin: Origin) -> ProxyRoute { proxies.route(to: origin) }
 
     /// The request head for `url` on a connection to `origin` (see ``Requests/make``).
-    func request(
+    package func request(
         _ method: String, _ url: URL, origin: Origin, range: ClosedRange<Int64>? = nil,
         ifRange: String? = nil,
         extraHeaders: [(name: String, value: String)] = []
@@ -81,7 +81,7 @@ final class ConnectionPool: Sendable {
     /// goes to `origin` (else it goes back to the idle ones). A connection thread that keeps its own
     /// keeps its speed: on a link that serves some connections slower than others, one taken from
     /// the idle ones may be a slow one another thread left.
-    func exchange(
+    package func exchange(
         _ request: RequestHead, to origin: Origin, slot: CancellationSlot,
         preferring own: HTTPConnection? = nil
     ) throws -> (connection: HTTPConnection, head: ResponseHead) {
@@ -132,7 +132,8 @@ final class ConnectionPool: Sendable {
     /// An idle connection to `origin` (one the server has closed meanwhile is dropped), or a new one
     /// (always with `fresh`): `own`, the caller's, first (to another origin, it goes back to the idle
     /// ones). Blocks: call from a connection thread.
-    func connection(to origin: Origin, fresh: Bool = false, preferring own: HTTPConnection? = nil) throws
+    package func connection(to origin: Origin, fresh: Bool = false, preferring own: HTTPConnection? = nil)
+        throws
         -> HTTPConnection
     {
         if let own {
@@ -192,7 +193,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.
-    func giveBack(_ connection: HTTPConnection) {
+    package func giveBack(_ connection: HTTPConnection) {
         guard connection.isReusable else {
             connection.close()
             return
@@ -203,12 +204,12 @@ final class ConnectionPool: Sendable {
     }
 
     /// Closes every idle connection, unless the cache is shared: then they stay for the next download.
-    func closeAll() {
+    package func closeAll() {
         if ownsCache { cache.closeAll() }
     }
 
     /// The TLS context shared by all connections, created on first use.
-    func tlsContext() throws -> TLSContext {
+    package func tlsContext() throws -> TLSContext {
         try cache.tlsContext()
     }
 }

@@ -14,33 +14,24 @@ import Synchronization
 /// TCP flow control holds the server back, as curl's `--limit-rate` does. The wait blocks the
 /// connection's own thread (in steps of at most 10 ms, so cancellation is prompt), never the
 /// cooperative pool.
-final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     /// The limit, in bytes per second.
-    let bytesPerSecond: Int64
+    package let bytesPerSecond: Int64
     /// The most bytes one read may take at once.
-    let sliceBytes: Int
+    package let sliceBytes: Int
     /// How far a booking may run ahead of the rate: the largest burst.
-    static let tolerance: Duration = .milliseconds(20)
+    package static let tolerance: Duration = .milliseconds(20)
     /// When the next byte is due, or nil before the first read.
     private let nextDue = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(bytesPerSecond: Int64) {
+    package init(bytesPerSecond: Int64) {
         precondition(bytesPerSecond > 0)
         self.bytesPerSecond = bytesPerSecond
         self.sliceBytes = Int(min(max(bytesPerSecond / 50, 256), Int64(HTTPConnection.bufferSize)))
     }
 
-    /// A limiter for `rate` bytes per second, nil for no limit; a usage error for a rate below 1.
-    static func make(_ rate: Int64?) throws(FastpullError) -> RateLimiter? {
-        guard let rate else { return nil }
-        guard rate > 0 else {
-            throw FastpullError(.usage, "the rate limit must be at least 1 byte per second, got \(rate)")
-        }
-        return RateLimiter(bytesPerSecond: rate)
-    }
-
     /// Books `count` received bytes at `now` and returns when the caller may go on.
-    func book(_ count: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    package func book(_ count: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         let cost = Duration.nanoseconds(Int64(count) * 1_000_000_000 / bytesPerSecond)
         return nextDue.withLock { due in
             let start = max(due ?? now, now)
@@ -52,7 +43,7 @@ final class RateLimiter: Sendable {
 
     /// Books `count` received bytes and waits until they are due. Throws `.cancelled` as soon as
     /// `isCancelled` says so.
-    func pace(_ count: Int, isCancelled: () -> Bool) throws(NetError) {
+    package func pace(_ count: Int, isCancelled: () -> Bool) throws(NetError) {
         let due = book(count, now: .now)
         while true {
             let now = ContinuousClock.now
@@ -65,17 +56,17 @@ final class RateLimiter: Sendable {
 
 extension RateLimiter {
     /// A transport whose reads are paced by a ``RateLimiter``; writes (request heads) pass straight.
-    final class PacedTransport: Transport {
-        let inner: any Transport
-        let limiter: RateLimiter
+    package final class PacedTransport: Transport {
+        package let inner: any Transport
+        package let limiter: RateLimiter
         private let isShutDown = Atomic<Bool>(false)
 
-        init(_ inner: any Transport, limiter: RateLimiter) {
+        package init(_ inner: any Transport, limiter: RateLimiter) {
             self.inner = inner
             self.limiter = limiter
         }
 
-        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             let slice =
                 buffer.count > limiter.sliceBytes
                 ? UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limiter.sliceBytes]) : buffer
@@ -86,18 +77,18 @@ extension RateLimiter {
             return count
         }
 
-        func write(_ bytes: UnsafeRawBufferPointer) throws {
+        package func write(_ bytes: UnsafeRawBufferPointer) throws {
             try inner.write(bytes)
         }
 
-        func idleState() -> IdleState { inner.idleState() }
+        package func idleState() -> IdleState { inner.idleState() }
 
-        func shutdown() {
+        package func shutdown() {
             isShutDown.store(true, ordering: .relaxed)
             inner.shutdown()
         }
 
-        func close() {
+        package func close() {
             isShutDown.store(true, ordering: .relaxed)
             inner.close()
         }
