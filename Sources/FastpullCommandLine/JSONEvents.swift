@@ -20,25 +20,7 @@ extension JSONValue {
 /// be added.
 package enum JSONEvents {
     /// The event's name in the `event` field.
-    package static func name(of event: Event) -> String {
-        switch event {
-        case .probe: return "probe"
-        case .plan: return "plan"
-        case .progress: return "progress"
-        case .resumed: return "resumed"
-        case .restarting: return "restarting"
-        case .warning: return "warning"
-        case .retry: return "retry"
-        case .steal: return "steal"
-        case .connections: return "connections"
-        case .verified: return "verified"
-        case .finished: return "finished"
-        case .failed: return "failed"
-        case .exchange: return "exchange"
-        case .sourceDropped: return "sourceDropped"
-        case .pieceFailed: return "pieceFailed"
-        }
-    }
+    package static func name(of event: Event) -> String { event.kind.rawValue }
 
     /// The line for `event` of download `index` (without the newline).
     package static func line(_ event: Event, index: Int, url: URL, elapsed: Double) -> String {
@@ -57,7 +39,7 @@ package enum JSONEvents {
 
     /// The event-specific fields.
     static func fields(of event: Event) -> [(String, JSONValue)] {
-        switch event {
+        switch event.detail {
         case .probe(let probe):
             return probeFields(probe)
         case .plan(let plan):

@@ -64,7 +64,7 @@ struct Run {
             for await tagged in events {
                 let index = tagged.index
                 json?.write(tagged.event, index: index, url: items[index].url)
-                switch tagged.event {
+                switch tagged.event.detail {
                 case .finished(let finished):
                     board.finish(index, bytes: finished.size, failed: false)
                 case .failed:

@@ -8,7 +8,7 @@ import FoundationEssentials
 enum Summary {
     /// The note for an event, or nil for events that only the progress display and `--json` show.
     static func note(for event: Event) -> String? {
-        switch event {
+        switch event.detail {
         case .resumed(let kept, let total):
             return "resuming: \(ByteFormat.size(kept)) of \(ByteFormat.size(total)) already downloaded"
         case .restarting(let reason):
@@ -84,7 +84,7 @@ enum Summary {
     /// The lines `--verbose` adds for an event: request heads (`> `) and response heads (`< `), each
     /// retry with its reason and delay, and every change of the connection count.
     static func verboseLines(for event: Event) -> [String] {
-        switch event {
+        switch event.detail {
         case .exchange(let exchange):
             return exchange.request.map { "> " + $0 } + exchange.response.map { "< " + $0 }
         case .retry(let connection, let reason, let delay):

@@ -157,11 +157,19 @@ struct LibraryAPITests {
         let events = await collected.value
         #expect(outcomes.count == 2)
         #expect(
-            events.contains { $0.index == 0 && { if case .finished = $0.event { true } else { false } }($0) })
+            events.contains {
+                $0.index == 0 && { if case .finished = $0.event.detail { true } else { false } }($0)
+            })
         #expect(
             events.contains {
                 $0.index == 1
-                    && { if case .failed(let error) = $0.event { error.code == .httpStatus } else { false } }(
+                    && {
+                        if case .failed(let error) = $0.event.detail {
+                            error.code == .httpStatus
+                        } else {
+                            false
+                        }
+                    }(
                         $0)
             })
         #expect(batch.download(at: 0)?.progress.bytesWritten == 100_000)
@@ -186,7 +194,7 @@ struct LibraryAPITests {
         _ = await kept.run()
         var all: [BatchEvent] = []
         for await event in kept.events { all.append(event) }
-        #expect(all.contains { if case .finished = $0.event { true } else { false } })
+        #expect(all.contains { if case .finished = $0.event.detail { true } else { false } })
     }
 
     @Test func downloadEventsTellTheWholeStoryAndEnd() async throws {
@@ -197,7 +205,7 @@ struct LibraryAPITests {
         let collected = Task {
             var names: [String] = []
             for await event in events {
-                switch event {
+                switch event.detail {
                 case .probe(let probe): names.append("probe:\(probe.size ?? -1)")
                 case .plan(let plan): names.append("plan:\(plan.connections)")
                 case .progress(let progress):

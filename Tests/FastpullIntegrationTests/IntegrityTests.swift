@@ -367,7 +367,7 @@ struct ServerDigestIntegrationTests {
         let warnings = Task {
             var texts: [String] = []
             for await event in download.events {
-                if case .warning(let text) = event { texts.append(text) }
+                if case .warning(let text) = event.detail { texts.append(text) }
             }
             return texts
         }

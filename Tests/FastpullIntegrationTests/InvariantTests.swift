@@ -44,7 +44,9 @@ struct InvariantTests {
         #expect(try Data(contentsOf: output) == second)
         #expect(report.sha256 == Expected.sha256(size: size, seed: 4))
         let events = await log.finish()
-        let restarts = events.compactMap { if case .restarting(let reason) = $0 { reason } else { nil } }
+        let restarts = events.compactMap {
+            if case .restarting(let reason) = $0.detail { reason } else { nil }
+        }
         #expect(restarts.contains { $0.contains("ETag") }, "\(restarts)")
     }
 
@@ -83,7 +85,9 @@ struct InvariantTests {
         if restarts {
             let report = try result.get()
             #expect(report.sha256 == Expected.sha256(size: size, seed: 13))
-            let reasons = events.compactMap { if case .restarting(let reason) = $0 { reason } else { nil } }
+            let reasons = events.compactMap {
+                if case .restarting(let reason) = $0.detail { reason } else { nil }
+            }
             #expect(reasons.contains { $0.contains("Last-Modified") }, "\(reasons)")
         } else {
             _ = try FaultRun.expectError(
@@ -289,7 +293,9 @@ struct InvariantTests {
         let report = try await second.run()
         #expect(report.resumedBytes == 0)
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
-        let warnings = await log.finish().compactMap { if case .warning(let text) = $0 { text } else { nil } }
+        let warnings = await log.finish().compactMap {
+            if case .warning(let text) = $0.detail { text } else { nil }
+        }
         #expect(warnings.contains { $0.contains("damaged or edited") }, "\(warnings)")
     }
 

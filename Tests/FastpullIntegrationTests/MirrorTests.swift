@@ -51,7 +51,9 @@ struct MirrorTests {
     }
 
     static func dropped(_ events: [Event]) -> [(URL, String)] {
-        events.compactMap { if case .sourceDropped(let url, let reason) = $0 { (url, reason) } else { nil } }
+        events.compactMap {
+            if case .sourceDropped(let url, let reason) = $0.detail { (url, reason) } else { nil }
+        }
     }
 
     @Test func theBytesComeFromEverySourceAndVerify() async throws {
@@ -63,7 +65,7 @@ struct MirrorTests {
         #expect(report.sources.reduce(0) { $0 + $1.bytes } == Int64(Self.size))
         for server in servers { #expect(server.stats.bodyBytesSent > 0) }
         #expect(Self.dropped(events).isEmpty)
-        guard case .finished(let finished)? = events.last else {
+        guard case .finished(let finished)? = events.last?.detail else {
             Issue.record("no finished event: \(events.last.map { "\($0)" } ?? "none")")
             return
         }
@@ -124,7 +126,7 @@ struct MirrorTests {
         let used = checksum && linked
         #expect(report.sources.map(\.url) == (used ? [url(0, "rate=2000000&link=\(encoded)"), mirror] : []))
         #expect((servers[1].stats.bodyBytesSent > 0) == used)
-        #expect(!events.contains { if case .warning = $0 { true } else { false } })
+        #expect(!events.contains { if case .warning = $0.detail { true } else { false } })
     }
 
     /// A mirror of the same size but other bytes, with only a whole-file checksum: the mixed file
@@ -134,7 +136,7 @@ struct MirrorTests {
         let other = servers[1].url("/gen/\(Self.size)?rate=2000000&seed=2")
         let (report, events) = try await run(Self.configuration(mirrors: [other]), from: url(0))
         #expect(try Data(contentsOf: output) == Data(Self.content))
-        let warnings = events.compactMap { if case .warning(let text) = $0 { text } else { nil } }
+        let warnings = events.compactMap { if case .warning(let text) = $0.detail { text } else { nil } }
         #expect(warnings.contains { $0.contains("failed its check") && $0.contains("alone") }, "\(warnings)")
         #expect(report.sources.isEmpty)
         #expect(servers[1].stats.bodyBytesSent > 0)
@@ -147,7 +149,7 @@ struct MirrorTests {
         #expect(try Data(contentsOf: output) == Data(Self.content))
         #expect(report.sources.isEmpty)
         #expect(servers[1].stats.requests == 0)
-        let warnings = events.compactMap { if case .warning(let text) = $0 { text } else { nil } }
+        let warnings = events.compactMap { if case .warning(let text) = $0.detail { text } else { nil } }
         #expect(
             warnings.contains { $0.contains("mixed file") && $0.contains("give a checksum") }, "\(warnings)")
     }
@@ -193,7 +195,11 @@ struct MirrorTests {
         let (report, events) = try await run(configuration, from: corrupt)
         #expect(try Data(contentsOf: output) == Data(Self.content))
         let failed = events.compactMap {
-            if case .pieceFailed(let at, let length, let sources) = $0 { (at, length, sources) } else { nil }
+            if case .pieceFailed(let at, let length, let sources) = $0.detail {
+                (at, length, sources)
+            } else {
+                nil
+            }
         }
         // Once when it alone sent the piece; twice when a mirror's connection took part of it (a
         // source that shared a bad piece is dropped at its second).
@@ -228,7 +234,7 @@ struct MirrorTests {
             #expect(error.message.contains("3 times"), "\(error)")
         }
         let events = await log.finish()
-        #expect(events.count { if case .pieceFailed = $0 { true } else { false } } == 2)
+        #expect(events.count { if case .pieceFailed = $0.detail { true } else { false } } == 2)
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
 

@@ -82,7 +82,7 @@ struct ResumeTests {
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
         #expect(report.sha256 == Expected.sha256(size: size))
         let events = await log.finish()
-        #expect(events.contains { if case .resumed = $0 { return true } else { return false } })
+        #expect(events.contains { if case .resumed = $0.detail { return true } else { return false } })
         // Only what was missing was fetched again: exactly, as received; and as the server counts it,
         // allowing for what a server thread may still push into a connection the client closed with
         // its request under way: two rate-limited slices (50 KB here; the first write after the close
@@ -91,7 +91,7 @@ struct ResumeTests {
         // early). Alone on the machine, the resumed run stole twice and the server sent 276–351 KB
         // more than was missing, over the one slice per paused connection this allowed before.
         #expect(report.bytesFetched == Int64(size) - report.resumedBytes)
-        let cuts = events.filter { if case .steal = $0 { return true } else { return false } }.count
+        let cuts = events.filter { if case .steal = $0.detail { return true } else { return false } }.count
         let slices = Int64(4 + cuts) * 2
         #expect(
             server.stats.bodyBytesSent - sentBeforeResume <= Int64(size) - report.resumedBytes + slices
@@ -129,7 +129,7 @@ struct ResumeTests {
         let events = await log.finish()
         #expect(
             events.contains {
-                if case .restarting(let reason) = $0 { reason.contains("ETag") } else { false }
+                if case .restarting(let reason) = $0.detail { reason.contains("ETag") } else { false }
             })
     }
 
@@ -165,7 +165,7 @@ struct ResumeTests {
         #expect(try Data(contentsOf: output) == second)
         #expect(report.sha256 == Expected.sha256(size: size, seed: 4))
         let events = await log.finish()
-        #expect(events.contains { if case .restarting = $0 { true } else { false } })
+        #expect(events.contains { if case .restarting = $0.detail { true } else { false } })
     }
 
     @Test func journalForAnotherURLIsNotUsed() async throws {
@@ -181,7 +181,9 @@ struct ResumeTests {
         #expect(report.sha256 == Expected.sha256(size: size, seed: 6))
         let events = await log.finish()
         #expect(
-            events.contains { if case .warning(let text) = $0 { text.contains("belongs to") } else { false } }
+            events.contains {
+                if case .warning(let text) = $0.detail { text.contains("belongs to") } else { false }
+            }
         )
     }
 
@@ -207,7 +209,9 @@ struct ResumeTests {
         #expect(report.sha256 == Expected.sha256(size: size))
         let events = await log.finish()
         #expect(
-            events.contains { if case .warning(let text) = $0 { text.contains("unusable") } else { false } })
+            events.contains {
+                if case .warning(let text) = $0.detail { text.contains("unusable") } else { false }
+            })
     }
 
     @Test(arguments: ["truncated part", "missing part"])
@@ -230,7 +234,9 @@ struct ResumeTests {
         let events = await log.finish()
         let expected = damage == "missing part" ? "is missing" : "has 1000 bytes"
         #expect(
-            events.contains { if case .warning(let text) = $0 { text.contains(expected) } else { false } })
+            events.contains {
+                if case .warning(let text) = $0.detail { text.contains(expected) } else { false }
+            })
     }
 
     @Test func restartDiscardsTheJournal() async throws {

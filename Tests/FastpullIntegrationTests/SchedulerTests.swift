@@ -126,7 +126,7 @@ struct SchedulerTests {
         #expect(report.sha256 == Expected.sha256(size: size))
         // Its range is taken over: stolen or hedged by the fast ones, or given back when it is
         // replaced for being far slower than its peers (whichever comes first on this machine).
-        let takeovers = events.filter { if case .steal = $0 { true } else { false } }
+        let takeovers = events.filter { if case .steal = $0.detail { true } else { false } }
         let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         let replaced = records.contains(where: Self.reconnects)
         #expect(
@@ -190,7 +190,7 @@ struct SchedulerTests {
         let size = 8 << 20
         let (report, events) = try await run("/gen/\(size)?rate=4000000", .quickRetries(connections: 3))
         #expect(report.connections == 3)
-        #expect(!events.contains { if case .connections(let count) = $0 { count > 3 } else { false } })
+        #expect(!events.contains { if case .connections(let count) = $0.detail { count > 3 } else { false } })
     }
 
     @Test func theTraceIsValidJSONLines() async throws {

@@ -223,3 +223,37 @@ struct JSONEventsTests {
         #expect(many.allSatisfy { (0...1).contains($0) })
     }
 }
+
+/// The public face of an event: its kind, and what it carries under the property of that name, for a
+/// caller whose `switch` over the kind has a `default` (so kinds can be added without breaking it).
+@Suite("Event kinds")
+struct EventKindTests {
+    @Test func everyKindIsDistinctAndReadsBackWhatItCarries() {
+        let samples =
+            JSONEventsTests().cases.map(\.0) + [
+                .exchange(
+                    Event.Exchange(request: ["GET / HTTP/1.1"], response: ["HTTP/1.1 206 Partial Content"])),
+                .sourceDropped(url: URL(string: "http://a.test/f")!, reason: "slow"),
+                .pieceFailed(offset: 0, length: 10, sources: []),
+            ]
+        // One sample of each kind, each a kind of its own, named as --json names it.
+        #expect(Set(samples.map(\.kind)).count == samples.count)
+        #expect(samples.allSatisfy { JSONEvents.name(of: $0) == $0.kind.rawValue })
+        for event in samples {
+            // Exactly one accessor carries something: the one of the event's kind.
+            let carried: [(Event.Kind, Bool)] = [
+                (.probe, event.probe != nil), (.plan, event.plan != nil), (.progress, event.progress != nil),
+                (.resumed, event.resumed != nil), (.restarting, event.restartReason != nil),
+                (.warning, event.warning != nil), (.retry, event.retry != nil),
+                (.takeOver, event.takeOver != nil), (.connections, event.connections != nil),
+                (.verified, event.verified != nil), (.finished, event.finished != nil),
+                (.failed, event.error != nil), (.exchange, event.exchange != nil),
+                (.sourceDropped, event.sourceDropped != nil), (.pieceFailed, event.pieceFailed != nil),
+            ]
+            #expect(carried.filter(\.1).map(\.0) == [event.kind], "\(event)")
+        }
+        let retry = Event.retry(connection: 3, reason: "reset", delaySeconds: 0.5)
+        #expect(retry.retry?.reason == "reset" && retry.retry?.delaySeconds == 0.5)
+        #expect(Event.warning("w").warning == "w")
+    }
+}

@@ -189,7 +189,7 @@ public final class Batch: Sendable {
     }
 
     /// Every event of every download, tagged with its item's position, including a
-    /// ``Event/finished(_:)`` for a file that was already in place and a ``Event/failed(_:)`` for an
+    /// ``Event/Kind/finished`` for a file that was already in place and a ``Event/Kind/failed`` for an
     /// item that failed before its download started. Ends when ``run()`` returns. One consumer.
     ///
     /// Kept from the moment the batch is created, so a consumer that starts late misses nothing
@@ -451,7 +451,7 @@ public final class Batch: Sendable {
             // Of the probe's events only its request and response heads (`--verbose`) are passed on:
             // the download tells the rest itself.
             let observer = exchanges.map { forward in
-                { @Sendable (event: Event) in if case .exchange = event { forward(event) } }
+                { @Sendable (event: Event) in if case .exchange = event.detail { forward(event) } }
             }
             planned = try await Download(
                 from: url, to: fallback, configuration: configuration, observer: observer,

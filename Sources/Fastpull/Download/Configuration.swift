@@ -14,7 +14,7 @@ public struct Configuration: Sendable {
     /// that rate.
     public var lowestSpeed: LowestSpeed?
     /// Report every request head sent and the response head that answered it as an
-    /// ``Event/exchange(_:)`` event (credentials and signatures redacted): what `--verbose` prints.
+    /// ``Event/Kind/exchange`` event (credentials and signatures redacted): what `--verbose` prints.
     public var verbose = false
     /// Connections to one host (a name and a port), shared by every download in the process (default
     /// ``Defaults/maximumConnectionsPerHost``).

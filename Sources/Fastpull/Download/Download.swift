@@ -24,7 +24,7 @@ public func download(from url: URL, to file: URL, configuration: Configuration =
 /// let download = Download(from: url, to: fileURL)
 /// let watcher = Task {
 ///     for await event in download.events {
-///         if case .progress(let progress) = event { print(progress.bytes) }
+///         if let progress = event.progress { print(progress.bytes) }
 ///     }
 /// }
 /// let report = try await download.run()
@@ -61,7 +61,7 @@ public final class Download: Sendable {
     /// The scheduler of the segmented fetch under way, for ``completionMap(cells:)``.
     private let scheduler = Mutex<Scheduler?>(nil)
 
-    /// How often a ``Event/progress(_:)`` event is sent while the download runs.
+    /// How often a ``Event/Kind/progress`` event is sent while the download runs.
     static let progressInterval: Duration = .seconds(1)
 
     /// The sequence ``events`` hands out, and whether the run it belongs to has ended.
@@ -125,14 +125,14 @@ public final class Download: Sendable {
         channel = Mutex(EventChannel(observed: observer != nil))
     }
 
-    /// Everything the download tells while it runs, in order: ``Event/probe(_:)``,
-    /// ``Event/plan(_:)``, ``Event/progress(_:)`` about once a second, retries, steals and warnings,
-    /// ``Event/verified(_:)``, and last ``Event/finished(_:)`` or ``Event/failed(_:)`` — the events
+    /// Everything the download tells while it runs, in order: ``Event/Kind/probe``,
+    /// ``Event/Kind/plan``, ``Event/Kind/progress`` about once a second, retries, steals and warnings,
+    /// ``Event/Kind/verified``, and last ``Event/Kind/finished`` or ``Event/Kind/failed`` — the events
     /// `fastpull --json` prints.
     ///
     /// Get it before calling ``run()``: events are buffered from the moment the download is created,
     /// so nothing is missed by a consumer that starts late. The sequence ends after the run's
-    /// ``Event/finished(_:)`` or ``Event/failed(_:)`` event, except when the failure is
+    /// ``Event/Kind/finished`` or ``Event/Kind/failed`` event, except when the failure is
     /// ``FastpullError/Code/interrupted`` (``pause()`` or cancellation): then it goes on with the events
     /// of ``resume()``. One consumer. A download of a ``Batch`` tells its events through the batch's
     /// ``Batch/events``: its own sequence is empty.
@@ -142,7 +142,7 @@ public final class Download: Sendable {
 
     func emit(_ event: Event) {
         let (told, sink) = channel.withLock { channel -> (Bool, AsyncStream<Event>.Continuation?) in
-            switch event {
+            switch event.detail {
             case .verified: channel.verified = true
             case .progress where channel.verified: return (false, nil)
             default: break
@@ -381,7 +381,7 @@ public final class Download: Sendable {
         sink?.finish()
     }
 
-    /// Sends a ``Event/progress(_:)`` event, at a beat of the ``ProgressMetronome`` (about once a
+    /// Sends a ``Event/Kind/progress`` event, at a beat of the ``ProgressMetronome`` (about once a
     /// second). The speed is this run's: bytes fetched since it started (a resume's kept bytes do not
     /// count), measured from the start, so that the first event has one too.
     private func report(_ beat: ProgressBeat) {

@@ -2,47 +2,194 @@ import FoundationEssentials
 
 /// Something a running download wants its user to know, delivered through ``Download/events``.
 ///
-/// A run tells, in order: ``probe(_:)`` (what the server said about the file), ``plan(_:)`` (how it
-/// is split), then while bytes arrive ``progress(_:)`` about once a second together with ``retry(connection:reason:delaySeconds:)``,
-/// ``steal(from:to:offset:end:hedged:)``, ``connections(_:)`` and the notes ``resumed(keptBytes:totalBytes:)``,
-/// ``restarting(reason:)`` and ``warning(_:)``; then ``verified(_:)`` once every checksum matched, and
-/// last ``finished(_:)`` or ``failed(_:)``. `fastpull --json` prints exactly these events, one JSON
-/// object a line.
-public enum Event: Sendable, Equatable {
-    /// The probe found the file: its size, whether ranges work, its validators and the digests the
-    /// server offers.
-    case probe(Probe)
-    /// The file is split into segments fetched over up to `connections` connections.
-    case plan(Plan)
-    /// How far the download has come; sent about once a second while it runs.
-    case progress(Progress)
-    /// A journal was found and the download continues from it, keeping `keptBytes` of `totalBytes`.
-    case resumed(keptBytes: Int64, totalBytes: Int64)
-    /// The download starts over from zero, for the reason given.
-    case restarting(reason: String)
-    /// Something worth a warning that does not stop the download.
-    case warning(String)
-    /// A connection failed and retries after `delaySeconds`.
-    case retry(connection: Int, reason: String, delaySeconds: Double)
-    /// An idle connection took over `[offset, end)` from a busier one (`hedged` when the owner was
-    /// much slower and stops early).
-    case steal(from: Int, to: Int, offset: Int64, end: Int64, hedged: Bool)
-    /// The number of connections changed (adaptive ramp-up, a refusal, or a stall).
-    case connections(Int)
-    /// Every expected checksum matched (there may be none); the file is about to be moved into place.
-    case verified(Verification)
-    /// The file is at its output path, verified. The last event of a successful run.
-    case finished(Finished)
-    /// The run failed with this error. The last event of a failed run.
-    case failed(FastpullError)
-    /// A request head and the response head that answered it (only with ``Configuration/verbose``).
-    case exchange(Exchange)
-    /// A source of the file (``Configuration/mirrors``) is no longer used, for the reason given; the
-    /// others go on.
-    case sourceDropped(url: URL, reason: String)
-    /// Bytes `[offset, offset + length)` did not match their piece hash (``Configuration/pieceHashes``)
-    /// and are fetched again; `sources` are the servers they came from.
-    case pieceFailed(offset: Int64, length: Int64, sources: [URL])
+/// A run tells, in order: a ``Kind/probe`` event (what the server said about the file), a
+/// ``Kind/plan`` (how it is split), then while bytes arrive ``Kind/progress`` about once a second
+/// together with ``Kind/retry``, ``Kind/takeOver``, ``Kind/connections`` and the notes
+/// ``Kind/resumed``, ``Kind/restarting`` and ``Kind/warning``; then ``Kind/verified`` once every
+/// checksum matched, and last ``Kind/finished`` or ``Kind/failed``. `fastpull --json` prints exactly
+/// these events, one JSON object a line.
+///
+/// Look at ``kind``, and read what the event carries from the property of that name (``progress``,
+/// ``finished``, ``error``, …; nil on events of other kinds). New kinds may come in later versions
+/// without breaking a caller: a `switch` over ``kind`` has a `default`.
+///
+/// ```swift
+/// for await event in download.events {
+///     switch event.kind {
+///     case .progress: print(event.progress!.bytes)
+///     case .warning: print("warning:", event.warning!)
+///     default: break
+///     }
+/// }
+/// ```
+public struct Event: Sendable, Equatable {
+    /// Everything the event says, for the code of this package (the command line's `--json`, its
+    /// display), which matches every kind and the diagnostic detail (connection numbers).
+    package enum Detail: Sendable, Equatable {
+        case probe(Probe)
+        case plan(Plan)
+        case progress(Progress)
+        case resumed(keptBytes: Int64, totalBytes: Int64)
+        case restarting(reason: String)
+        case warning(String)
+        case retry(connection: Int, reason: String, delaySeconds: Double)
+        case steal(from: Int, to: Int, offset: Int64, end: Int64, hedged: Bool)
+        case connections(Int)
+        case verified(Verification)
+        case finished(Finished)
+        case failed(FastpullError)
+        case exchange(Exchange)
+        case sourceDropped(url: URL, reason: String)
+        case pieceFailed(offset: Int64, length: Int64, sources: [URL])
+    }
+
+    /// What the event says, in full.
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
+
+    /// What kind of event it is. Compare it with the kinds below; more may be added.
+    public struct Kind: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The kind's name, as `fastpull --json` writes it in `event`.
+        public let rawValue: String
+        /// The kind named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The kind's name.
+        public var description: String { rawValue }
+
+        /// The probe found the file (``Event/probe``).
+        public static let probe = Kind(rawValue: "probe")
+        /// The file is split (``Event/plan``).
+        public static let plan = Kind(rawValue: "plan")
+        /// How far the download has come, about once a second (``Event/progress``).
+        public static let progress = Kind(rawValue: "progress")
+        /// A journal was found and the download continues from it (``Event/resumed``).
+        public static let resumed = Kind(rawValue: "resumed")
+        /// The download starts over from zero (``Event/restartReason``).
+        public static let restarting = Kind(rawValue: "restarting")
+        /// Something worth a warning that does not stop the download (``Event/warning``).
+        public static let warning = Kind(rawValue: "warning")
+        /// A connection failed and tries again after a wait (``Event/retry``).
+        public static let retry = Kind(rawValue: "retry")
+        /// A connection took over part of another's range (``Event/takeOver``).
+        public static let takeOver = Kind(rawValue: "steal")
+        /// The number of connections changed (``Event/connections``).
+        public static let connections = Kind(rawValue: "connections")
+        /// Every expected checksum matched (``Event/verified``).
+        public static let verified = Kind(rawValue: "verified")
+        /// The file is at its output path, verified: the last event of a successful run
+        /// (``Event/finished``).
+        public static let finished = Kind(rawValue: "finished")
+        /// The run failed: the last event of a failed run (``Event/error``).
+        public static let failed = Kind(rawValue: "failed")
+        /// A request head and the head of its answer, with ``Configuration/verbose``
+        /// (``Event/exchange``).
+        public static let exchange = Kind(rawValue: "exchange")
+        /// A source of the file is no longer used (``Event/sourceDropped``).
+        public static let sourceDropped = Kind(rawValue: "sourceDropped")
+        /// Bytes failed their piece hash and are fetched again (``Event/pieceFailed``).
+        public static let pieceFailed = Kind(rawValue: "pieceFailed")
+    }
+
+    /// What kind of event it is.
+    public var kind: Kind {
+        switch detail {
+        case .probe: .probe
+        case .plan: .plan
+        case .progress: .progress
+        case .resumed: .resumed
+        case .restarting: .restarting
+        case .warning: .warning
+        case .retry: .retry
+        case .steal: .takeOver
+        case .connections: .connections
+        case .verified: .verified
+        case .finished: .finished
+        case .failed: .failed
+        case .exchange: .exchange
+        case .sourceDropped: .sourceDropped
+        case .pieceFailed: .pieceFailed
+        }
+    }
+
+    /// What the probe found: the file's size, whether ranges work, its validators and the digests
+    /// the server offers.
+    public var probe: Probe? { if case .probe(let value) = detail { value } else { nil } }
+    /// How the file is split into segments fetched over up to `connections` connections.
+    public var plan: Plan? { if case .plan(let value) = detail { value } else { nil } }
+    /// How far the download has come.
+    public var progress: Progress? { if case .progress(let value) = detail { value } else { nil } }
+    /// The bytes a journal kept, of the file's, when the download continues from it.
+    public var resumed: (keptBytes: Int64, totalBytes: Int64)? {
+        if case .resumed(let kept, let total) = detail { (kept, total) } else { nil }
+    }
+    /// Why the download starts over from zero.
+    public var restartReason: String? {
+        if case .restarting(let reason) = detail { reason } else { nil }
+    }
+    /// The warning.
+    public var warning: String? { if case .warning(let text) = detail { text } else { nil } }
+    /// Why a connection failed, and how long it waits before it tries again.
+    public var retry: (reason: String, delaySeconds: Double)? {
+        if case .retry(_, let reason, let delay) = detail { (reason, delay) } else { nil }
+    }
+    /// The range `[offset, end)` one connection took over from another; `hedged` when the owner was
+    /// much slower and stops early.
+    public var takeOver: (offset: Int64, end: Int64, hedged: Bool)? {
+        if case .steal(_, _, let offset, let end, let hedged) = detail { (offset, end, hedged) } else { nil }
+    }
+    /// The number of connections, after it changed.
+    public var connections: Int? { if case .connections(let count) = detail { count } else { nil } }
+    /// The checksums that matched.
+    public var verified: Verification? { if case .verified(let value) = detail { value } else { nil } }
+    /// The verified file at its output path.
+    public var finished: Finished? { if case .finished(let value) = detail { value } else { nil } }
+    /// The error that ended the run.
+    public var error: FastpullError? { if case .failed(let error) = detail { error } else { nil } }
+    /// The request head sent and the response head that answered it.
+    public var exchange: Exchange? { if case .exchange(let value) = detail { value } else { nil } }
+    /// The source no longer used, and why.
+    public var sourceDropped: (url: URL, reason: String)? {
+        if case .sourceDropped(let url, let reason) = detail { (url, reason) } else { nil }
+    }
+    /// The bytes `[offset, offset + length)` that did not match their piece hash, and the servers
+    /// they came from.
+    public var pieceFailed: (offset: Int64, length: Int64, sources: [URL])? {
+        if case .pieceFailed(let offset, let length, let sources) = detail {
+            (offset, length, sources)
+        } else {
+            nil
+        }
+    }
+}
+
+// The events as the package makes them: `emit(.warning("…"))`.
+extension Event {
+    package static func probe(_ value: Probe) -> Event { Event(.probe(value)) }
+    package static func plan(_ value: Plan) -> Event { Event(.plan(value)) }
+    package static func progress(_ value: Progress) -> Event { Event(.progress(value)) }
+    package static func resumed(keptBytes: Int64, totalBytes: Int64) -> Event {
+        Event(.resumed(keptBytes: keptBytes, totalBytes: totalBytes))
+    }
+    package static func restarting(reason: String) -> Event { Event(.restarting(reason: reason)) }
+    package static func warning(_ text: String) -> Event { Event(.warning(text)) }
+    package static func retry(connection: Int, reason: String, delaySeconds: Double) -> Event {
+        Event(.retry(connection: connection, reason: reason, delaySeconds: delaySeconds))
+    }
+    package static func steal(from: Int, to: Int, offset: Int64, end: Int64, hedged: Bool) -> Event {
+        Event(.steal(from: from, to: to, offset: offset, end: end, hedged: hedged))
+    }
+    package static func connections(_ count: Int) -> Event { Event(.connections(count)) }
+    package static func verified(_ value: Verification) -> Event { Event(.verified(value)) }
+    package static func finished(_ value: Finished) -> Event { Event(.finished(value)) }
+    package static func failed(_ error: FastpullError) -> Event { Event(.failed(error)) }
+    package static func exchange(_ value: Exchange) -> Event { Event(.exchange(value)) }
+    package static func sourceDropped(url: URL, reason: String) -> Event {
+        Event(.sourceDropped(url: url, reason: reason))
+    }
+    package static func pieceFailed(offset: Int64, length: Int64, sources: [URL]) -> Event {
+        Event(.pieceFailed(offset: offset, length: length, sources: sources))
+    }
 }
 
 extension Event {
