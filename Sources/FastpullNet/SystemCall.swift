@@ -105,6 +105,16 @@ package enum SystemCall {
         _ = Glibc.close(fd)
     }
 
+    /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again while it fails
+    /// with `EINTR`; returns what it last returned, `errno` set where that is -1. For the calls whose
+    /// callers read `errno` themselves (the file system's, which report a path with it).
+    package static func restarting<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+        while true {
+            let result = body()
+            if result != -1 || errno != EINTR { return result }
+        }
+    }
+
     /// Calls `body` until it returns something other than -1 with `EINTR`; throws on any other -1.
     private static func retrying<Result: BinaryInteger>(
         _ call: String, _ body: () -> Result

@@ -184,7 +184,7 @@ public final class Batch: Sendable {
     /// The stream of ``events``, once made, and whether ``run()`` has ended.
     private struct EventChannel {
         var stream: AsyncStream<BatchEvent>?
-        var sink: AsyncStream<BatchEvent>.Continuation?
+        var sink: EventQueue<BatchEvent>?
         var ended = false
     }
 
@@ -192,16 +192,19 @@ public final class Batch: Sendable {
     /// ``Event/Kind/finished`` for a file that was already in place and a ``Event/Kind/failed`` for an
     /// item that failed before its download started. Ends when ``run()`` returns. One consumer.
     ///
-    /// Kept from the moment the batch is created, so a consumer that starts late misses nothing
-    /// (unless ``BatchOptions/keepsEvents`` is false).
+    /// Kept from the moment the batch is created, so a consumer that starts late or reads slowly
+    /// misses nothing (unless ``BatchOptions/keepsEvents`` is false), except progress: an unread
+    /// progress event of a download gives way to a newer one of the same download (the same policy
+    /// as ``Download/events``).
     public var events: AsyncStream<BatchEvent> {
         eventChannel.withLock { channel in
             if let stream = channel.stream { return stream }
-            let (stream, sink) = AsyncStream.makeStream(of: BatchEvent.self, bufferingPolicy: .unbounded)
+            let queue = EventQueue<BatchEvent>()
+            let stream = queue.stream
             channel.stream = stream
-            channel.sink = sink
+            channel.sink = queue
             // Asked for after the run: nothing more will come.
-            if channel.ended { sink.finish() }
+            if channel.ended { queue.finish() }
             return stream
         }
     }
@@ -265,7 +268,8 @@ public final class Batch: Sendable {
     }
 
     private func emit(_ index: Int, _ event: Event) {
-        eventChannel.withLock { $0.sink }?.yield(BatchEvent(index: index, event: event))
+        eventChannel.withLock { $0.sink }?.yield(
+            BatchEvent(index: index, event: event), progressOf: event.kind == .progress ? index : nil)
     }
 
     /// Fetches one item: names it, keeps an existing file that is already right, or downloads it.

@@ -68,17 +68,16 @@ public final class Download: Sendable {
     private struct EventChannel {
         /// Nil for a download with an observer (a batch's), whose events go to the observer only.
         var stream: AsyncStream<Event>?
-        var sink: AsyncStream<Event>.Continuation?
+        var sink: EventQueue<Event>?
         var ended = false
         /// Set by the `verified` event: the bytes are all in, so no progress event may follow it.
         var verified = false
 
         init(observed: Bool) {
             guard !observed else { return }
-            let (stream, sink) = AsyncStream.makeStream(
-                of: Event.self, bufferingPolicy: .bufferingNewest(1024))
-            self.stream = stream
-            self.sink = sink
+            let queue = EventQueue<Event>()
+            stream = queue.stream
+            sink = queue
         }
     }
 
@@ -130,8 +129,9 @@ public final class Download: Sendable {
     /// ``Event/Kind/verified``, and last ``Event/Kind/finished`` or ``Event/Kind/failed`` — the events
     /// `fastpull --json` prints.
     ///
-    /// Get it before calling ``run()``: events are buffered from the moment the download is created,
-    /// so nothing is missed by a consumer that starts late. The sequence ends after the run's
+    /// Get it before calling ``run()``: events are kept from the moment the download is created, so
+    /// nothing is missed by a consumer that starts late or reads slowly, except progress: an unread
+    /// progress event gives way to a newer one (the same policy as ``Batch/events``). The sequence ends after the run's
     /// ``Event/Kind/finished`` or ``Event/Kind/failed`` event, except when the failure is
     /// ``FastpullError/Code/interrupted`` (``pause()`` or cancellation): then it goes on with the events
     /// of ``resume()``. One consumer. A download of a ``Batch`` tells its events through the batch's
@@ -141,7 +141,7 @@ public final class Download: Sendable {
     }
 
     func emit(_ event: Event) {
-        let (told, sink) = channel.withLock { channel -> (Bool, AsyncStream<Event>.Continuation?) in
+        let (told, sink) = channel.withLock { channel -> (Bool, EventQueue<Event>?) in
             switch event.detail {
             case .verified: channel.verified = true
             case .progress where channel.verified: return (false, nil)
@@ -152,7 +152,11 @@ public final class Download: Sendable {
         guard told else { return }
         // A batch's download tells the batch, which tags and passes on each event: its own sequence
         // would only keep them for nobody.
-        if let observer { observer(event) } else { sink?.yield(event) }
+        if let observer {
+            observer(event)
+        } else {
+            sink?.yield(event, progressOf: event.kind == .progress ? 0 : nil)
+        }
     }
 
     /// How far the download has come. Safe to read from any task while ``run()`` is going.

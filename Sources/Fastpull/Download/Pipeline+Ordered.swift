@@ -152,7 +152,7 @@ extension Pipeline {
     private static func open(_ target: OrderedTarget) throws(StorageError) -> Int32 {
         guard case .path(let path) = target else { return STDOUT_FILENO }
         var fd: Int32
-        repeat { fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) } while fd < 0 && errno == EINTR
+        fd = SystemCall.restarting { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         return fd
     }

@@ -24,18 +24,14 @@ extension Pipeline {
 
         let file = try claimedPart()
         if let journal = try usableJournal(remote: remote, bootID: bootID) {
-            do {
-                let segments = journal.segmentsToResume(currentBootID: bootID)
-                let kept = segments.reduce(0) { $0 + $1.written }
-                template.segments = journal.segments
-                counters.bytesWritten.store(kept, ordering: .relaxed)
-                download.emit(.resumed(keptBytes: kept, totalBytes: size))
-                return Start(
-                    file: file, segments: segments, journal: template, keptBytes: kept,
-                    link: journal.linkToResume(currentBootID: bootID))
-            } catch {
-                throw Failure(error, url: remote.finalURL).error
-            }
+            let segments = journal.segmentsToResume(currentBootID: bootID)
+            let kept = segments.reduce(0) { $0 + $1.written }
+            template.segments = journal.segments
+            counters.bytesWritten.store(kept, ordering: .relaxed)
+            download.emit(.resumed(keptBytes: kept, totalBytes: size))
+            return Start(
+                file: file, segments: segments, journal: template, keptBytes: kept,
+                link: journal.linkToResume(currentBootID: bootID))
         }
 
         do {

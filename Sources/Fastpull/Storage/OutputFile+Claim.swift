@@ -1,3 +1,4 @@
+import FastpullNet
 import FoundationEssentials
 import Glibc
 
@@ -62,7 +63,7 @@ extension OutputFile {
                 throw .notRegular(path: path)
             }
             var result: Int32
-            repeat { result = flock(fd, LOCK_EX | LOCK_NB) } while result < 0 && errno == EINTR
+            result = SystemCall.restarting { flock(fd, LOCK_EX | LOCK_NB) }
             guard result == 0 else {
                 let code = errno
                 Glibc.close(fd)

@@ -1,4 +1,5 @@
 import CLinux
+import FastpullNet
 import Glibc
 import Synchronization
 
@@ -52,16 +53,16 @@ final class OutputFile: Sendable {
     static func openCreating(_ path: String, flags: Int32, existing: Int32 = 0) -> (fd: Int32, created: Bool)
     {
         var fd: Int32
-        repeat { fd = open(path, flags | O_CREAT | O_EXCL, 0o666) } while fd < 0 && errno == EINTR
+        fd = SystemCall.restarting { open(path, flags | O_CREAT | O_EXCL, 0o666) }
         guard fd < 0 && errno == EEXIST else { return (fd, true) }
-        repeat { fd = open(path, flags | existing) } while fd < 0 && errno == EINTR
+        fd = SystemCall.restarting { open(path, flags | existing) }
         return (fd, false)
     }
 
     /// Opens an existing file to resume into it, without truncating it. Refuses to follow a symlink.
     init(openingExisting path: String) throws(StorageError) {
         var fd: Int32
-        repeat { fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        fd = SystemCall.restarting { open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
@@ -156,7 +157,7 @@ final class OutputFile: Sendable {
         // Marked before the call: a failed truncation leaves the length unknown.
         mayHoldBytes.store(true, ordering: .relaxed)
         var result: Int32
-        repeat { result = ftruncate(descriptor, off_t(size)) } while result < 0 && errno == EINTR
+        result = SystemCall.restarting { ftruncate(descriptor, off_t(size)) }
         guard result == 0 else { throw StorageError(call: "ftruncate", path: path, errno: errno) }
         if size == 0 { mayHoldBytes.store(false, ordering: .relaxed) }
     }
@@ -244,14 +245,14 @@ final class OutputFile: Sendable {
     func sync() throws(StorageError) {
         guard !isInMemory else { return }
         var result: Int32
-        repeat { result = fsync(descriptor) } while result < 0 && errno == EINTR
+        result = SystemCall.restarting { fsync(descriptor) }
         guard result == 0 else { throw StorageError(call: "fsync", path: path, errno: errno) }
     }
 
     /// Flushes the file's data (not its timestamps) to stable storage: what a journal may then record.
     func datasync() throws(StorageError) {
         var result: Int32
-        repeat { result = fdatasync(descriptor) } while result < 0 && errno == EINTR
+        result = SystemCall.restarting { fdatasync(descriptor) }
         guard result == 0 else { throw StorageError(call: "fdatasync", path: path, errno: errno) }
     }
 
@@ -364,7 +365,7 @@ enum FileSystem {
     /// there rather than read whole.
     static func read(_ path: String, atMost limit: Int) throws(StorageError) -> [UInt8] {
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        fd = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
         defer { Glibc.close(fd) }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
