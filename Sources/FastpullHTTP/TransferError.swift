@@ -24,3 +24,12 @@ package enum TransferError: Error, Sendable {
     /// A redirect without a usable `Location`.
     case badRedirect(status: Int, location: String?)
 }
+
+extension TransferError {
+    /// The error status `head` answered with, and how long its `Retry-After` asks to wait.
+    package static func status(answering head: ResponseHead) -> TransferError {
+        .status(
+            head.status, reason: head.reason,
+            retryAfter: head.headers["Retry-After"].flatMap { RetryAfter.parse($0) })
+    }
+}

@@ -78,8 +78,7 @@ extension SegmentFetcher {
                 throw TransferError.wholeFile(requested: requested)
             }
             connection.discardBody(of: head, method: "GET")
-            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
-            throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
+            throw TransferError.status(answering: head)
         }
         if let reason = remote.changeReason(in: head) {
             connection.close()

@@ -121,8 +121,7 @@ struct StreamFetcher: Sendable {
         }
         guard (200..<300).contains(head.status), head.status != 206 || answersWholeFile(head) else {
             connection.discardBody(of: head, method: "GET")
-            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.parse($0) }
-            throw TransferError.status(head.status, reason: head.reason, retryAfter: retryAfter)
+            throw TransferError.status(answering: head)
         }
         if let reason = remote.changeReason(in: head) {
             connection.close()
