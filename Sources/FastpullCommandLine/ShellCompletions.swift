@@ -74,7 +74,10 @@ package enum ShellCompletions {
             let help = quoted(option.help, for: "zsh")
             var value = ""
             if case .value(let placeholder) = option.kind {
-                value = pathOptions.contains(option.long) ? ":\(placeholder):_files" : ":\(placeholder): "
+                // The message is a field of the spec: its quotes go and its colons are escaped
+                // (`NAME: VALUE`, `USER:PASSWORD`), or zsh reads more fields than there are.
+                let message = quoted(placeholder.replacing("'", with: ""), for: "zsh")
+                value = pathOptions.contains(option.long) ? ":\(message):_files" : ":\(message): "
             }
             let many = option.repeatable ? "*" : ""
             if let short = option.short {
