@@ -93,17 +93,14 @@ extension Pipeline {
         }
     }
 
-    /// Takes a place of the per-host limit for `url`'s host, waiting for one to free; nil when the
-    /// task was cancelled first. The caller releases it.
-    private func hostPlace(for url: URL) async -> String? {
+    /// Takes a place of the per-host limit for `url`'s host, waiting (in steps of 20 ms) for one to
+    /// free; returns the host whose place the caller holds and releases. Throws when the task is
+    /// cancelled first.
+    func hostPlace(for url: URL) async throws -> String {
         let host = HostConnectionLimiter.key(for: url)
         let limit = max(configuration.maximumConnectionsPerHost, 1)
         while !download.client.hosts.acquire(host, limit: limit) {
-            do {
-                try await AlarmClock.sleep(for: .milliseconds(50))
-            } catch {
-                return nil
-            }
+            try await AlarmClock.sleep(for: .milliseconds(20))
         }
         return host
     }
@@ -112,7 +109,7 @@ extension Pipeline {
         _ url: URL, to sources: SourceSet, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
         executor: ThreadExecutor
     ) async {
-        guard let host = await hostPlace(for: url) else { return }
+        guard let host = try? await hostPlace(for: url) else { return }
         defer { download.client.hosts.release(host) }
         let reason: String
         do {

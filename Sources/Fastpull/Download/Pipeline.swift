@@ -45,13 +45,8 @@ struct Pipeline {
         let ordered = try validate()
         // The download's first connection (the probe's, then the first fetch's) counts against the
         // per-host limit from the start: waiting here for a place, not opening one more.
-        let hosts = download.client.hosts
-        let host = HostConnectionLimiter.key(for: download.url)
-        let limit = max(configuration.maximumConnectionsPerHost, 1)
-        while !hosts.acquire(host, limit: limit) {
-            try await AlarmClock.sleep(for: .milliseconds(20))
-        }
-        defer { hosts.release(host) }
+        let host = try await hostPlace(for: download.url)
+        defer { download.client.hosts.release(host) }
         var placed = self
         placed.ownPlace = host
         return try await placed.runPlaced(ordered, started: started)
