@@ -146,10 +146,22 @@ package final class ConnectionPool: Sendable {
             }
         }
         let route = route(to: origin)
-        while !fresh, let reused = cache.take(ConnectionCache.Key(origin: origin, proxy: route.proxy)) {
-            if !reused.isDeadWhileIdle { return reused }
-            reused.close()
+        let key = ConnectionCache.Key(origin: origin, proxy: route.proxy)
+        while true {
+            switch try cache.lease(key, fresh: fresh) {
+            case .reuse(let reused):
+                if !reused.isDeadWhileIdle { return reused }
+                reused.close()
+            case .open(let opening):
+                return try open(opening, to: origin, route: route)
+            }
         }
+    }
+
+    /// Opens the connection `opening` stands for, to `origin` over `route`. Blocks.
+    private func open(_ opening: consuming ConnectionCache.Opening, to origin: Origin, route: ProxyRoute)
+        throws -> HTTPConnection
+    {
         let transport: any Transport
         // Loaded once per download; not part of a connection's setup time.
         let context = origin.secure ? try tlsContext() : nil
@@ -178,27 +190,23 @@ package final class ConnectionPool: Sendable {
         let deadline = timeouts.idle
         let took = ContinuousClock.now - started
         quickestConnect.withLock { $0 = min($0 ?? took, took) }
-        let onClose = census.map { census in
-            census.opened(origin.hostKey)
-            return { @Sendable in census.closed(origin.hostKey) }
+        let census = census
+        census?.opened(origin.hostKey)
+        let paced = limiter.map { RateLimiter.PacedTransport(transport, limiter: $0) as any Transport }
+        return try opening.admit { id, closed in
+            HTTPConnection(
+                origin: origin, transport: paced ?? transport, headDeadline: deadline, setupTime: took,
+                leaseID: id,
+                onClose: {
+                    closed()
+                    census?.closed(origin.hostKey)
+                })
         }
-        guard let limiter else {
-            return HTTPConnection(
-                origin: origin, transport: transport, headDeadline: deadline, setupTime: took,
-                onClose: onClose)
-        }
-        return HTTPConnection(
-            origin: origin, transport: RateLimiter.PacedTransport(transport, limiter: limiter),
-            headDeadline: deadline, setupTime: took, onClose: onClose)
     }
 
     /// Takes a connection back for reuse if its last response allows it; closes it otherwise.
     package func giveBack(_ connection: HTTPConnection) {
-        guard connection.isReusable else {
-            connection.close()
-            return
-        }
-        cache.keep(
+        cache.giveBack(
             connection,
             as: ConnectionCache.Key(origin: connection.origin, proxy: route(to: connection.origin).proxy))
     }

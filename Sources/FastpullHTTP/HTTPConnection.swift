@@ -38,12 +38,15 @@ package final class HTTPConnection: @unchecked Sendable {
     /// Called once, when the connection closes (by ``close()`` or when it is freed).
     private let onClose: (@Sendable () -> Void)?
     private let closedOnce = Atomic<Bool>(false)
+    /// Its number in the ``ConnectionCache`` that leased it out; nil for one no cache owns.
+    package let leaseID: Int?
 
     package init(
         origin: Origin, transport: any Transport, headDeadline: Duration? = nil,
-        bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero,
+        bufferSize: Int = HTTPConnection.bufferSize, setupTime: Duration = .zero, leaseID: Int? = nil,
         onClose: (@Sendable () -> Void)? = nil
     ) {
+        self.leaseID = leaseID
         self.onClose = onClose
         self.origin = origin
         self.transport = transport

@@ -51,8 +51,12 @@ struct ClientTests {
         }
         #expect(server.peakOpenConnections <= perHost)
         #expect(server.stats.connections <= perHost, "\(server.stats)")
-        // Kept alive for the next download, until the client shuts down.
+        // Kept alive for the next download, until the client shuts down: idle, none still leased,
+        // and no connection ever had two holders (the caches' state machines refused no event).
         #expect(server.openConnections > 0)
+        #expect(client.caches.map(\.leasedCount) == [0])
+        #expect(client.caches.map(\.idleCount).reduce(0, +) > 0)
+        #expect(client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
         // Threads: a control thread for each of the four lanes runs its files one after another,
         // and a file's connection, hashing and journal threads are parked ones, not new.
         let smallThreads = client.threads.startedCount
@@ -79,8 +83,11 @@ struct ClientTests {
         let largeThreads = client.threads.startedCount - smallThreads
         #expect(largeThreads <= 2 * (3 + perHost), "threads started: \(largeThreads)")
 
+        #expect(client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
+
         await client.shutdown()
         #expect(client.threads.liveCount == 0)
+        #expect(client.caches.map(\.openCount) == [0])
         #expect(try await eventually { server.openConnections == 0 }, "open: \(server.openConnections)")
     }
 

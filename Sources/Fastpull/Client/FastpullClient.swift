@@ -114,6 +114,9 @@ public final class FastpullClient: Sendable {
         }
     }
 
+    /// Every connection cache made so far (one per kind of connection).
+    var caches: [ConnectionCache] { state.withLock { Array($0.caches.values) } }
+
     /// Counts a piece of work as running until ``leave(_:)``; `stop` is called if the client shuts
     /// down meanwhile. Throws once the client is shut down.
     func enter(_ what: URL, stop: @escaping @Sendable () -> Void) throws(FastpullError) -> Int {

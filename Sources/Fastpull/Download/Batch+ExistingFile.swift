@@ -82,7 +82,7 @@ enum ExistingFile {
         guard let record = OriginRecord.read(path: path), record.url == url.redactedForDisplay,
             OriginRecord.fileIsAsSaved(path, record: record)
         else { return nil }
-        let planned: Download.PlanOnly
+        let planned: Download.Planned
         do {
             planned = try await Download(
                 from: url, to: file, configuration: configuration, observer: nil,

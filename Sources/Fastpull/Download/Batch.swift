@@ -450,7 +450,7 @@ public final class Batch: Sendable {
         // `.part`: a HEAD then tells what is needed, and costs no body that nobody reads.
         let path = FileSystem.join(folderPath, fallbackName)
         let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
-        let planned: Download.PlanOnly
+        let planned: Download.Planned
         do {
             // Of the probe's events only its request and response heads (`--verbose`) are passed on:
             // the download tells the rest itself.

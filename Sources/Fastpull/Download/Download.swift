@@ -57,6 +57,8 @@ public final class Download: Sendable {
     /// What a probe of the URL found just before (a batch probes to name the file): the first attempt
     /// starts from it instead of asking the server again.
     private let probed: Mutex<Probed?>
+    /// What a plan-only download found, left here when its pipeline stops after the probe.
+    private let planned = Mutex<Planned?>(nil)
     private let running = Mutex<Task<Report, any Error>?>(nil)
     /// The scheduler of the segmented fetch under way, for ``completionMap(cells:)``.
     private let scheduler = Mutex<Scheduler?>(nil)
@@ -223,7 +225,7 @@ public final class Download: Sendable {
     /// and keep its answer unread for the download that follows (``Probed/answer``); only over
     /// ``sharedConnections``, where that download finds its connections too. The probe's events go
     /// to this download's observer.
-    func planned(keepingAnswer: Bool = false) async throws -> PlanOnly {
+    func planned(keepingAnswer: Bool = false) async throws -> Planned {
         var settings = configuration
         settings.resumeFromJournal = true
         settings.traceFile = nil
@@ -236,8 +238,11 @@ public final class Download: Sendable {
             _ = try await client.running(url) {
                 try await Pipeline(download: probe, counters: TransferCounters()).run()
             }
-        } catch let stop as PlanOnly {
-            return stop
+        } catch is PlanOnlyStop {
+            guard let planned = probe.takePlanned() else {
+                throw FastpullError(.internalError, "planning \(url.redactedForDisplay) left no plan")
+            }
+            return planned
         } catch let error as FastpullError {
             throw error
         } catch {
@@ -249,10 +254,25 @@ public final class Download: Sendable {
     /// The destination a plan-only download is given: never looked at, since nothing is written.
     private static let planPlaceholder = URL(filePath: "/fastpull-plan", directoryHint: .notDirectory)
 
-    /// Thrown by a ``plan()`` download right after its probe, carrying the plan.
-    struct PlanOnly: Error {
+    /// What a ``plan()`` download found: the plan, and the probe's findings behind it.
+    struct Planned: Sendable {
         var plan: Event.Plan
         var probed: Probed
+    }
+
+    /// Thrown by a plan-only download right after its probe, once it has left its ``Planned`` (taken
+    /// with ``takePlanned()``): it carries nothing, so no connection travels inside an error.
+    struct PlanOnlyStop: Error {}
+
+    /// Leaves what the probe found (a plan-only download), and stops the pipeline.
+    func stopPlanned(_ result: Planned) -> PlanOnlyStop {
+        planned.withLock { $0 = result }
+        return PlanOnlyStop()
+    }
+
+    /// What this plan-only download found, once.
+    func takePlanned() -> Planned? {
+        planned.withLock { $0.take() }
     }
 
     /// A probe's findings, to hand to a download of the same URL that follows at once.
@@ -420,7 +440,7 @@ public final class Download: Sendable {
 
 extension Pipeline {
     /// Tells the download's consumers what the probe found. A download made by ``Download/plan()``
-    /// stops here, throwing its plan.
+    /// stops here: it leaves its plan (``Download/stopPlanned(_:)``) and throws.
     func announce(_ outcome: Probe.Outcome, roundTrip: Duration) throws {
         let remote = outcome.remote
         download.emit(.probe(Event.Probe(remote)))
@@ -433,18 +453,20 @@ extension Pipeline {
             remote: remote, requestCost: outcome.requestCost, roundTrip: roundTrip, answer: answer)
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
             let segments = remote.size.map { [0..<$0] } ?? []
-            throw Download.PlanOnly(
-                plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1),
-                probed: probed)
+            throw download.stopPlanned(
+                Download.Planned(
+                    plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1),
+                    probed: probed))
         }
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
             minimumSegmentSize: max(configuration.minimumSegmentSize, 1))
-        throw Download.PlanOnly(
-            plan: Event.Plan(
-                probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
-                connections: plan.connections),
-            probed: probed)
+        throw download.stopPlanned(
+            Download.Planned(
+                plan: Event.Plan(
+                    probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
+                    connections: plan.connections),
+                probed: probed))
     }
 
     /// Tells the download's consumers how the file is split, and hands the scheduler to the download

@@ -26,7 +26,7 @@ extension Pipeline {
         checkpointer: Checkpointer?, hash: @escaping @Sendable () throws -> [UInt8]?, pool: ConnectionPool,
         policy: RetryPolicy, executors: ExecutorSet, roundTrip: Duration, requestCost: Duration,
         trace: TraceRecorder?, sources: SourceSet? = nil, map: SourceMap? = nil, mirrors: Int? = nil,
-        opening: OpeningAnswer? = nil, link: LinkMemoryCell? = nil
+        opening: OpeningAnswer? = nil, link: LinkMemoryCell? = nil, wholeFile: WholeFileHandOff? = nil
     ) async throws -> (sha256: [UInt8], peakConnections: Int) {
         // The probe's answer goes to worker 0, which owns the first piece before any other starts.
         if let opening { opening.assign(scheduler.adopt(0, end: opening.end, requestCost: requestCost)) }
@@ -76,7 +76,7 @@ extension Pipeline {
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
                 scheduler: scheduler, counters: counters, retries: configuration.retries, policy: policy,
                 slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map,
-                opening: worker == 0 ? opening : nil)
+                opening: worker == 0 ? opening : nil, wholeFile: wholeFile)
         }
         // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, and
         // its sleeps end on the alarm thread (``AlarmClock``), so an application that keeps the

@@ -80,6 +80,7 @@ extension Pipeline {
         let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let sha256: [UInt8]
         let peakConnections: Int
+        let wholeFile = WholeFileHandOff()
         do {
             (sha256, peakConnections) = try await fetchSegments(
                 plan: plan, remote: remote, destination: output, scheduler: scheduler, checkpointer: nil,
@@ -91,43 +92,15 @@ extension Pipeline {
                     digests.record(drained.digests, lastByteAt: drained.lastByteAt)
                     return drained.digests[.sha256] ?? []
                 }, pool: pool, policy: policy, executors: executors, roundTrip: roundTrip,
-                requestCost: outcome.requestCost, trace: trace)
-        } catch let answer as WholeFileAnswer where output.bytesHandedOver == 0 {
-            // The server does not serve ranges now; nothing reached the output yet, so the whole file
-            // can come from that answer.
-            var single = remote
-            single.acceptsRanges = false
-            counters.bytesWritten.store(0, ordering: .relaxed)
-            return try await stream(
-                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
-                pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(
-                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
-        } catch let answer as WholeFileAnswer {
-            // Bytes went out already. When the answer proves it is the version they came from, the
-            // rest of the file comes from it: its first bytes are read and dropped, the others go on
-            // where the output stopped, and the digests of what went out continue with them.
-            let handed = output.bytesHandedOver
-            guard remote.isSameVersion(answer.head), let digests = output.takeDigestsOfHandedOver() else {
-                answer.connection.close()
-                throw FastpullError(
-                    .httpStatus,
-                    "\(remote.finalURL.redactedForDisplay) answered 200 with the whole file to a request for bytes \(answer.requested.lowerBound)-\(answer.requested.upperBound), after \(handed) bytes had gone to \(target.name), and nothing in that answer shows it is the same version; the server stopped honouring ranges: save to a file instead"
-                )
+                requestCost: outcome.requestCost, trace: trace, wholeFile: wholeFile)
+        } catch let answered as WholeFileAnswered {
+            guard let answer = wholeFile.take(answered.worker) else {
+                throw Failure(answered, url: remote.finalURL).error
             }
-            download.emit(
-                .warning(
-                    "\(remote.finalURL.redactedForDisplay) answered a range request with the whole file; the rest comes from that answer, after its first \(handed) bytes (already sent to \(target.name))"
-                ))
-            var single = remote
-            single.acceptsRanges = false
-            counters.bytesWritten.store(handed, ordering: .relaxed)
-            return try await stream(
-                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
-                pool: pool, policy: policy, executors: executors, started: started,
-                ordered: SequentialOutput(
-                    descriptor: descriptor, name: target.name, wait: counters.outputWait, handedOver: handed),
-                expectations: expectations, resuming: StreamFetcher.Resume(offset: handed, digests: digests))
+            return try await streamRest(
+                from: answer, requested: answered.requested, output: output, target: target,
+                descriptor: descriptor, remote: remote, pool: pool, policy: policy, executors: executors,
+                started: started, expectations: expectations)
         } catch {
             throw Failure(error, url: remote.finalURL).error
         }
@@ -145,6 +118,54 @@ extension Pipeline {
             resumedBytes: 0,
             rangesSupported: true, digests: verification.digestsByName, checks: verification.checks,
             transferSeconds: (lastByteAt - started).seconds, hashTailSeconds: verification.hashTailSeconds)
+    }
+
+    /// Downloads the file from `answer`, a range request's answer that brought the whole file
+    /// (``WholeFileAnswered``), into the ordered output: all of it when nothing reached the output
+    /// yet; otherwise the rest, when the answer proves it is the version the bytes already out came
+    /// from (its first bytes are read and dropped, and the digests of what went out continue).
+    private func streamRest(
+        from answer: (connection: HTTPConnection, head: ResponseHead), requested: ClosedRange<Int64>,
+        output: OrderedOutput, target: OrderedTarget, descriptor: Int32, remote: RemoteFile,
+        pool: ConnectionPool, policy: RetryPolicy, executors: ExecutorSet, started: ContinuousClock.Instant,
+        expectations: Expectations
+    ) async throws -> Report {
+        if output.bytesHandedOver == 0 {
+            // The server does not serve ranges now; nothing reached the output yet, so the whole file
+            // can come from that answer.
+            var single = remote
+            single.acceptsRanges = false
+            counters.bytesWritten.store(0, ordering: .relaxed)
+            return try await stream(
+                outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
+                pool: pool, policy: policy, executors: executors, started: started,
+                ordered: SequentialOutput(
+                    descriptor: descriptor, name: target.name, wait: counters.outputWait))
+        }
+        // Bytes went out already. When the answer proves it is the version they came from, the
+        // rest of the file comes from it: its first bytes are read and dropped, the others go on
+        // where the output stopped, and the digests of what went out continue with them.
+        let handed = output.bytesHandedOver
+        guard remote.isSameVersion(answer.head), let digests = output.takeDigestsOfHandedOver() else {
+            answer.connection.close()
+            throw FastpullError(
+                .httpStatus,
+                "\(remote.finalURL.redactedForDisplay) answered 200 with the whole file to a request for bytes \(requested.lowerBound)-\(requested.upperBound), after \(handed) bytes had gone to \(target.name), and nothing in that answer shows it is the same version; the server stopped honouring ranges: save to a file instead"
+            )
+        }
+        download.emit(
+            .warning(
+                "\(remote.finalURL.redactedForDisplay) answered a range request with the whole file; the rest comes from that answer, after its first \(handed) bytes (already sent to \(target.name))"
+            ))
+        var single = remote
+        single.acceptsRanges = false
+        counters.bytesWritten.store(handed, ordering: .relaxed)
+        return try await stream(
+            outcome: Probe.Outcome(remote: single, pendingBody: (answer.connection, answer.head)),
+            pool: pool, policy: policy, executors: executors, started: started,
+            ordered: SequentialOutput(
+                descriptor: descriptor, name: target.name, wait: counters.outputWait, handedOver: handed),
+            expectations: expectations, resuming: StreamFetcher.Resume(offset: handed, digests: digests))
     }
 
     /// The descriptor of `target`, opened for writing (a FIFO's open waits for its reader: call on a

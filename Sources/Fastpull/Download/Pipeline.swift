@@ -256,6 +256,7 @@ struct Pipeline {
         // The prefix hasher computes every algorithm the expectations need.
         let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
         let map = sources != nil || configuration.pieceHashes != nil ? SourceMap() : nil
+        let wholeFile = WholeFileHandOff()
         do {
             try checkpointer?.checkpoint(durably: true)
             var hasher = PrefixHasher(
@@ -271,9 +272,12 @@ struct Pipeline {
                     checkpointer: checkpointer, hash: { try fetchHasher.run() }, pool: pool, policy: policy,
                     executors: executors, roundTrip: roundTrip, requestCost: outcome.requestCost,
                     trace: trace, sources: sources, map: map, mirrors: sourcing?.mirrors.count,
-                    opening: sources == nil ? opening : nil, link: link)
+                    opening: sources == nil ? opening : nil, link: link, wholeFile: wholeFile)
             }
-        } catch let answer as WholeFileAnswer {
+        } catch let answered as WholeFileAnswered {
+            guard let answer = wholeFile.take(answered.worker) else {
+                throw stopped(by: answered, remote: remote, checkpointer: checkpointer)
+            }
             // A range answered with the whole file of this version: the server does not serve ranges
             // now. That body is the file; everything else written so far is dropped for it.
             try discardProgress()

@@ -28,10 +28,7 @@ extension SegmentFetcher {
     /// no ranges), or a failure that repeats (`failures` of the source's requests in a row before this
     /// one, however much each delivered, of `retries`). Nil: retry it.
     static func reasonToDrop(_ error: any Error, from url: URL, failures: Int, retries: Int) -> String? {
-        if let answer = error as? WholeFileAnswer {
-            answer.connection.close()
-            return "it answered a range request with the whole file"
-        }
+        if error is WholeFileAnswered { return "it answered a range request with the whole file" }
         let failure = Failure(error, url: url)
         if !failure.retryable || failure.error.code == .remoteChanged { return failure.error.message }
         if failures + 1 >= RetryBudget.failuresBeforeDroppingASource(retries: retries),

@@ -1,4 +1,5 @@
 import FastpullHTTP
+import FastpullNet
 import FoundationEssentials
 
 /// How a connection proves where an answer ended before it takes the next (requests sent ahead),
@@ -139,12 +140,35 @@ struct Ahead {
     }
 }
 
-/// A range request answered with the whole file of the pinned version: the connection, its body not
-/// yet read, goes to the pipeline, which downloads the file from it as one stream.
-struct WholeFileAnswer: Error, @unchecked Sendable {
-    // @unchecked: the connection is handed over, not shared; only the pipeline uses it from now on.
-    let connection: HTTPConnection
-    let head: ResponseHead
+/// A range request answered with the whole file of the pinned version: the fetcher that got it parks
+/// the answer, its body not yet read, in the download's ``WholeFileHandOff`` and throws this, which
+/// names the answer but holds no connection; the pipeline takes the answer from there and downloads
+/// the file from it as one stream.
+struct WholeFileAnswered: Error {
+    /// The fetcher (its worker number) whose answer is parked.
+    let worker: Int
     /// The range that was asked for.
     let requested: ClosedRange<Int64>
+}
+
+/// Where the fetchers of one download park answers that brought the whole file (``WholeFileAnswered``),
+/// by worker, until the pipeline takes one or the download ends: an answer nobody takes is closed.
+final class WholeFileHandOff: Sendable {
+    private let parked = PlainMutex<[Int: UnreadAnswer]>([:])
+
+    /// Parks `connection`'s answer `head` as `worker`'s.
+    func park(_ connection: HTTPConnection, head: ResponseHead, worker: Int) {
+        let replaced = parked.withLock { $0.updateValue(UnreadAnswer(connection: connection, head: head), forKey: worker) }
+        replaced?.discard()
+    }
+
+    /// `worker`'s parked answer, once.
+    func take(_ worker: Int) -> (connection: HTTPConnection, head: ResponseHead)? {
+        parked.withLock { $0.removeValue(forKey: worker) }?.take()
+    }
+
+    /// Closes `worker`'s parked answer, if any.
+    func discard(_ worker: Int) {
+        parked.withLock { $0.removeValue(forKey: worker) }?.discard()
+    }
 }

@@ -35,6 +35,8 @@ struct SegmentFetcher: Sendable {
     var sourceMap: SourceMap? = nil
     /// The probe's answer for the file's first bytes, unread, when this connection takes it over.
     var opening: OpeningAnswer? = nil
+    /// Where an answer with the whole file goes (``WholeFileAnswered``); nil: it is closed.
+    var wholeFile: WholeFileHandOff? = nil
 
     func run() async throws -> Outcome {
         defer {
@@ -158,6 +160,7 @@ struct SegmentFetcher: Sendable {
                                 retries: retries),
                             sources.drop(bound.index, reason: reason)
                         {
+                            wholeFile?.discard(worker)
                             emit(.sourceDropped(url: bound.remote.url, reason: reason))
                             trace?.record("close", connection: worker, ["reason": "source dropped"])
                             budget.progressed()
@@ -324,7 +327,12 @@ struct SegmentFetcher: Sendable {
             try Self.validate(head, requested: requested, remote: remote, size: size, connection: connection)
         } catch TransferError.wholeFile {
             handedOver = true
-            throw WholeFileAnswer(connection: connection, head: head, requested: requested)
+            guard let wholeFile else {
+                connection.close()
+                throw TransferError.wholeFile(requested: requested)
+            }
+            wholeFile.park(connection, head: head, worker: worker)
+            throw WholeFileAnswered(worker: worker, requested: requested)
         }
 
         var offset = requested.lowerBound
