@@ -117,7 +117,8 @@ package final class ConnectionCache: Sendable {
             do throws(ConnectionStates<Key>.Impossible) {
                 let closing = try state.machine.release(id, reusable: reusable, now: .now)
                 if state.machine.state(of: id) != .closing { state.idle[id] = connection }
-                return Self.take(closing.filter { $0 != id }, from: &state) + (closing.contains(id) ? [connection] : [])
+                return Self.take(closing.filter { $0 != id }, from: &state)
+                    + (closing.contains(id) ? [connection] : [])
             } catch let impossible {
                 state.impossible.append(impossible)
                 return []
@@ -163,7 +164,9 @@ package final class ConnectionCache: Sendable {
                 return try event(&state.machine)
             } catch {
                 // The machine throws nothing else.
-                if let impossible = error as? ConnectionStates<Key>.Impossible { state.impossible.append(impossible) }
+                if let impossible = error as? ConnectionStates<Key>.Impossible {
+                    state.impossible.append(impossible)
+                }
                 return nil
             }
         }

@@ -56,7 +56,8 @@ struct ClientTests {
         #expect(server.openConnections > 0)
         #expect(client.caches.map(\.leasedCount) == [0])
         #expect(client.caches.map(\.idleCount).reduce(0, +) > 0)
-        #expect(client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
+        #expect(
+            client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
         // Threads: a control thread for each of the four lanes runs its files one after another,
         // and a file's connection, hashing and journal threads are parked ones, not new.
         let smallThreads = client.threads.startedCount
@@ -83,7 +84,8 @@ struct ClientTests {
         let largeThreads = client.threads.startedCount - smallThreads
         #expect(largeThreads <= 2 * (3 + perHost), "threads started: \(largeThreads)")
 
-        #expect(client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
+        #expect(
+            client.caches.flatMap(\.impossibleEvents).isEmpty, "\(client.caches.flatMap(\.impossibleEvents))")
 
         await client.shutdown()
         #expect(client.threads.liveCount == 0)

@@ -51,9 +51,6 @@ struct OriginDownloadTests {
                 let partial = gets.filter { $0.status == 206 }
                 let summary = gets.map(\.description).joined(separator: "\n")
                 #expect(
-                    partial.count >= 4,
-                    "\(origin): \(partial.count) 206 responses for 64 MiB with -n 4:\n\(summary)")
-                #expect(
                     !gets.contains { $0.status == 200 },
                     "\(origin): a GET was answered with the whole file (200):\n\(summary)")
                 if let relay {
@@ -68,10 +65,17 @@ struct OriginDownloadTests {
                         ranged.count == heads.count { $0.hasPrefix("GET ") } && ranged.count >= gets.count,
                         "\(origin): \(ranged.count) ranged GETs through the relay, \(gets.count) in moto's log:\n\(heads.joined(separator: "\n\n"))"
                     )
+                    // moto's log misses answers the download stopped reading: the relay counts the
+                    // ranges asked (under load the first connection once read nearly the whole file
+                    // while the others' answers were still on their way, and moto logged one GET).
+                    #expect(ranged.count >= 4, "\(origin): \(ranged.count) ranged GETs with -n 4")
                     #expect(
                         relay.connectionCount >= 4,
                         "\(origin): \(relay.connectionCount) connections with -n 4")
                 } else {
+                    #expect(
+                        partial.count >= 4,
+                        "\(origin): \(partial.count) 206 responses for 64 MiB with -n 4:\n\(summary)")
                     #expect(
                         gets.allSatisfy { $0.range != nil }, "\(origin): a GET without Range:\n\(summary)")
                     let connections = Set(partial.compactMap(\.connection))

@@ -1,9 +1,8 @@
 import Foundation
 import Testing
 
-@testable import FastpullNet
-
 @testable import FastpullHTTP
+@testable import FastpullNet
 
 /// The connection state machine on its own: every transition it allows, and every impossible event
 /// refused with the state it found (a connection with two holders, closed twice, given back twice).
@@ -19,17 +18,26 @@ struct ConnectionStatesTests {
     /// Leased, opened, given back, leased again: the idle one is reused, for its own key only.
     @Test func aConnectionGivenBackIsReusedForItsKeyOnly() throws {
         var states = machine()
-        guard case (.connect(let a), []) = states.lease("a", now: start) else { Issue.record(); return }
+        guard case (.connect(let a), []) = states.lease("a", now: start) else {
+            Issue.record()
+            return
+        }
         #expect(states.state(of: a) == .connecting)
         #expect(try states.connected(a))
         #expect(try states.release(a, reusable: true, now: start).isEmpty)
         #expect(states.count(.idle(since: start)) == 1)
-        guard case (.connect(let b), []) = states.lease("b", now: start) else { Issue.record(); return }
+        guard case (.connect(let b), []) = states.lease("b", now: start) else {
+            Issue.record()
+            return
+        }
         #expect(b != a)
         #expect(states.lease("a", now: start) == (.reuse(a), []))
         #expect(states.state(of: a) == .leased)
         // `fresh` never reuses.
-        guard case (.connect, []) = states.lease("a", fresh: true, now: start) else { Issue.record(); return }
+        guard case (.connect, []) = states.lease("a", fresh: true, now: start) else {
+            Issue.record()
+            return
+        }
     }
 
     /// A connection whose last answer forbids reuse, or given back after shutdown, is closed; the
@@ -65,7 +73,10 @@ struct ConnectionStatesTests {
     /// A connection being opened when the cache shuts down is closed on arrival.
     @Test func aConnectionOpenedAfterShutdownIsClosed() throws {
         var states = machine()
-        guard case (.connect(let id), _) = states.lease("a", now: start) else { Issue.record(); return }
+        guard case (.connect(let id), _) = states.lease("a", now: start) else {
+            Issue.record()
+            return
+        }
         #expect(states.shutDown().isEmpty)
         #expect(try !states.connected(id))
         #expect(states.state(of: id) == .closing)
@@ -76,7 +87,10 @@ struct ConnectionStatesTests {
     /// The impossible: each refused, with the event and the state the connection was in.
     @Test func impossibleEventsThrow() throws {
         var states = machine()
-        guard case (.connect(let id), _) = states.lease("a", now: start) else { Issue.record(); return }
+        guard case (.connect(let id), _) = states.lease("a", now: start) else {
+            Issue.record()
+            return
+        }
         // Given back or closed before it is open.
         #expect(throws: Machine.Impossible(event: "release", id: id, state: .connecting)) {
             try states.release(id, reusable: true, now: start)
@@ -124,7 +138,8 @@ struct ConnectionCacheTests {
     }
 
     let cache = ConnectionCache(
-        tlsOptions: TLSOptions(caFile: nil, insecure: false), timeouts: Timeouts(connect: .seconds(1), idle: .seconds(1)))
+        tlsOptions: TLSOptions(caFile: nil, insecure: false),
+        timeouts: Timeouts(connect: .seconds(1), idle: .seconds(1)))
     let key = ConnectionCache.Key(origin: Origin(URL(string: "http://127.0.0.1:9/")!)!, proxy: nil)
 
     func leased(_ transport: Quiet) throws -> HTTPConnection {

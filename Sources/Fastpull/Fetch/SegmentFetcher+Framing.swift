@@ -158,7 +158,9 @@ final class WholeFileHandOff: Sendable {
 
     /// Parks `connection`'s answer `head` as `worker`'s.
     func park(_ connection: HTTPConnection, head: ResponseHead, worker: Int) {
-        let replaced = parked.withLock { $0.updateValue(UnreadAnswer(connection: connection, head: head), forKey: worker) }
+        let replaced = parked.withLock {
+            $0.updateValue(UnreadAnswer(connection: connection, head: head), forKey: worker)
+        }
         replaced?.discard()
     }
 
