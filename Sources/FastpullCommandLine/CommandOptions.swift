@@ -104,78 +104,78 @@ package struct CommandOptions: Sendable {
         }
 
         var configuration = Configuration()
-        configuration.verbose = parsed.has("verbose")
+        configuration.diagnostics.verbose = parsed.has("verbose")
         if let text = parsed.last("connections") {
             if text == "auto" {
-                configuration.connections = .automatic
+                configuration.connections.count = .automatic
             } else {
                 guard let count = Int(text), (1...128).contains(count) else {
                     throw UsageError(
                         option: "connections", "expected a number from 1 to 128 or 'auto'", got: text)
                 }
-                configuration.connections = .fixed(count)
+                configuration.connections.count = .fixed(count)
             }
         }
         if let text = parsed.last("max-connections") {
-            configuration.maximumConnections = try Self.integer(text, option: "max-connections", in: 1...128)
+            configuration.connections.maximum = try Self.integer(text, option: "max-connections", in: 1...128)
         }
         if let text = parsed.last("stall-timeout") {
-            configuration.stallTimeout = try Self.seconds(text, option: "stall-timeout")
+            configuration.timeouts.stall = try Self.seconds(text, option: "stall-timeout")
         }
-        configuration.traceFile = parsed.last("trace")
+        configuration.diagnostics.traceFile = parsed.last("trace")
         if let text = parsed.last("min-segment") {
             guard let size = ByteSize.parse(text), size > 0 else {
                 throw UsageError(option: "min-segment", "expected a size like 1M or 512KiB", got: text)
             }
-            configuration.minimumSegmentSize = size
+            configuration.connections.minimumSegmentSize = size
         }
         if let text = parsed.last("pipelining") {
             guard let pipelining = Pipelining(rawValue: text) else {
                 throw UsageError(option: "pipelining", "expected auto, on or off", got: text)
             }
-            configuration.pipelining = pipelining
+            configuration.connections.pipelining = pipelining
         }
         if let text = parsed.last("limit-rate") {
             guard let rate = ByteSize.parseRate(text), rate > 0 else {
                 throw UsageError(option: "limit-rate", "expected a rate like 500K/s or 2MiB/s", got: text)
             }
-            configuration.maximumBytesPerSecond = rate
+            configuration.connections.maximumBytesPerSecond = rate
         }
         if let text = parsed.last("speed-limit") {
             if text == "0" {
-                configuration.lowestSpeed = nil
+                configuration.timeouts.lowestSpeed = nil
             } else {
                 guard let rate = ByteSize.parseRate(text), rate > 0 else {
                     throw UsageError(
                         option: "speed-limit", "expected a rate like 1K/s or 100KiB/s, or 0 for none",
                         got: text)
                 }
-                configuration.lowestSpeed = LowestSpeed(
+                configuration.timeouts.lowestSpeed = LowestSpeed(
                     bytesPerSecond: rate,
-                    duration: configuration.lowestSpeed?.duration ?? LowestSpeed.standard.duration)
+                    duration: configuration.timeouts.lowestSpeed?.duration ?? LowestSpeed.standard.duration)
             }
         }
         if let text = parsed.last("speed-time") {
             let duration = try Self.seconds(text, option: "speed-time")
-            configuration.lowestSpeed?.duration = duration
+            configuration.timeouts.lowestSpeed?.duration = duration
         }
         if let text = parsed.last("retries") {
-            configuration.retries = try Self.integer(text, option: "retries", in: 0...1000)
+            configuration.retries.limit = try Self.integer(text, option: "retries", in: 0...1000)
         }
         if let text = parsed.last("connect-timeout") {
-            configuration.connectTimeout = try Self.seconds(text, option: "connect-timeout")
+            configuration.timeouts.connect = try Self.seconds(text, option: "connect-timeout")
         }
         if let text = parsed.last("timeout") {
-            configuration.idleTimeout = try Self.seconds(text, option: "timeout")
+            configuration.timeouts.idle = try Self.seconds(text, option: "timeout")
         }
         for text in parsed.all("header") {
-            configuration.headers.append(try Self.header(text))
+            configuration.request.headers.append(try Self.header(text))
         }
         if let text = parsed.last("user-agent") {
             guard !text.isEmpty, !text.contains(where: { $0 == "\r" || $0 == "\n" }) else {
                 throw UsageError(option: "user-agent", "expected text on one line", got: text)
             }
-            configuration.userAgent = text
+            configuration.request.userAgent = text
         }
         if let text = parsed.last("user") {
             guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
@@ -199,7 +199,7 @@ package struct CommandOptions: Sendable {
         }
         for text in parsed.all("checksum") {
             do {
-                configuration.checksums.append(try Checksum(parsing: text))
+                configuration.integrity.checksums.append(try Checksum(parsing: text))
             } catch {
                 throw UsageError(message: "error: --checksum: \(error.message)")
             }
@@ -211,30 +211,30 @@ package struct CommandOptions: Sendable {
             }
             checksumFiles.append(source)
         }
-        configuration.keepPartialOnMismatch = parsed.has("keep-partial")
+        configuration.integrity.keepsPartialOnMismatch = parsed.has("keep-partial")
         // The SHA-256 of a file nobody checks costs as much CPU as TLS: computed when asked for (a
         // checksum to verify is computed whatever this says).
-        configuration.computesSHA256 = parsed.has("sha256")
+        configuration.integrity.computesSHA256 = parsed.has("sha256")
         if let path = parsed.last("cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "error: --cacert: cannot read '\(path)'")
             }
-            configuration.caFile = path
+            configuration.tls.caFile = path
         }
-        configuration.insecure = parsed.has("insecure")
+        configuration.tls.insecure = parsed.has("insecure")
         if parsed.has("restart") && parsed.has("no-restart") {
             throw UsageError(message: "error: --restart and --no-restart cannot be used together")
         }
         if parsed.has("restart") && parsed.has("continue") {
             throw UsageError(message: "error: --restart and --continue cannot be used together")
         }
-        configuration.resumeFromJournal = !parsed.has("restart")
+        configuration.resume.fromJournal = !parsed.has("restart")
         // -c, --continue (wget's and curl's spelling): resume, and never start over.
-        configuration.restartWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
-        configuration.maximumConnectionsPerHost = maximumConnectionsPerHost
-        configuration.mirrorsUnverified = parsed.has("mirrors-unverified")
-        configuration.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
-        configuration.followsMetalink = !parsed.has("no-follow-metalink")
+        configuration.resume.restartsWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
+        configuration.connections.maximumPerHost = maximumConnectionsPerHost
+        configuration.sources.mixesUnverified = parsed.has("mirrors-unverified")
+        configuration.sources.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
+        configuration.sources.followsMetalink = !parsed.has("no-follow-metalink")
         self.configuration = configuration
 
         if inputFile == nil, metalinks.isEmpty {
@@ -260,13 +260,13 @@ package struct CommandOptions: Sendable {
                     "error: --output: names one file, but there are \(count) URLs (use --dir, or an input file with OUTPUT per line)"
             )
         }
-        if !configuration.checksums.isEmpty {
+        if !configuration.integrity.checksums.isEmpty {
             throw UsageError(
                 message:
                     "error: --checksum: applies to one file, but there are \(count) URLs (put sha256=HEX on each line of an input file)"
             )
         }
-        if configuration.traceFile != nil {
+        if configuration.diagnostics.traceFile != nil {
             throw UsageError(message: "error: --trace: records one download, but there are \(count) URLs")
         }
         if !mirrors.isEmpty {
@@ -328,10 +328,11 @@ package struct CommandOptions: Sendable {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
                 metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
-            settings.mirrors += mirrors
-            settings.checksums += checksums
-            settings.credentials = user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
-            settings.proxy = try proxySetting(for: clean, environment: environment)
+            settings.sources.mirrors += mirrors
+            settings.integrity.checksums += checksums
+            settings.request.credentials =
+                user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
+            settings.request.proxy = try proxySetting(for: clean, environment: environment)
             let destination: BatchItem.Destination =
                 output.map {
                     // An absolute path with nothing to standardize is taken as it is: standardizing

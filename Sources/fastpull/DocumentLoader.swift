@@ -32,15 +32,15 @@ enum DocumentLoader {
             // Only the connection settings: header fields and credentials are the download's, for
             // its own origin.
             var settings = Configuration()
-            settings.caFile = configuration.caFile
-            settings.insecure = configuration.insecure
-            settings.retries = configuration.retries
-            settings.connectTimeout = configuration.connectTimeout
-            settings.idleTimeout = configuration.idleTimeout
+            settings.tls.caFile = configuration.tls.caFile
+            settings.tls.insecure = configuration.tls.insecure
+            settings.retries.limit = configuration.retries.limit
+            settings.timeouts.connect = configuration.timeouts.connect
+            settings.timeouts.idle = configuration.timeouts.idle
             // Through the proxy the download itself would take (a SOCKS one is refused before any
             // connection), never around it.
             do {
-                settings.proxy = try proxy(url)
+                settings.request.proxy = try proxy(url)
             } catch {
                 let message = error.message
                 throw FastpullError(

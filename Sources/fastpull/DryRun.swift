@@ -101,7 +101,7 @@ struct DryRun {
     }
 
     private func configurationDescription(_ configuration: Configuration) -> String {
-        if case .automatic = configuration.connections {
+        if case .automatic = configuration.connections.count {
             return " (auto: starts with a few, adds while it helps)"
         }
         return ""

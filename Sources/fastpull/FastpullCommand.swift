@@ -62,7 +62,7 @@ struct FastpullCommand {
                 [options] url throws(UsageError) in
                 try options.proxySetting(for: url, environment: environment)
             }
-            options.configuration.checksumFiles = try await ChecksumFileLoader.load(
+            options.configuration.integrity.checksumFiles = try await ChecksumFileLoader.load(
                 options.checksumFiles, using: options.configuration, proxy: proxy)
             metalinks = try await MetalinkLoader.load(
                 options.metalinks, using: options.configuration, proxy: proxy)

@@ -39,12 +39,12 @@ struct Run {
             try? FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
-        if options.configuration.insecure && !options.quiet {
+        if options.configuration.tls.insecure && !options.quiet {
             console.note("warning: --insecure: TLS certificates are not verified")
         }
         // Quiet, without `--json` or `--verbose`, nothing is told while the batch runs: no event is
         // kept, and no task wakes for each.
-        let listens = !options.quiet || options.json || options.configuration.verbose
+        let listens = !options.quiet || options.json || options.configuration.diagnostics.verbose
         let batch = Batch(
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(
@@ -53,7 +53,7 @@ struct Run {
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
-        let verbose = options.configuration.verbose
+        let verbose = options.configuration.diagnostics.verbose
         let json =
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil

@@ -36,7 +36,8 @@ struct LibraryAPITests {
         let missing = server.url("/gen/10?status=404")
         let file = folder.appendingPathComponent("missing.bin")
         do {
-            _ = try await Fastpull.download(from: missing, to: file, configuration: .init(retries: 0))
+            _ = try await Fastpull.download(
+                from: missing, to: file, configuration: .init().with { $0.retries.limit = 0 })
             Issue.record("a 404 downloaded")
         } catch {
             #expect(error.code == .httpStatus)
@@ -57,7 +58,7 @@ struct LibraryAPITests {
         let file = folder.appendingPathComponent("kept.bin")
         try Data("mine".utf8).write(to: file)
         var configuration = Configuration()
-        configuration.replacesExistingFile = false
+        configuration.resume.replacesExistingFile = false
         let outcomes = await Fastpull.download(
             [BatchItem(url: server.url("/gen/1000"), destination: file)], configuration: configuration,
             options: BatchOptions(existingFiles: .refuse))
@@ -65,7 +66,9 @@ struct LibraryAPITests {
         #expect(error.code == .localIO)
         #expect(error.remedy == .replaceExisting)
         #expect(error.message.hasSuffix("kept.bin already exists"), "\(error.message)")
-        #expect("\(error)".hasSuffix("already exists; set Configuration.replacesExistingFile to replace it"))
+        #expect(
+            "\(error)".hasSuffix(
+                "already exists; set Configuration.resume.replacesExistingFile to replace it"))
         #expect(error.commandLineMessage.hasSuffix("already exists; use --force to replace it"))
         #expect(try Data(contentsOf: file) == Data("mine".utf8))
     }
@@ -98,7 +101,7 @@ struct LibraryAPITests {
             BatchItem(url: server.url("/gen/1000"), destination: .folder(folder)),
         ]
         var configuration = Configuration()
-        configuration.maximumConnectionsPerHost = 3
+        configuration.connections.maximumPerHost = 3
         let outcomes = await Fastpull.download(
             items, configuration: configuration, options: BatchOptions(parallelFiles: 2))
         #expect(outcomes.map(\.index) == [0, 1, 2])

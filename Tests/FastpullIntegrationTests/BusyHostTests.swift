@@ -58,7 +58,7 @@ struct BusyHostTests {
     @Test func aHostWhoseTasksKeepTheQueueBusyDoesNotHoldBackTheConnections() async throws {
         let size = 6 << 20
         var configuration = Configuration.quickRetries(connections: 4)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let server = server
         // Until the whole file is sent, about two seconds of their work waits in the queue.
         let others = (0..<16).map { _ in

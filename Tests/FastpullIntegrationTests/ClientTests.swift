@@ -35,7 +35,7 @@ struct ClientTests {
         let client = FastpullClient()
         let perHost = 4
         var configuration = Configuration.quickRetries(connections: 4)
-        configuration.maximumConnectionsPerHost = perHost
+        configuration.connections.maximumPerHost = perHost
 
         let small = (0..<100).map { index in
             BatchItem(

@@ -49,7 +49,7 @@ struct DownloadTests {
     @Test(arguments: [(100_000, true), (Int(Pipeline.largestUnjournaledFile), true), (3 << 20, false)])
     func theProbesAnswerHoldingASmallFileIsTheDownload(size: Int, wholeAnswer: Bool) async throws {
         var configuration = Configuration.quickRetries()
-        configuration.traceFile = folder.path + "/trace.ndjson"
+        configuration.diagnostics.traceFile = folder.path + "/trace.ndjson"
         let (report, file) = try await fetch("/gen/\(size)?seed=5", configuration: configuration)
         #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: size, seed: 5)))
         #expect(report.sha256 == Expected.sha256(size: size, seed: 5))
@@ -68,7 +68,7 @@ struct DownloadTests {
         }
     }
 
-    /// Without ``Configuration/computesSHA256`` a download computes only what its checksums need: none
+    /// Without ``Configuration/Integrity/computesSHA256`` a download computes only what its checksums need: none
     /// for a file nothing checks (an empty `sha256`, no digests, no SHA-256 in its origin record), an
     /// MD5 for an MD5 checksum (verified), and the SHA-256 when the checksum is one. Over the scheduler
     /// (4 MiB) and over the probe's answer alone (100 kB).
@@ -76,7 +76,7 @@ struct DownloadTests {
     func withoutSHA256OnlyWhatIsCheckedIsComputed(size: Int) async throws {
         let bytes = FixtureContent.bytes(count: size, seed: 8)
         var configuration = Configuration.quickRetries()
-        configuration.computesSHA256 = false
+        configuration.integrity.computesSHA256 = false
         let (plain, file) = try await fetch(
             "/gen/\(size)?seed=8", configuration: configuration, name: "a.bin")
         #expect(try Data(contentsOf: file) == Data(bytes))
@@ -85,14 +85,14 @@ struct DownloadTests {
         #expect(OriginRecord.read(path: file.path)?.sha256 == "")
 
         let md5 = Digest.hex(Digest.compute(.md5, of: bytes))
-        configuration.checksums = [.md5(md5)]
+        configuration.integrity.checksums = [.md5(md5)]
         let (checked, _) = try await fetch("/gen/\(size)?seed=8", configuration: configuration, name: "b.bin")
         #expect(checked.verifiedChecksums == [.md5(md5)])
         #expect(checked.digests == ["md5": md5])
         #expect(checked.sha256 == "")
 
         let sha256 = Expected.sha256(size: size, seed: 8)
-        configuration.checksums = [.sha256(sha256)]
+        configuration.integrity.checksums = [.sha256(sha256)]
         let (asked, _) = try await fetch("/gen/\(size)?seed=8", configuration: configuration, name: "c.bin")
         #expect(asked.verifiedChecksums == [.sha256(sha256)])
         #expect(asked.sha256 == sha256)
@@ -121,7 +121,7 @@ struct DownloadTests {
     @Test func sixtyFourMebibytesOverEightConnections() async throws {
         let size = 64 << 20
         var configuration = Configuration.quickRetries()
-        configuration.traceFile = folder.path + "/trace.ndjson"
+        configuration.diagnostics.traceFile = folder.path + "/trace.ndjson"
         let (report, file) = try await fetch(
             "/gen/\(size)?seed=7&rate=\(12 << 20)", configuration: configuration)
         let expected = Expected.sha256(size: size, seed: 7)
@@ -345,7 +345,7 @@ struct TLSDownloadTests {
         let size = 5 << 20
         let report = try await Fastpull.download(
             from: server.url("/gen/\(size)"), to: folder.url("tls.bin"),
-            configuration: Configuration(caFile: caFile))
+            configuration: Configuration().with { $0.tls.caFile = caFile })
         #expect(report.sha256 == Expected.sha256(size: size))
         #expect(report.finalURL.scheme == "https")
     }
@@ -359,8 +359,10 @@ struct TLSDownloadTests {
         let report = try await Fastpull.download(
             from: server.url("/gen/\(size)?seed=9&drop-after=700000&drops=6&slow-every=3&slow-rate=400000"),
             to: folder.url("tls.bin"),
-            configuration: Configuration(
-                connections: .fixed(4), caFile: caFile, retryBaseDelay: .milliseconds(5)))
+            configuration: Configuration(connections: .fixed(4)).with {
+                $0.tls.caFile = caFile
+                $0.retries.baseDelay = .milliseconds(5)
+            })
         #expect(
             try Data(contentsOf: folder.url("tls.bin")) == Data(FixtureContent.bytes(count: size, seed: 9)))
         #expect(report.bytesFetched == Int64(size))
@@ -373,9 +375,10 @@ struct TLSDownloadTests {
     @Test func pacedTLSAnswersEndWithoutWaiting() async throws {
         let server = try server()
         let size = 24 << 20
-        var configuration = Configuration(
-            connections: .fixed(4), caFile: caFile, retryBaseDelay: .milliseconds(5))
-        configuration.idleTimeout = .seconds(3)
+        var configuration = Configuration(connections: .fixed(4))
+        configuration.tls.caFile = caFile
+        configuration.retries.baseDelay = .milliseconds(5)
+        configuration.timeouts.idle = .seconds(3)
         let report = try await Fastpull.download(
             from: server.url("/gen/\(size)?seed=10&rate=12000000"), to: folder.url("tls.bin"),
             configuration: configuration)
@@ -398,7 +401,7 @@ struct TLSDownloadTests {
         await #expect {
             _ = try await Fastpull.download(
                 from: server.url("/gen/10"), to: folder.url("tls.bin"),
-                configuration: Configuration(caFile: caFile))
+                configuration: Configuration().with { $0.tls.caFile = caFile })
         } throws: { error in
             let error = try #require(fastpullError(error))
             return error.code == .tls && error.remedy == .trustAnotherAuthority
@@ -410,7 +413,7 @@ struct TLSDownloadTests {
         let server = try server(.wrongHost)
         let report = try await Fastpull.download(
             from: server.url("/gen/1000"), to: folder.url("tls.bin"),
-            configuration: Configuration(insecure: true))
+            configuration: Configuration().with { $0.tls.insecure = true })
         #expect(report.sha256 == Expected.sha256(size: 1000))
     }
 }

@@ -31,7 +31,10 @@ struct FaultMatrixTests {
 
     /// Fixed connections and 5 ms retries, so failing downloads end fast.
     func configuration(connections: Int = 2, retries: Int = 2) -> Configuration {
-        Configuration(connections: .fixed(connections), retries: retries, retryBaseDelay: .milliseconds(5))
+        Configuration(connections: .fixed(connections)).with {
+            $0.retries.limit = retries
+            $0.retries.baseDelay = .milliseconds(5)
+        }
     }
 
     // MARK: - Resets and short bodies
@@ -117,7 +120,7 @@ struct FaultMatrixTests {
         let size = 2 << 20
         let url = server.url("/gen/\(size)?stall-after=100000&stalls=2")
         var configuration = configuration(retries: 2)
-        configuration.stallTimeout = .milliseconds(300)
+        configuration.timeouts.stall = .milliseconds(300)
         let report = try await FaultRun.download(url, to: output, configuration).get()
         #expect(report.sha256 == Expected.sha256(size: size))
         #expect(Leftovers(output).onlyOutput)
@@ -129,8 +132,8 @@ struct FaultMatrixTests {
     func stallForeverEndsWithinTheRetryBudget() async throws {
         let url = server.url("/gen/\(2 << 20)?stall-after=0&stalls=100000")
         var configuration = configuration(retries: 1)
-        configuration.stallTimeout = .milliseconds(200)
-        configuration.idleTimeout = .seconds(1)
+        configuration.timeouts.stall = .milliseconds(200)
+        configuration.timeouts.idle = .seconds(1)
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
@@ -151,7 +154,7 @@ struct FaultMatrixTests {
     private func stallWithoutRanges(retries: Int) async throws {
         let url = server.url("/gen/\(1 << 20)?no-ranges=1&stall-after=1000&stalls=100000")
         var configuration = configuration(retries: retries)
-        configuration.idleTimeout = .milliseconds(300)
+        configuration.timeouts.idle = .milliseconds(300)
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "timed out"])
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
@@ -200,7 +203,7 @@ struct FaultMatrixTests {
     @Test func aDrippingServerStopsAtTheLowestSpeed() async throws {
         let url = server.url("/gen/\(2 << 20)?rate=200")
         var configuration = configuration(retries: 1)
-        configuration.lowestSpeed = LowestSpeed(bytesPerSecond: 10_000, duration: .seconds(1))
+        configuration.timeouts.lowestSpeed = LowestSpeed(bytesPerSecond: 10_000, duration: .seconds(1))
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "slower than"])
         #expect(!FileManager.default.fileExists(atPath: output.path))
@@ -211,8 +214,9 @@ struct FaultMatrixTests {
     @Test func aRateLimitIsNoReasonToStop() async throws {
         let size = 8_000
         var configuration = configuration(connections: 1, retries: 0)
-        configuration.maximumBytesPerSecond = 4_000
-        configuration.lowestSpeed = LowestSpeed(bytesPerSecond: 100_000, duration: .milliseconds(500))
+        configuration.connections.maximumBytesPerSecond = 4_000
+        configuration.timeouts.lowestSpeed = LowestSpeed(
+            bytesPerSecond: 100_000, duration: .milliseconds(500))
         let report = try await FaultRun.download(server.url("/gen/\(size)"), to: output, configuration).get()
         #expect(report.sha256 == Expected.sha256(size: size))
     }
@@ -479,7 +483,7 @@ struct FaultMatrixTests {
         defer { responder.stop() }
         let url = responder.url("/slowloris")
         var configuration = configuration(retries: 0)
-        configuration.idleTimeout = .seconds(2)
+        configuration.timeouts.idle = .seconds(2)
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .network, mentioning: [url.absoluteString, "timed out"])
         #expect(Leftovers(output).isEmpty)
@@ -531,7 +535,7 @@ struct FaultMatrixTests {
 
     /// An https URL that redirects to plain http → refused (a downgrade exposes the download to anyone
     /// on the path) → exit 4 → nothing left, and the http server never asked. (Needs the probe's
-    /// downgrade check, `Configuration.allowInsecureRedirects`.)
+    /// downgrade check, `Configuration.request.allowsInsecureRedirects`.)
     @Test func httpsToHTTPDowngradeIsRefused() async throws {
         var tls = FixtureServer.Configuration()
         tls.tls = true
@@ -540,7 +544,7 @@ struct FaultMatrixTests {
         let encoded = try #require(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         let url = secure.url("/redirect-to?url=\(encoded)")
         var configuration = configuration()
-        configuration.caFile = FixturePaths.certificatesDirectory + "/ca.pem"
+        configuration.tls.caFile = FixturePaths.certificatesDirectory + "/ca.pem"
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .httpStatus, mentioning: [url.absoluteString, target])
         #expect(Leftovers(output).isEmpty)
@@ -560,7 +564,7 @@ struct FaultMatrixTests {
         try Data(FixtureContent.bytes(count: size, seed: 1)).write(to: path)
         let url = server.url("/files/changing.bin?rate=1000000&drop-after=524288&drops=1000")
         var configuration = configuration(connections: 1, retries: 3)
-        configuration.restartWhenRemoteChanges = false
+        configuration.resume.restartsWhenRemoteChanges = false
         let run = FaultRun(Download(from: url, to: output, configuration: configuration))
         let replacement = Data(FixtureContent.bytes(count: sizeChanges ? size + 1 : size, seed: 2))
         // Replaced as deployments do (a new file renamed over the old), so each response is one version.

@@ -24,8 +24,8 @@ struct IntegrityTests {
     /// Four connections and quick retries; segments of 1 MiB, so an 8 MiB file has several.
     static func configuration(_ checksums: [Checksum] = []) -> Configuration {
         var configuration = Configuration(checksums: checksums)
-        configuration.connections = 4
-        configuration.retryBaseDelay = .milliseconds(5)
+        configuration.connections.count = 4
+        configuration.retries.baseDelay = .milliseconds(5)
         return configuration
     }
 
@@ -139,7 +139,7 @@ struct IntegrityTests {
         corrupted[offset] ^= 0xFF
         let path = "/gen/\(size)?corrupt=\(offset)"
         var configuration = Self.configuration([.sha256(Self.digest(.sha256, size: size))])
-        configuration.keepPartialOnMismatch = true
+        configuration.integrity.keepsPartialOnMismatch = true
         let error = try await failure(path, configuration: configuration)
         #expect(error.code == .integrity)
         #expect(error.message.contains("kept in \(folder.url("out.bin.part").path)"))
@@ -162,7 +162,7 @@ struct IntegrityTests {
         let size = 4 << 20
         let path = "/gen/\(size)?corrupt=100&rate=\(700_000 / FaultRun.timeScale)"
         var configuration = Self.configuration([.sha256(Self.digest(.sha256, size: size))])
-        configuration.connections = 2
+        configuration.connections.count = 2
         let download = Download(
             from: server.url(path), to: folder.url("out.bin"), configuration: configuration)
         let first = Task { try await download.run() }
@@ -196,7 +196,7 @@ struct IntegrityTests {
                 (String(repeating: "0", count: 64), " spaced.bin"),
             ])
         var configuration = Self.configuration()
-        configuration.checksumFiles = [.init(source: "/srv/SHA256SUMS", text: text)]
+        configuration.integrity.checksumFiles = [.init(source: "/srv/SHA256SUMS", text: text)]
         let report = try await fetch("/gen/\(size)", configuration: configuration)
         #expect(report.verifiedChecksums == [.sha256(sha256)])
         #expect(
@@ -210,7 +210,7 @@ struct IntegrityTests {
         let md5 = Self.digest(.md5, size: size)
         let text = "\(Self.digest(.md5, size: 7))  other\n\(md5)  \(size)\n"
         var configuration = Self.configuration()
-        configuration.checksumFiles = [.init(source: "MD5SUMS", text: text)]
+        configuration.integrity.checksumFiles = [.init(source: "MD5SUMS", text: text)]
         let report = try await fetch("/gen/\(size)", configuration: configuration, name: "renamed.bin")
         #expect(report.digests["md5"] == md5)
         #expect(report.checks.map(\.source) == [.checksumFile("MD5SUMS")])
@@ -220,7 +220,7 @@ struct IntegrityTests {
         let size = 2 << 20
         var configuration = Self.configuration()
         let text = "\(Self.digest(.sha512, size: size))  out.bin\n"
-        configuration.checksumFiles = [.init(source: "https://example.org/SHA512SUMS", text: text)]
+        configuration.integrity.checksumFiles = [.init(source: "https://example.org/SHA512SUMS", text: text)]
         let error = try await failure("/gen/\(size)?corrupt=\(size - 1)", configuration: configuration)
         #expect(error.code == .integrity)
         #expect(error.message.contains("sha512 mismatch"))
@@ -232,14 +232,14 @@ struct IntegrityTests {
         var configuration = Self.configuration()
         let text =
             "\(String(repeating: "1", count: 64))  a.bin\n\(String(repeating: "2", count: 64))  b.bin\n"
-        configuration.checksumFiles = [.init(source: "SUMS", text: text)]
+        configuration.integrity.checksumFiles = [.init(source: "SUMS", text: text)]
         let error = try await failure("/gen/\(1 << 20)", configuration: configuration)
         #expect(error.code == .usage)
         #expect(error.message.contains("SUMS has no entry for 'out.bin'"))
         #expect(server.stats.bodyBytesSent == 0)
         #expect(folder.contents.isEmpty)
 
-        configuration.checksumFiles = [.init(source: "empty.txt", text: "# nothing here\n")]
+        configuration.integrity.checksumFiles = [.init(source: "empty.txt", text: "# nothing here\n")]
         let empty = try await failure("/gen/\(1 << 20)", configuration: configuration)
         #expect(empty.code == .usage)
         #expect(empty.message.contains("holds no checksum lines"))
@@ -252,7 +252,7 @@ struct IntegrityTests {
         let sha256 = Self.digest(.sha256, size: size)
         let crc = Self.digest(.crc32c, size: size)
         var configuration = Self.configuration([.sha256(sha256), .crc32c(crc.uppercased())])
-        configuration.checksumFiles = [.init(source: "x.sha256", text: "\(sha256)\n")]
+        configuration.integrity.checksumFiles = [.init(source: "x.sha256", text: "\(sha256)\n")]
         let report = try await fetch("/gen/\(size)", configuration: configuration)
         #expect(report.digests == ["sha256": sha256, "crc32c": crc])
         #expect(
@@ -289,9 +289,9 @@ struct ServerDigestIntegrationTests {
 
     static func configuration() -> Configuration {
         var configuration = Configuration()
-        configuration.connections = 4
-        configuration.retries = 1
-        configuration.retryBaseDelay = .milliseconds(5)
+        configuration.connections.count = 4
+        configuration.retries.limit = 1
+        configuration.retries.baseDelay = .milliseconds(5)
         return configuration
     }
 

@@ -71,8 +71,8 @@ struct InvariantTests {
         }
         defer { responder.stop() }
         var configuration = Configuration.quickRetries(connections: 1)
-        configuration.minimumSegmentSize = 1 << 20
-        configuration.restartWhenRemoteChanges = restarts
+        configuration.connections.minimumSegmentSize = 1 << 20
+        configuration.resume.restartsWhenRemoteChanges = restarts
         let download = Download(from: responder.url("/dated"), to: output, configuration: configuration)
         let log = EventLog(download)
         let result: Result<Report, any Error>
@@ -115,7 +115,7 @@ struct InvariantTests {
     func aMultipartAnswerToOneRangeIsNeverWritten(restarts: Bool) async throws {
         let url = server.url("/gen/\(2 << 20)?multipart=1")
         var configuration = Configuration.quickRetries(1, connections: 2)
-        configuration.restartWhenRemoteChanges = restarts
+        configuration.resume.restartsWhenRemoteChanges = restarts
         let result = await FaultRun.download(url, to: output, configuration)
         // A remote change: started over (the server answers so every time, so it "kept changing"),
         // or with --no-restart at once; exit 5 either way, and nothing written.
@@ -218,7 +218,7 @@ struct InvariantTests {
     /// with a local error, and the verified bytes wait in the `.part` for a run that may replace.
     @Test func aFileThatAppearsMeanwhileIsNotReplaced() async throws {
         var configuration = Configuration.quickRetries(connections: 2)
-        configuration.replacesExistingFile = false
+        configuration.resume.replacesExistingFile = false
         let url = server.url("/gen/\(size)?rate=\(2_000_000 / FaultRun.timeScale)")
         let download = Download(from: url, to: output, configuration: configuration)
         let task = Task { try await download.run() }

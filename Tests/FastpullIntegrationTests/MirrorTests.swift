@@ -5,7 +5,7 @@ import Testing
 
 @testable import Fastpull
 
-/// Several sources for one file (``Configuration/mirrors``) and piece hashes, against fixture servers
+/// Several sources for one file (``Configuration/Sources/mirrors``) and piece hashes, against fixture servers
 /// that serve the same generated content: bytes spread over the sources, a source that fails or sends
 /// bad bytes dropped while the others finish, and only a bad piece fetched again.
 @Suite("Mirrors and piece hashes")
@@ -31,10 +31,10 @@ struct MirrorTests {
     /// connection 2 MB/s).
     static func configuration(mirrors: [URL], checksums: [Checksum] = [.sha256(sha256)]) -> Configuration {
         var configuration = Configuration(checksums: checksums)
-        configuration.connections = 6
-        configuration.retries = 2
-        configuration.retryBaseDelay = .milliseconds(5)
-        configuration.mirrors = mirrors
+        configuration.connections.count = 6
+        configuration.retries.limit = 2
+        configuration.retries.baseDelay = .milliseconds(5)
+        configuration.sources.mirrors = mirrors
         return configuration
     }
 
@@ -113,14 +113,14 @@ struct MirrorTests {
     }
 
     /// A server that names its mirrors (RFC 6249 `Link: rel=duplicate`) gets them used when the file
-    /// can be verified; not without a checksum, and not with ``Configuration/usesLinkedMirrors`` off.
+    /// can be verified; not without a checksum, and not with ``Configuration/Sources/usesLinkedMirrors`` off.
     @Test(arguments: [(true, true), (false, true), (true, false)])
     func mirrorsTheServerNamesAreUsedWhenVerifiable(_ checksum: Bool, _ linked: Bool) async throws {
         let mirror = url(1)
         let link = "<\(mirror.absoluteString)>; rel=duplicate; pri=1, <ftp://x.test/a>; rel=duplicate"
         let encoded = link.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         var configuration = Self.configuration(mirrors: [], checksums: checksum ? [.sha256(Self.sha256)] : [])
-        configuration.usesLinkedMirrors = linked
+        configuration.sources.usesLinkedMirrors = linked
         let (report, events) = try await run(configuration, from: url(0, "rate=2000000&link=\(encoded)"))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         let used = checksum && linked
@@ -154,10 +154,10 @@ struct MirrorTests {
             warnings.contains { $0.contains("mixed file") && $0.contains("give a checksum") }, "\(warnings)")
     }
 
-    /// ``Configuration/mirrorsUnverified`` mixes them anyway.
+    /// ``Configuration/Sources/mixesUnverified`` mixes them anyway.
     @Test func unverifiedMirrorsServeWhenAskedTo() async throws {
         var configuration = Self.configuration(mirrors: [url(1)], checksums: [])
-        configuration.mirrorsUnverified = true
+        configuration.sources.mixesUnverified = true
         let (report, _) = try await run(configuration, from: url(0))
         #expect(try Data(contentsOf: output) == Data(Self.content))
         #expect(report.sources.count == 2)
@@ -191,7 +191,7 @@ struct MirrorTests {
     func aCorruptSourceCostsOnlyItsBadPiece(_ algorithm: Digest.Algorithm) async throws {
         let corrupt = servers[0].url("/gen/\(Self.size)?rate=2000000&corrupt=12345")
         var configuration = Self.configuration(mirrors: [url(1)], checksums: [])
-        configuration.pieceHashes = Self.pieces(algorithm)
+        configuration.integrity.pieceHashes = Self.pieces(algorithm)
         let (report, events) = try await run(configuration, from: corrupt)
         #expect(try Data(contentsOf: output) == Data(Self.content))
         let failed = events.compactMap {
@@ -219,7 +219,7 @@ struct MirrorTests {
     /// download fails as an integrity error naming the bytes, and never saves the file.
     @Test func aPieceThatNeverVerifiesFailsTheDownload() async throws {
         var configuration = Self.configuration(mirrors: [], checksums: [])
-        configuration.pieceHashes = Self.pieces()
+        configuration.integrity.pieceHashes = Self.pieces()
         let download = Download(
             from: url(0, "corrupt=\(3 * Self.pieceLength)"), to: output, configuration: configuration)
         let log = EventLog(download)
@@ -241,7 +241,7 @@ struct MirrorTests {
     /// Piece hashes that do not fit the file are a usage error before any byte is fetched.
     @Test func pieceHashesThatDoNotFitAreRefused() async throws {
         var configuration = Self.configuration(mirrors: [], checksums: [])
-        configuration.pieceHashes = PieceHashes(
+        configuration.integrity.pieceHashes = PieceHashes(
             length: Int64(Self.pieceLength), hashes: [.sha256(Self.sha256)])
         do {
             _ = try await Fastpull.download(from: url(0, "seed=1"), to: output, configuration: configuration)
@@ -255,7 +255,7 @@ struct MirrorTests {
     /// A size given for the file (a Metalink's) that the server does not serve fails the download.
     @Test func aServerOfAnotherSizeThanExpectedFails() async throws {
         var configuration = Self.configuration(mirrors: [])
-        configuration.expectedSize = Int64(Self.size - 1)
+        configuration.integrity.expectedSize = Int64(Self.size - 1)
         do {
             _ = try await Fastpull.download(from: url(0, "seed=1"), to: output, configuration: configuration)
             Issue.record("a file of the wrong size was saved")

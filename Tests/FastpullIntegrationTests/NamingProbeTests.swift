@@ -19,8 +19,8 @@ struct NamingProbeTests {
 
     func name(_ path: String, _ configuration: Configuration = .init()) async throws -> Download.Probed {
         let cache = ConnectionCache(
-            tlsOptions: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
-            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
+            tlsOptions: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
+            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle))
         return try await Batch.name(
             server.url(path), in: URL(filePath: folder.path), configuration: configuration, connections: cache
         ).1
@@ -40,7 +40,7 @@ struct NamingProbeTests {
         #expect(try await name("/gen/40000?seed=3").answer == nil)
         // Paced by its own limiter, the answer could not go to another download's connections.
         var limited = Configuration()
-        limited.maximumBytesPerSecond = 1 << 20
+        limited.connections.maximumBytesPerSecond = 1 << 20
         #expect(try await name("/gen/50000?seed=4", limited).answer == nil)
     }
 

@@ -80,11 +80,11 @@ struct PipeliningFaultTests {
         let server = try FixtureServer(serverConfiguration)
         let size = 6 << 20
         var configuration = Configuration.quickRetries(connections: 2)
-        configuration.minimumSegmentSize = 3 << 20
-        configuration.maximumBytesPerSecond = 3_000_000
-        configuration.pipelining = pipelining
-        configuration.traceFile = folder.path + "/trace.jsonl"
-        if tls { configuration.caFile = FixturePaths.certificatesDirectory + "/ca.pem" }
+        configuration.connections.minimumSegmentSize = 3 << 20
+        configuration.connections.maximumBytesPerSecond = 3_000_000
+        configuration.connections.pipelining = pipelining
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
+        if tls { configuration.tls.caFile = FixturePaths.certificatesDirectory + "/ca.pem" }
         let query = "rate=1000000&ttfb=20" + (fault.map { "&" + $0 } ?? "")
         let report = try await Download(
             from: server.url("/gen/\(size)?\(query)"), to: folder.url("out.bin"), configuration: configuration

@@ -24,17 +24,17 @@ struct RequestOptionsTests {
 
     func configuration(connections: Int = 2) -> Configuration {
         var configuration = Configuration.quickRetries(2, connections: connections)
-        configuration.minimumSegmentSize = 64 << 10
+        configuration.connections.minimumSegmentSize = 64 << 10
         return configuration
     }
 
     func withSecrets(_ base: Configuration) -> Configuration {
         var configuration = base
-        configuration.headers = [
+        configuration.request.headers = [
             Header(name: "Authorization", value: Self.token), Header(name: "Cookie", value: Self.cookie),
             Header(name: "X-Build", value: "42"),
         ]
-        configuration.credentials = Credentials(user: "ann", password: Self.password)
+        configuration.request.credentials = Credentials(user: "ann", password: Self.password)
         return configuration
     }
 
@@ -68,11 +68,11 @@ struct RequestOptionsTests {
         ])
         defer { origin.stop() }
         var configuration = configuration(connections: 3)
-        configuration.headers = [
+        configuration.request.headers = [
             Header(name: "X-Build", value: "42"), Header(name: "accept", value: "application/octet-stream"),
         ]
-        configuration.credentials = Credentials(user: "ann", password: Self.password)
-        configuration.userAgent = "builder/2.0"
+        configuration.request.credentials = Credentials(user: "ann", password: Self.password)
+        configuration.request.userAgent = "builder/2.0"
         let report = try await Fastpull.download(
             from: origin.url("/file"), to: output, configuration: configuration)
         try expectBody(report)
@@ -97,7 +97,7 @@ struct RequestOptionsTests {
         let origin = try DigestResponder(routes: ["/file": .init(body: Self.body, headers: [])])
         defer { origin.stop() }
         var configuration = configuration()
-        configuration.headers = [Header(name: name, value: "1")]
+        configuration.request.headers = [Header(name: name, value: "1")]
         await #expect {
             _ = try await Fastpull.download(
                 from: origin.url("/file"), to: output, configuration: configuration)
@@ -119,7 +119,8 @@ struct RequestOptionsTests {
         ])
         defer { start.stop() }
         var configuration = withSecrets(configuration())
-        configuration.headers.append(Header(name: "Proxy-Authorization", value: "Basic U0VDUkVULVBST1hZ"))
+        configuration.request.headers.append(
+            Header(name: "Proxy-Authorization", value: "Basic U0VDUkVULVBST1hZ"))
         let report = try await Fastpull.download(
             from: start.url("/start"), to: output, configuration: configuration)
         try expectBody(report)
@@ -145,7 +146,7 @@ struct RequestOptionsTests {
         ])
         defer { origin.stop() }
         var configuration = withSecrets(configuration())
-        configuration.credentials = nil
+        configuration.request.credentials = nil
         let report = try await Fastpull.download(
             from: origin.url("/start"), to: output, configuration: configuration)
         try expectBody(report)
@@ -169,7 +170,7 @@ struct RequestOptionsTests {
         let encoded = try #require(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         let url = secure.url("/redirect-to?url=\(encoded)")
         var configuration = withSecrets(configuration())
-        configuration.caFile = Self.caFile
+        configuration.tls.caFile = Self.caFile
 
         await #expect {
             _ = try await Fastpull.download(from: url, to: output, configuration: configuration)
@@ -182,7 +183,7 @@ struct RequestOptionsTests {
         #expect(plain.stats.requests == 0)
         #expect(folder.contents.isEmpty)
 
-        configuration.allowInsecureRedirects = true
+        configuration.request.allowsInsecureRedirects = true
         let report = try await Fastpull.download(from: url, to: output, configuration: configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
         #expect(report.finalURL.absoluteString == target)
@@ -196,7 +197,7 @@ struct RequestOptionsTests {
         defer { server.stop() }
         let url = server.url("/gen/\(8 << 20)?rate=\(2_000_000 / FaultRun.timeScale)&drop-after=200000")
         var configuration = withSecrets(configuration(connections: 1))
-        configuration.traceFile = folder.path + "/trace.ndjson"
+        configuration.diagnostics.traceFile = folder.path + "/trace.ndjson"
         let download = Download(from: url, to: output, configuration: configuration)
         let events = Task {
             var seen: [String] = []
@@ -241,7 +242,7 @@ struct RequestOptionsTests {
         let proxy = try TestProxy(requiring: proxyCredentials)
         defer { proxy.stop() }
         var configuration = withSecrets(configuration(connections: 3))
-        configuration.proxy = .url("http://px:p%40ss@127.0.0.1:\(proxy.port)")
+        configuration.request.proxy = .url("http://px:p%40ss@127.0.0.1:\(proxy.port)")
         let report = try await Fastpull.download(
             from: origin.url("/file"), to: output, configuration: configuration)
         try expectBody(report)
@@ -276,10 +277,10 @@ struct RequestOptionsTests {
         defer { proxy.stop() }
         let size = 3 << 20
         var configuration = withSecrets(configuration(connections: 4))
-        configuration.caFile = Self.caFile
-        configuration.minimumSegmentSize = 256 << 10
-        configuration.proxy = .url("127.0.0.1:\(proxy.port)")
-        configuration.headers.append(Header(name: "Proxy-Authorization", value: proxyCredentials))
+        configuration.tls.caFile = Self.caFile
+        configuration.connections.minimumSegmentSize = 256 << 10
+        configuration.request.proxy = .url("127.0.0.1:\(proxy.port)")
+        configuration.request.headers.append(Header(name: "Proxy-Authorization", value: proxyCredentials))
         let url = origin.url("/gen/\(size)?seed=3")
         let report = try await Fastpull.download(from: url, to: output, configuration: configuration)
         #expect(report.sha256 == Expected.sha256(size: size, seed: 3))
@@ -311,8 +312,8 @@ struct RequestOptionsTests {
         let proxy = try TestProxy(requiring: Requests.basicAuthorization(user: "px", password: "right"))
         defer { proxy.stop() }
         var configuration = configuration()
-        configuration.caFile = Self.caFile
-        configuration.proxy = .url("http://px:SECRET-WRONG@127.0.0.1:\(proxy.port)")
+        configuration.tls.caFile = Self.caFile
+        configuration.request.proxy = .url("http://px:SECRET-WRONG@127.0.0.1:\(proxy.port)")
         await #expect {
             _ = try await Fastpull.download(
                 from: origin.url("/gen/1000"), to: output, configuration: configuration)
@@ -331,7 +332,8 @@ struct RequestOptionsTests {
         let proxy = try TestProxy(requiring: nil)
         defer { proxy.stop() }
         var configuration = configuration()
-        configuration.proxy = .url("http://127.0.0.1:\(proxy.port)", bypass: ["localhost, 127.0.0.0/8"])
+        configuration.request.proxy = .url(
+            "http://127.0.0.1:\(proxy.port)", bypass: ["localhost, 127.0.0.0/8"])
         let report = try await Fastpull.download(
             from: origin.url("/gen/100000"), to: output, configuration: configuration)
         #expect(report.sha256 == Expected.sha256(size: 100_000))
@@ -339,7 +341,7 @@ struct RequestOptionsTests {
         #expect(origin.stats.requests > 0)
 
         // Another port of the same host is not bypassed by a port-specific entry.
-        configuration.proxy = .url("http://127.0.0.1:\(proxy.port)", bypass: ["127.0.0.1:1"])
+        configuration.request.proxy = .url("http://127.0.0.1:\(proxy.port)", bypass: ["127.0.0.1:1"])
         try FileManager.default.removeItem(at: output)
         let proxied = try await Fastpull.download(
             from: origin.url("/gen/100000"), to: output, configuration: configuration)
@@ -358,8 +360,8 @@ struct RequestOptionsTests {
         let size = 2 << 20
         let url = server.url("/gen/\(size)" + (streamed ? "?no-ranges=1" : ""))
         var configuration = configuration(connections: 4)
-        configuration.maximumBytesPerSecond = 1 << 20
-        configuration.minimumSegmentSize = 128 << 10
+        configuration.connections.maximumBytesPerSecond = 1 << 20
+        configuration.connections.minimumSegmentSize = 128 << 10
         let clock = ContinuousClock()
         let started = clock.now
         let report = try await Fastpull.download(from: url, to: output, configuration: configuration)
@@ -371,7 +373,7 @@ struct RequestOptionsTests {
 
     @Test func aRateBelowOneIsAUsageError() async throws {
         var configuration = configuration()
-        configuration.maximumBytesPerSecond = 0
+        configuration.connections.maximumBytesPerSecond = 0
         await #expect {
             _ = try await Fastpull.download(
                 from: URL(string: "http://127.0.0.1:1/x")!, to: output, configuration: configuration)

@@ -140,7 +140,7 @@ struct ResumeTests {
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         _ = try writeFile("w.bin", seed: 3)
         var configuration = Configuration.quickRetries()
-        configuration.restartWhenRemoteChanges = false
+        configuration.resume.restartsWhenRemoteChanges = false
         await #expect {
             _ = try await Download(from: url, to: output, configuration: configuration).run()
         } throws: { error in
@@ -244,7 +244,7 @@ struct ResumeTests {
         _ = try await startAndPause(
             Download(from: url, to: output, configuration: .quickRetries(connections: 4)))
         var configuration = Configuration.quickRetries()
-        configuration.resumeFromJournal = false
+        configuration.resume.fromJournal = false
         let report = try await Download(
             from: server.url("/gen/\(size)?rate=\(1_000_000 / FaultRun.timeScale)"), to: output,
             configuration: configuration

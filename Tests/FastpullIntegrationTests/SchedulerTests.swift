@@ -36,7 +36,7 @@ struct SchedulerTests {
     @Test func onAServerWhoseRequestsCostASecondTheProbesAnswerCarriesTheFile() async throws {
         let size = 16 << 20
         var configuration = Configuration.quickRetries(connections: 4)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let (report, _) = try await run("/gen/\(size)?ttfb=1000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
         let records = try Self.traceRecords(folder.path + "/trace.jsonl")
@@ -65,11 +65,11 @@ struct SchedulerTests {
     func pipelinedRecords(_ more: String = "") async throws -> [[String: Any]] {
         let size = 8 << 20
         var configuration = Configuration.quickRetries(connections: 2)
-        configuration.minimumSegmentSize = 4 << 20
-        configuration.maximumBytesPerSecond = 3_000_000
+        configuration.connections.minimumSegmentSize = 4 << 20
+        configuration.connections.maximumBytesPerSecond = 3_000_000
         // On loopback: its round trip is too short for them to go ahead by default.
-        configuration.pipelining = .always
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.connections.pipelining = .always
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let (report, _) = try await run("/gen/\(size)?rate=2000000&ttfb=20" + more, configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
         return try Self.traceRecords(folder.path + "/trace.jsonl")
@@ -120,7 +120,7 @@ struct SchedulerTests {
         // Three connections; every third accepted one crawls at 100 kB/s, the others at 4 MB/s.
         let size = 6 << 20
         var configuration = Configuration.quickRetries(connections: 3)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let (report, events) = try await run(
             "/gen/\(size)?rate=4000000&slow-every=3&slow-rate=100000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
@@ -157,7 +157,7 @@ struct SchedulerTests {
     @Test func aFarSlowerConnectionReconnects() async throws {
         let size = 32 << 20
         var configuration = Configuration.quickRetries(connections: 4)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let (report, _) = try await run(
             "/gen/\(size)?rate=4000000&slow-every=4&slow-rate=100000", configuration)
         #expect(report.sha256 == Expected.sha256(size: size))
@@ -168,14 +168,14 @@ struct SchedulerTests {
         let first = try #require(reconnects.first)
         #expect(first["bytes"] as? Int ?? size < size / 8)
         // The default stall timeout (10 s) cannot have fired: the slow one did receive bytes.
-        #expect(configuration.stallTimeout >= .seconds(10))
+        #expect(configuration.timeouts.stall >= .seconds(10))
     }
 
     @Test func aConnectionThatStallsForeverIsReplaced() async throws {
         let size = 4 << 20
         var configuration = Configuration.quickRetries(connections: 2)
-        configuration.stallTimeout = .milliseconds(300 * FaultRun.timeScale)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.timeouts.stall = .milliseconds(300 * FaultRun.timeScale)
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         // The first response stops sending after 100 000 bytes and never closes. The other connection
         // runs at 2 MB/s, so it cannot fetch the whole file and take over the stalled one's bytes
         // before the stall is seen (it did in a CI run: the file was in, and nothing stalled).
@@ -195,7 +195,7 @@ struct SchedulerTests {
 
     @Test func theTraceIsValidJSONLines() async throws {
         var configuration = Configuration.quickRetries(connections: 4)
-        configuration.traceFile = folder.path + "/trace.jsonl"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         _ = try await run("/gen/\(6 << 20)?rate=4000000", configuration)
         let records = try Self.traceRecords(folder.path + "/trace.jsonl")
         #expect(records.allSatisfy { $0["t"] is Double && $0["event"] is String })

@@ -26,7 +26,10 @@ struct SecurityTests {
     var caFile: String { FixturePaths.certificatesDirectory + "/ca.pem" }
 
     func configuration(retries: Int = 1) -> Configuration {
-        Configuration(connections: .fixed(2), retries: retries, retryBaseDelay: .milliseconds(5))
+        Configuration(connections: .fixed(2)).with {
+            $0.retries.limit = retries
+            $0.retries.baseDelay = .milliseconds(5)
+        }
     }
 
     /// A file outside the download's reach that a planted symlink points to.
@@ -178,7 +181,7 @@ struct SecurityTests {
         let tls = try tlsServer(.wrongHost)
         let url = tls.url("/gen/1000")
         var configuration = configuration()
-        configuration.caFile = caFile
+        configuration.tls.caFile = caFile
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .tls, mentioning: [url.absoluteString, "mismatch"])
         #expect(Leftovers(output).isEmpty)
@@ -189,7 +192,7 @@ struct SecurityTests {
         let tls = try tlsServer(.expired)
         let url = tls.url("/gen/1000")
         var configuration = configuration()
-        configuration.caFile = caFile
+        configuration.tls.caFile = caFile
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .tls, mentioning: [url.absoluteString, "expired"])
         #expect(Leftovers(output).isEmpty)
@@ -201,8 +204,8 @@ struct SecurityTests {
         let legacy = try await LegacyTLSServer.start(["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
         defer { legacy.stop() }
         var configuration = configuration(retries: 0)
-        configuration.caFile = caFile
-        configuration.idleTimeout = .seconds(5)
+        configuration.tls.caFile = caFile
+        configuration.timeouts.idle = .seconds(5)
         let url = try #require(URL(string: "https://127.0.0.1:\(legacy.port)/x"))
         let result = await FaultRun.download(url, to: output, configuration)
         _ = try FaultRun.expectError(result, code: .tls, mentioning: [url.absoluteString, "protocol"])
@@ -237,8 +240,8 @@ struct SecurityTests {
         let legacy = try await LegacyTLSServer.start(["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
         defer { legacy.stop() }
         var configuration = configuration(retries: 0)
-        configuration.caFile = caFile
-        configuration.idleTimeout = .seconds(5)
+        configuration.tls.caFile = caFile
+        configuration.timeouts.idle = .seconds(5)
         let url = try #require(URL(string: "https://127.0.0.1:\(legacy.port)/x"))
         let result = await FaultRun.download(url, to: output, configuration)
         let error = try FaultRun.expectError(

@@ -223,7 +223,7 @@ struct ServerQuirksTests {
         }
         defer { responder.stop() }
         var configuration = Configuration.quickRetries(2, connections: connections)
-        configuration.minimumSegmentSize = minimumSegmentSize
+        configuration.connections.minimumSegmentSize = minimumSegmentSize
         let report = try await FaultRun.download(
             responder.url("/keep"), to: output, configuration, sourceLocation: sourceLocation
         ).get()
@@ -302,7 +302,7 @@ struct ServerQuirksTests {
         }
         defer { proxy.stop() }
         var configuration = Configuration.quickRetries(0)
-        configuration.proxy = .url("http://127.0.0.1:\(proxy.port)")
+        configuration.request.proxy = .url("http://127.0.0.1:\(proxy.port)")
         let result = await FaultRun.download(server.url("/gen/4096"), to: output, configuration)
         _ = try FaultRun.expectError(
             result, code: .httpStatus,
@@ -315,7 +315,7 @@ struct ServerQuirksTests {
         var configuration = Configuration.quickRetries(0)
         let (fd, port) = try LoopbackListener.open()
         close(fd)  // nothing listens there now
-        configuration.proxy = .url("http://127.0.0.1:\(port)")
+        configuration.request.proxy = .url("http://127.0.0.1:\(port)")
         let result = await FaultRun.download(server.url("/gen/4096"), to: output, configuration)
         _ = try FaultRun.expectError(
             result, code: .network,

@@ -47,9 +47,10 @@ extension Configuration {
     /// it does not decide how many connections a test gets, even where several of its downloads
     /// share one server.
     static func quickRetries(_ retries: Int = 5, connections: Int = 8) -> Configuration {
-        var configuration = Configuration(
-            connections: .fixed(connections), retries: retries, retryBaseDelay: .milliseconds(5))
-        configuration.maximumConnectionsPerHost = 1000
+        var configuration = Configuration(connections: .fixed(connections))
+        configuration.retries.limit = retries
+        configuration.retries.baseDelay = .milliseconds(5)
+        configuration.connections.maximumPerHost = 1000
         return configuration
     }
 }

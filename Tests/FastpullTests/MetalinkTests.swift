@@ -51,13 +51,13 @@ struct MetalinkTests {
             ])
         #expect(file.sources[1].location == "de" && file.sources[1].priority == 2)
         let configuration = file.configuration()
-        #expect(configuration.mirrors == Array(file.urls.dropFirst()))
-        #expect(configuration.checksums.isEmpty)
+        #expect(configuration.sources.mirrors == Array(file.urls.dropFirst()))
+        #expect(configuration.integrity.checksums.isEmpty)
         #expect(
-            configuration.describedChecksums
+            configuration.integrity.describedChecksums
                 == .init(document: "the Metalink file", checksums: [.sha256(Self.sha256)]))
-        #expect(configuration.expectedSize == 2_621_440)
-        #expect(configuration.pieceHashes == file.pieces)
+        #expect(configuration.integrity.expectedSize == 2_621_440)
+        #expect(configuration.integrity.pieceHashes == file.pieces)
     }
 
     /// A document's names are made safe as a server's `Content-Disposition` names are: escape

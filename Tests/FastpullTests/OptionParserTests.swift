@@ -93,34 +93,35 @@ struct OptionParserTests {
             "--trace", "t.jsonl", "-Y", "2K/s", "--speed-time", "15", "http://h/x",
         ])
         let configuration = parsed.configuration
-        #expect(configuration.connections == .fixed(6))
-        #expect(configuration.maximumConnections == 20)
-        #expect(configuration.minimumSegmentSize == 2 << 20)
-        #expect(configuration.maximumBytesPerSecond == 500 << 10)
-        #expect(configuration.lowestSpeed == LowestSpeed(bytesPerSecond: 2048, duration: .seconds(15)))
-        #expect(configuration.idleTimeout == .milliseconds(2500))
-        #expect(configuration.connectTimeout == .seconds(3))
-        #expect(configuration.stallTimeout == .seconds(4))
-        #expect(configuration.retries == 0)
+        #expect(configuration.connections.count == .fixed(6))
+        #expect(configuration.connections.maximum == 20)
+        #expect(configuration.connections.minimumSegmentSize == 2 << 20)
+        #expect(configuration.connections.maximumBytesPerSecond == 500 << 10)
         #expect(
-            configuration.headers == [
+            configuration.timeouts.lowestSpeed == LowestSpeed(bytesPerSecond: 2048, duration: .seconds(15)))
+        #expect(configuration.timeouts.idle == .milliseconds(2500))
+        #expect(configuration.timeouts.connect == .seconds(3))
+        #expect(configuration.timeouts.stall == .seconds(4))
+        #expect(configuration.retries.limit == 0)
+        #expect(
+            configuration.request.headers == [
                 Header(name: "X-Token", value: "abc"), Header(name: "Accept", value: "*/*"),
             ])
-        #expect(configuration.userAgent == "tool/1.0")
+        #expect(configuration.request.userAgent == "tool/1.0")
         #expect(parsed.user == Credentials(user: "bob", password: "s:cret"))
         #expect(parsed.proxy == "http://proxy.local:3128")
         #expect(parsed.noProxy == ["a.test", ".b.test"])
-        #expect(configuration.checksums.count == 1)
-        #expect(configuration.keepPartialOnMismatch)
-        #expect(configuration.insecure)
-        #expect(!configuration.resumeFromJournal)
-        #expect(configuration.restartWhenRemoteChanges)
-        #expect(configuration.maximumConnectionsPerHost == 7)
-        #expect(configuration.traceFile == "t.jsonl")
+        #expect(configuration.integrity.checksums.count == 1)
+        #expect(configuration.integrity.keepsPartialOnMismatch)
+        #expect(configuration.tls.insecure)
+        #expect(!configuration.resume.fromJournal)
+        #expect(configuration.resume.restartsWhenRemoteChanges)
+        #expect(configuration.connections.maximumPerHost == 7)
+        #expect(configuration.diagnostics.traceFile == "t.jsonl")
         #expect(parsed.parallelFiles == 3)
         #expect(parsed.force && parsed.dryRun && parsed.json && parsed.quiet)
         #expect(parsed.directory == "out")
-        #expect(try options(["-n", "auto", "http://h/x"]).configuration.connections == .automatic)
+        #expect(try options(["-n", "auto", "http://h/x"]).configuration.connections.count == .automatic)
         #expect(try options(["--proxy", "", "http://h/x"]).proxy == "")
     }
 
@@ -218,7 +219,8 @@ struct OptionParserTests {
         let parsed = try options(["--noproxy", "local.test", "http://h.test/a"])
         let jobs = try parsed.jobs(
             lines: [], netrc: nil, environment: ["ALL_PROXY": "http://all.test:3"], workingDirectory: "/work")
-        #expect(jobs[0].item.configuration?.proxy == .url("http://all.test:3", bypass: ["local.test"]))
+        #expect(
+            jobs[0].item.configuration?.request.proxy == .url("http://all.test:3", bypass: ["local.test"]))
         #expect {
             try parsed.jobs(
                 lines: [], netrc: nil, environment: ["all_proxy": "socks5://u:pw@p.test:1080"],
@@ -285,13 +287,13 @@ struct OptionParserTests {
         #expect(jobs.map(\.origin) == ["argument 1", "argument 2", "/dev/null:1"])
         // Credentials in the URL are taken out of it.
         #expect(jobs[0].item.url.absoluteString == "https://h.test/a")
-        #expect(jobs[0].item.configuration?.credentials == Credentials(user: "u@x", password: "p:w"))
-        #expect(jobs[1].item.configuration?.credentials == Credentials(user: "n", password: "np"))
-        #expect(jobs[0].item.configuration?.proxy == .url("http://p.test:1", bypass: ["local.test"]))
-        #expect(jobs[1].item.configuration?.proxy == .url("http://p.test:2", bypass: ["local.test"]))
+        #expect(jobs[0].item.configuration?.request.credentials == Credentials(user: "u@x", password: "p:w"))
+        #expect(jobs[1].item.configuration?.request.credentials == Credentials(user: "n", password: "np"))
+        #expect(jobs[0].item.configuration?.request.proxy == .url("http://p.test:1", bypass: ["local.test"]))
+        #expect(jobs[1].item.configuration?.request.proxy == .url("http://p.test:2", bypass: ["local.test"]))
         #expect(jobs[0].item.destination == .folder(URL(fileURLWithPath: "/work/out", isDirectory: true)))
         #expect(jobs[2].item.destination == .file(URL(fileURLWithPath: "/work/out/c.bin")))
-        #expect(jobs[2].item.configuration?.checksums.count == 1)
+        #expect(jobs[2].item.configuration?.integrity.checksums.count == 1)
 
         // An absolute output is taken as it is, one with dot segments standardized.
         let absolute = try parsed.jobs(
@@ -313,8 +315,8 @@ struct OptionParserTests {
         let plain = try options(["-u", "a:b", "http://h.test/a"])
         let job = try #require(
             try plain.jobs(lines: [], netrc: netrc, environment: [:], workingDirectory: "/w").first)
-        #expect(job.item.configuration?.proxy == .environment)
-        #expect(job.item.configuration?.credentials == Credentials(user: "a", password: "b"))
+        #expect(job.item.configuration?.request.proxy == .environment)
+        #expect(job.item.configuration?.request.credentials == Credentials(user: "a", password: "b"))
     }
 
     @Test func twoJobsWritingOneFileIsAUsageError() throws {
@@ -351,11 +353,11 @@ struct LowestSpeedOptionTests {
     }
 
     @Test func onByDefaultOffWithZero() throws {
-        #expect(try configuration([]).lowestSpeed == .standard)
-        #expect(try configuration(["--speed-limit", "0"]).lowestSpeed == nil)
-        #expect(try configuration(["--speed-limit", "0", "--speed-time", "5"]).lowestSpeed == nil)
+        #expect(try configuration([]).timeouts.lowestSpeed == .standard)
+        #expect(try configuration(["--speed-limit", "0"]).timeouts.lowestSpeed == nil)
+        #expect(try configuration(["--speed-limit", "0", "--speed-time", "5"]).timeouts.lowestSpeed == nil)
         #expect(
-            try configuration(["-y", "5"]).lowestSpeed
+            try configuration(["-y", "5"]).timeouts.lowestSpeed
                 == LowestSpeed(bytesPerSecond: 1024, duration: .seconds(5)))
     }
 

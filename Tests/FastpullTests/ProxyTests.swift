@@ -241,7 +241,7 @@ struct RequestOptionsUnitTests {
         #expect(text.contains("\r\nProxy-Authorization: Basic cDpx\r\n"))
         // Without credentials in the proxy URL, a user `Proxy-Authorization` goes in the CONNECT.
         let settings = try Self.settings {
-            $0.headers = [Header(name: "proxy-authorization", value: "Basic eA==")]
+            $0.request.headers = [Header(name: "proxy-authorization", value: "Basic eA==")]
         }
         let connect = Requests.connect(
             to: Origin(Self.url)!, through: Proxy(host: "p.test", port: 1), settings: settings)
@@ -251,13 +251,13 @@ struct RequestOptionsUnitTests {
 
     @Test func userFieldsReplaceDefaultsAndCredentialsBecomeBasic() throws {
         let settings = try Self.settings {
-            $0.headers = [
+            $0.request.headers = [
                 Header(name: "accept", value: "application/octet-stream"),
                 Header(name: "X-Token", value: " t1 "),
                 Header(name: "Accept-Encoding", value: ""), Header(name: "X-Token", value: "t2"),
             ]
-            $0.credentials = Credentials(user: "ann", password: "pw:with:colons")
-            $0.userAgent = "builder/2"
+            $0.request.credentials = Credentials(user: "ann", password: "pw:with:colons")
+            $0.request.userAgent = "builder/2"
         }
         let origin = try #require(Origin(Self.url))
         let head = Requests.make("GET", Self.url, origin: origin, range: 0...9, settings: settings)
@@ -272,9 +272,9 @@ struct RequestOptionsUnitTests {
 
     @Test func aUserAuthorizationWinsOverCredentialsAndAnEmptyUserAgentSendsNone() throws {
         let settings = try Self.settings {
-            $0.headers = [Header(name: "Authorization", value: "Bearer abc")]
-            $0.credentials = Credentials(user: "ann", password: "pw")
-            $0.userAgent = ""
+            $0.request.headers = [Header(name: "Authorization", value: "Bearer abc")]
+            $0.request.credentials = Credentials(user: "ann", password: "pw")
+            $0.request.userAgent = ""
         }
         let head = Requests.make("GET", Self.url, origin: Origin(Self.url)!, settings: settings)
         #expect(head.headers.values(for: "Authorization") == ["Bearer abc"])
@@ -286,12 +286,12 @@ struct RequestOptionsUnitTests {
     ])
     func secretsStayWithTheOriginAskedFor(elsewhere: String) throws {
         let settings = try Self.settings {
-            $0.headers = [
+            $0.request.headers = [
                 Header(name: "Authorization", value: "Bearer abc"), Header(name: "cookie", value: "s=1"),
                 Header(name: "Proxy-Authorization", value: "Basic eA=="),
                 Header(name: "X-Other", value: "keep"),
             ]
-            $0.credentials = Credentials(user: "ann", password: "pw")
+            $0.request.credentials = Credentials(user: "ann", password: "pw")
         }
         let other = URL(string: elsewhere)!
         let head = Requests.make("GET", other, origin: Origin(other)!, settings: settings)
@@ -314,7 +314,7 @@ struct RequestOptionsUnitTests {
     @Test(arguments: ["Host", "range", "If-Range", "Content-Length", "transfer-encoding", "Connection"])
     func framingFieldsAreRefusedByName(name: String) {
         #expect {
-            try Self.settings { $0.headers = [Header(name: name, value: "x")] }
+            try Self.settings { $0.request.headers = [Header(name: name, value: "x")] }
         } throws: { error in
             guard let error = error as? FastpullError else { return false }
             return error.code == .usage && error.message.lowercased().contains("'\(name.lowercased())'")
@@ -323,13 +323,13 @@ struct RequestOptionsUnitTests {
 
     @Test func malformedFieldsAreRefusedWithoutEchoingTheValue() {
         let cases: [(inout Configuration) -> Void] = [
-            { $0.headers = [Header(name: "Bad Name", value: "x")] },
-            { $0.headers = [Header(name: "Authorization: Bearer secret", value: "")] },
-            { $0.headers = [Header(name: "X-Inject", value: "secret\r\nHost: evil")] },
-            { $0.headers = [Header(name: "", value: "x")] },
-            { $0.userAgent = "ua\nX: y" },
-            { $0.credentials = Credentials(user: "a:b", password: "secret") },
-            { $0.credentials = Credentials(user: "a", password: "secret\r\n") },
+            { $0.request.headers = [Header(name: "Bad Name", value: "x")] },
+            { $0.request.headers = [Header(name: "Authorization: Bearer secret", value: "")] },
+            { $0.request.headers = [Header(name: "X-Inject", value: "secret\r\nHost: evil")] },
+            { $0.request.headers = [Header(name: "", value: "x")] },
+            { $0.request.userAgent = "ua\nX: y" },
+            { $0.request.credentials = Credentials(user: "a:b", password: "secret") },
+            { $0.request.credentials = Credentials(user: "a", password: "secret\r\n") },
         ]
         for configure in cases {
             #expect {

@@ -17,7 +17,7 @@ import Synchronization
 /// A ``Download`` or ``Batch`` made with `client:` runs through it too.
 ///
 /// Every download through one client counts its connections against one per-host limit
-/// (``Configuration/maximumConnectionsPerHost``), finds the connections an earlier download left
+/// (``Configuration/Connections/maximumPerHost``), finds the connections an earlier download left
 /// open, and runs on threads kept from earlier work. ``shutdown()`` stops what runs (each download
 /// ends ``FastpullError/Code/interrupted``, its progress saved to resume), closes every connection,
 /// and returns once the client's threads have ended.

@@ -14,7 +14,7 @@ enum ExistingFile {
         for name in [file.lastPathComponent, url.lastPathComponent] where !name.isEmpty && name != "/" {
             if !names.contains(name) { names.append(name) }
         }
-        for checksumFile in configuration.checksumFiles {
+        for checksumFile in configuration.integrity.checksumFiles {
             if let checksum = ChecksumFile.parse(
                 checksumFile.text, fileNames: names, checksumFileName: checksumFile.source)
             {
@@ -98,7 +98,7 @@ enum ExistingFile {
             // (not fetched again); the recorded one is reported as recorded, and a file whose bytes
             // no longer have it changed since it was saved.
             var sha256 = ""
-            if configuration.computesSHA256 {
+            if configuration.integrity.computesSHA256 {
                 let hashed = await hashOnAThread(path, algorithms: [.sha256])
                 guard let digest = hashed?.1[.sha256], hashed?.0 == record.size else { return nil }
                 sha256 = Digest.hex(digest)

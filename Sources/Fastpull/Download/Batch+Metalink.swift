@@ -7,7 +7,7 @@ extension Batch {
     static let followedDocument = DocumentFetch(kind: "Metalink file", remedy: .saveDocumentAsItIs)
 
     /// When `url` (of an item saved into `folder`) is a Metalink document — its media type, or a
-    /// `.meta4` name — and ``Configuration/followsMetalink`` is on: the document is fetched and parsed,
+    /// `.meta4` name — and ``Configuration/Sources/followsMetalink`` is on: the document is fetched and parsed,
     /// and the file it describes is what the item downloads (its first URL, the others as mirrors, its
     /// hashes, piece hashes and size, its name in `folder`). Nil for any other file.
     ///
@@ -19,7 +19,7 @@ extension Batch {
         _ url: URL, probed: Download.Probed, folder: URL, configuration: Configuration
     ) async throws(FastpullError) -> (url: URL, file: URL, configuration: Configuration)? {
         let remote = probed.remote
-        guard configuration.followsMetalink,
+        guard configuration.sources.followsMetalink,
             Metalink.isMediaType(remote.contentType) || hasMetalinkName(remote.finalURL)
         else { return nil }
         // The document is fetched on its own; an answer the naming probe kept goes now.
@@ -46,7 +46,7 @@ extension Batch {
                 at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         var settings = configuration
-        settings.followsMetalink = false
+        settings.sources.followsMetalink = false
         return (
             first, destination,
             file.configuration(settings, document: "Metalink file \(url.redactedForDisplay)")

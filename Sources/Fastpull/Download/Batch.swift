@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// A file already at its destination that matches its checksums is not fetched again (see
 /// ``BatchOptions/existingFiles``). Connections to one host are limited across all the files, and
-/// every other download of the process (see ``Configuration/maximumConnectionsPerHost``).
+/// every other download of the process (see ``Configuration/Connections/maximumPerHost``).
 ///
 /// - Parameters:
 ///   - items: what to fetch, and where.
@@ -176,8 +176,8 @@ public final class Batch: Sendable {
         downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
         connections = client.connections(
-            tls: TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure),
-            timeouts: Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout))
+            tls: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
+            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle))
         if options.keepsEvents { _ = events }
     }
 
@@ -287,9 +287,9 @@ public final class Batch: Sendable {
                 FastpullError(.interrupted, "interrupted before \(item.url.redactedForDisplay) was started"))
         }
         var settings = item.configuration ?? configuration
-        settings.checksums += item.checksums
+        settings.integrity.checksums += item.checksums
         // Refusing existing files also refuses one that appears during the download.
-        if options.existingFiles == .refuse { settings.replacesExistingFile = false }
+        if options.existingFiles == .refuse { settings.resume.replacesExistingFile = false }
 
         var file: URL
         var probed: Download.Probed?
@@ -361,7 +361,7 @@ public final class Batch: Sendable {
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
             case .changed(let reason, let found)?:
                 emit(index, .warning("\(reason); downloading it again"))
-                settings.replacesExistingFile = true
+                settings.resume.replacesExistingFile = true
                 probed = found
             case .changedHere(let reason, let found)?:
                 // Its bytes are not those saved: never kept as complete. Replaced where files may be,
@@ -375,7 +375,7 @@ public final class Batch: Sendable {
             case nil:
                 break
             }
-            if options.existingFiles == .refuse, !settings.replacesExistingFile {
+            if options.existingFiles == .refuse, !settings.resume.replacesExistingFile {
                 let reason =
                     ExistingFile.expectations(for: file, url: source, configuration: settings).isEmpty
                     ? "" : " and does not match its checksum"
@@ -460,7 +460,7 @@ public final class Batch: Sendable {
             planned = try await Download(
                 from: url, to: fallback, configuration: configuration, observer: observer,
                 sharedConnections: connections, client: client
-            ).planned(keepingAnswer: fresh && configuration.maximumBytesPerSecond == nil)
+            ).planned(keepingAnswer: fresh && configuration.connections.maximumBytesPerSecond == nil)
         } catch let error as FastpullError {
             throw error
         } catch {

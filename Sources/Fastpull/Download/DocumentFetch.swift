@@ -59,17 +59,17 @@ package struct DocumentFetch: Sendable {
                 "cannot create a temporary folder for the \(kind) \(url.redactedForDisplay): \(error)")
         }
         var settings = configuration
-        settings.connections = .fixed(1)
-        settings.followsMetalink = false
-        settings.usesLinkedMirrors = false
-        settings.mirrors = []
-        settings.checksums = []
-        settings.checksumFiles = []
-        settings.pieceHashes = nil
-        settings.expectedSize = nil
-        settings.describedChecksums = nil
-        settings.resumeFromJournal = false
-        settings.traceFile = nil
+        settings.connections.count = .fixed(1)
+        settings.sources.followsMetalink = false
+        settings.sources.usesLinkedMirrors = false
+        settings.sources.mirrors = []
+        settings.integrity.checksums = []
+        settings.integrity.checksumFiles = []
+        settings.integrity.pieceHashes = nil
+        settings.integrity.expectedSize = nil
+        settings.integrity.describedChecksums = nil
+        settings.resume.fromJournal = false
+        settings.diagnostics.traceFile = nil
         settings.document = self
         let destination = folder.appendingPathComponent("document")
         do {

@@ -92,7 +92,7 @@ public final class Download: Sendable {
     }
 
     /// Prepares a download of one file from several servers: the first URL is the one asked for, the
-    /// others join ``Configuration/mirrors``. They are mixed only when something verifies the file
+    /// others join ``Configuration/Sources/mirrors``. They are mixed only when something verifies the file
     /// (a checksum, piece hashes); ``Report/sources`` says what each served.
     ///
     /// - Precondition: `sources` is not empty.
@@ -102,7 +102,7 @@ public final class Download: Sendable {
     ) {
         precondition(!sources.isEmpty, "a download needs at least one URL")
         var settings = configuration
-        settings.mirrors = Array(sources.dropFirst()) + configuration.mirrors
+        settings.sources.mirrors = Array(sources.dropFirst()) + configuration.sources.mirrors
         self.init(from: sources[0], to: destination, configuration: settings, observer: nil, client: client)
     }
 
@@ -227,8 +227,8 @@ public final class Download: Sendable {
     /// to this download's observer.
     func planned(keepingAnswer: Bool = false) async throws -> Planned {
         var settings = configuration
-        settings.resumeFromJournal = true
-        settings.traceFile = nil
+        settings.resume.fromJournal = true
+        settings.diagnostics.traceFile = nil
         // The destination is not looked at: nothing is written, and its folder need not exist yet.
         let probe = Download(
             from: url, to: Self.planPlaceholder, configuration: settings, observer: observer, planOnly: true,
@@ -460,7 +460,7 @@ extension Pipeline {
         }
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
-            minimumSegmentSize: max(configuration.minimumSegmentSize, 1))
+            minimumSegmentSize: max(configuration.connections.minimumSegmentSize, 1))
         throw download.stopPlanned(
             Download.Planned(
                 plan: Event.Plan(

@@ -82,7 +82,7 @@ public struct Event: Sendable, Equatable {
         public static let finished = Kind(rawValue: "finished")
         /// The run failed: the last event of a failed run (``Event/error``).
         public static let failed = Kind(rawValue: "failed")
-        /// A request head and the head of its answer, with ``Configuration/verbose``
+        /// A request head and the head of its answer, with ``Configuration/Diagnostics/verbose``
         /// (``Event/exchange``).
         public static let exchange = Kind(rawValue: "exchange")
         /// A source of the file is no longer used (``Event/sourceDropped``).
@@ -368,7 +368,7 @@ extension Event {
         /// file was already in place.
         public var bytesFetched: Int64
         /// Every digest computed, by algorithm name, in lowercase hexadecimal (`sha256` where it was
-        /// computed: see ``Configuration/computesSHA256``).
+        /// computed: see ``Configuration/Integrity/computesSHA256``).
         public var digests: [String: String]
         /// The expected checksums the file matched.
         public var verifiedChecksums: [Checksum]

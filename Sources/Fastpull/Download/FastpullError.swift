@@ -98,13 +98,13 @@ extension FastpullError {
             switch self {
             case .resume: return "download to the same destination again to resume"
             case .freeSpace: return "free some space and download to the same destination again"
-            case .replaceExisting: return "set Configuration.replacesExistingFile to replace it"
-            case .startOver: return "set Configuration.restartWhenRemoteChanges to start over"
+            case .replaceExisting: return "set Configuration.resume.replacesExistingFile to replace it"
+            case .startOver: return "set Configuration.resume.restartsWhenRemoteChanges to start over"
             case .trustAnotherAuthority:
                 return
-                    "set Configuration.caFile to trust another authority, or Configuration.insecure to skip verification"
+                    "set Configuration.tls.caFile to trust another authority, or Configuration.tls.insecure to skip verification"
             case .saveDocumentAsItIs:
-                return "set Configuration.followsMetalink to false to save the document as it is"
+                return "set Configuration.sources.followsMetalink to false to save the document as it is"
             }
         }
     }

@@ -31,7 +31,7 @@ extension Pipeline {
         // The probe's answer goes to worker 0, which owns the first piece before any other starts.
         if let opening { opening.assign(scheduler.adopt(0, end: opening.end, requestCost: requestCost)) }
         let host = HostConnectionLimiter.key(for: remote.finalURL)
-        let perHost = max(configuration.maximumConnectionsPerHost, 1)
+        let perHost = max(configuration.connections.maximumPerHost, 1)
         let download = download
         // Connections beyond the descriptors left (ulimit -n) would only fail: fewer start.
         DescriptorBudget.reserveSpares()
@@ -49,12 +49,12 @@ extension Pipeline {
                 ))
         }
         let controller: ConnectionController
-        switch configuration.connections {
+        switch configuration.connections.count {
         case .fixed(let count):
             controller = ConnectionController(fixed: min(count, plan.connections, fitting, perHost))
         case .automatic:
             // Each connection needs at least a minimum split of work.
-            let work = Int(clamping: max(plan.size / max(configuration.minimumSegmentSize, 1), 1))
+            let work = Int(clamping: max(plan.size / max(configuration.connections.minimumSegmentSize, 1), 1))
             var settings = ConnectionController.Settings(
                 roundTrip: roundTrip, requestCost: requestCost,
                 cores: ProcessInfo.processInfo.activeProcessorCount)
@@ -63,7 +63,7 @@ extension Pipeline {
             if sources != nil, let mirrors {
                 settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
             }
-            let maximum = min(configuration.maximumConnections, fitting, perHost, work)
+            let maximum = min(configuration.connections.maximum, fitting, perHost, work)
             if sources == nil, let remembered = link?.current {
                 controller = ConnectionController(
                     automaticUpTo: maximum, settings: settings, remembering: remembered)
@@ -74,7 +74,8 @@ extension Pipeline {
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
-                scheduler: scheduler, counters: counters, retries: configuration.retries, policy: policy,
+                scheduler: scheduler, counters: counters, retries: configuration.retries.limit,
+                policy: policy,
                 slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map,
                 opening: worker == 0 ? opening : nil, wholeFile: wholeFile)
         }

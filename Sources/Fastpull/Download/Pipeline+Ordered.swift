@@ -38,17 +38,17 @@ extension Pipeline {
         defer { pool.closeAll() }
         let executors = ExecutorSet(threads: download.client.threads)
         defer { executors.shutdown() }
-        let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
-        let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let trace = try configuration.diagnostics.traceFile.map { try TraceRecorder(path: $0) }
+        let policy = RetryPolicy(baseDelay: configuration.retries.baseDelay)
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote
         // Bytes handed to the output cannot be taken back, so nothing of another source's may reach it
         // before the whole file verifies.
-        if !configuration.mirrors.isEmpty {
+        if !configuration.sources.mirrors.isEmpty {
             download.emit(
                 .warning(
-                    "\(target.name) takes the bytes in order as they come: only \(download.url.redactedForDisplay) serves, not the \(configuration.mirrors.count) other sources"
+                    "\(target.name) takes the bytes in order as they come: only \(download.url.redactedForDisplay) serves, not the \(configuration.sources.mirrors.count) other sources"
                 ))
         }
 
@@ -71,7 +71,7 @@ extension Pipeline {
         let expectations = try expectations(for: remote)
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
-            minimumSegmentSize: configuration.minimumSegmentSize)
+            minimumSegmentSize: configuration.connections.minimumSegmentSize)
         let scheduler = Scheduler(segments: plan.segments, settings: schedulerSettings(roundTrip: roundTrip))
         announce(plan, remote: remote, resumedBytes: 0, scheduler: scheduler)
         let output = OrderedOutput(descriptor: descriptor, name: target.name, wait: counters.outputWait)

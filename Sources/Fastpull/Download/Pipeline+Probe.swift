@@ -38,10 +38,10 @@ extension Pipeline {
         retries: Int? = nil, opensWithGet: Bool = false
     ) async throws -> Probe.Outcome {
         let probe = Probe(
-            pool: pool, maximumRedirects: configuration.maximumRedirects,
-            allowInsecureRedirects: configuration.allowInsecureRedirects, opensWithGet: opensWithGet)
+            pool: pool, maximumRedirects: configuration.request.maximumRedirects,
+            allowInsecureRedirects: configuration.request.allowsInsecureRedirects, opensWithGet: opensWithGet)
         let url = url ?? download.url
-        let retries = retries ?? configuration.retries
+        let retries = retries ?? configuration.retries.limit
         let counters = counters
         return try await withTaskExecutorPreference(executor) {
             let slot = CancellationSlot()

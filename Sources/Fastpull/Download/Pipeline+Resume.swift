@@ -20,7 +20,7 @@ extension Pipeline {
         var template = Journal(
             url: download.url.absoluteString, finalURL: remote.finalURL.absoluteString, size: size,
             etag: remote.etag, lastModified: remote.lastModified,
-            checksums: configuration.checksums.map(\.description), bootID: bootID, segments: [])
+            checksums: configuration.integrity.checksums.map(\.description), bootID: bootID, segments: [])
 
         let file = try claimedPart()
         if let journal = try usableJournal(remote: remote, bootID: bootID) {
@@ -42,7 +42,7 @@ extension Pipeline {
         }
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
-            minimumSegmentSize: configuration.minimumSegmentSize)
+            minimumSegmentSize: configuration.connections.minimumSegmentSize)
         do {
             try file.preallocate(size: size)
             template.segments = plan.segments.map {
@@ -87,7 +87,7 @@ extension Pipeline {
         }
         switch journal.matches(remote) {
         case .changed(let reason):
-            guard configuration.restartWhenRemoteChanges else {
+            guard configuration.resume.restartsWhenRemoteChanges else {
                 throw FastpullError(
                     .remoteChanged,
                     "\(download.url.redactedForDisplay) changed since the interrupted download (\(reason))",
@@ -99,7 +99,7 @@ extension Pipeline {
             return nil
         case .unverifiable:
             let hint =
-                configuration.checksums.isEmpty
+                configuration.integrity.checksums.isEmpty
                 ? "; give a checksum to make sure the result is one version of the file" : ""
             download.emit(
                 .warning(

@@ -7,21 +7,21 @@ extension Pipeline {
     /// The sources of a segmented download with mirrors: the URL asked for at once, each mirror once
     /// its probe found the same file (``whileAddingMirrors(to:size:pool:policy:executors:_:)``). Nil
     /// without mirrors, and when nothing could verify a file made of several sources' bytes (unless
-    /// ``Configuration/mirrorsUnverified``): then only the URL asked for serves, with a warning.
+    /// ``Configuration/Sources/mixesUnverified``): then only the URL asked for serves, with a warning.
     ///
     /// The mirrors are those given, then those the server named (RFC 6249 `Link: rel=duplicate`,
-    /// with ``Configuration/usesLinkedMirrors``), at most ``Configuration/Limits/linkedMirrors`` of
+    /// with ``Configuration/Sources/usesLinkedMirrors``), at most ``Configuration/Limits/linkedMirrors`` of
     /// them, in the server's order of preference; the latter are used only when the file can be
     /// verified, without a word otherwise, since nobody asked for them.
     func sourceSet(for remote: RemoteFile, expectations: Expectations) -> (
         sources: SourceSet, mirrors: [URL]
     )? {
-        let verifiable = !expectations.checked.isEmpty || configuration.pieceHashes != nil
+        let verifiable = !expectations.checked.isEmpty || configuration.integrity.pieceHashes != nil
         var mirrors: [URL] = []
-        for url in configuration.mirrors where !mirrors.contains(url) && url != download.url {
+        for url in configuration.sources.mirrors where !mirrors.contains(url) && url != download.url {
             mirrors.append(url)
         }
-        if configuration.usesLinkedMirrors, verifiable || configuration.mirrorsUnverified {
+        if configuration.sources.usesLinkedMirrors, verifiable || configuration.sources.mixesUnverified {
             var linked: [URL] = []
             for url in remote.duplicates
             where !mirrors.contains(url) && !linked.contains(url) && url != download.url
@@ -39,7 +39,7 @@ extension Pipeline {
             mirrors += linked.prefix(most)
         }
         guard !mirrors.isEmpty else { return nil }
-        guard verifiable || configuration.mirrorsUnverified else {
+        guard verifiable || configuration.sources.mixesUnverified else {
             download.emit(
                 .warning(
                     "nothing can verify a file made of several sources' bytes (no checksum, no piece hashes), and sources that differ would give a mixed file: using only \(download.url.redactedForDisplay); give a checksum to use the \(mirrors.count) other sources"
@@ -55,7 +55,7 @@ extension Pipeline {
     ///
     /// A probe is a connection like the fetch's: no more of them run at once than the download may
     /// have connections (``Configuration/connectionLimit``), and each holds a place of its host's
-    /// per-host limit (``Configuration/maximumConnectionsPerHost``) while it runs, waiting for one
+    /// per-host limit (``Configuration/Connections/maximumPerHost``) while it runs, waiting for one
     /// when the fetch holds them all.
     func whileAddingMirrors<T: Sendable>(
         _ mirrors: [URL], to sources: SourceSet?, size: Int64, pool: ConnectionPool, policy: RetryPolicy,
@@ -98,7 +98,7 @@ extension Pipeline {
     /// cancelled first.
     func hostPlace(for url: URL) async throws -> String {
         let host = HostConnectionLimiter.key(for: url)
-        let limit = max(configuration.maximumConnectionsPerHost, 1)
+        let limit = max(configuration.connections.maximumPerHost, 1)
         while !download.client.hosts.acquire(host, limit: limit) {
             try await AlarmClock.sleep(for: .milliseconds(20))
         }
@@ -116,7 +116,7 @@ extension Pipeline {
             // A mirror that does not answer is not waited for long: the others serve meanwhile.
             let outcome = try await probe(
                 pool: pool, policy: policy, executor: executor, url: url,
-                retries: RetryBudget.mirrorProbeRetries(retries: configuration.retries))
+                retries: RetryBudget.mirrorProbeRetries(retries: configuration.retries.limit))
             outcome.pendingBody?.connection.close()
             var remote = outcome.remote
             remote.url = url
@@ -145,7 +145,7 @@ extension Pipeline {
     func pieceCheck(
         size: Int64, scheduler: Scheduler, sources: SourceSet?, map: SourceMap?
     ) throws -> PieceCheck? {
-        guard let hashes = configuration.pieceHashes else { return nil }
+        guard let hashes = configuration.integrity.pieceHashes else { return nil }
         try hashes.validate(size: size)
         let download = download
         let counters = counters
@@ -203,7 +203,7 @@ extension Pipeline {
     /// mirror never used last); empty for one source.
     func sourceUses(_ sources: SourceSet?) -> [Report.SourceUse] {
         guard let sources else { return [] }
-        let order = [download.url] + configuration.mirrors + (sources.snapshot.map(\.remote.url))
+        let order = [download.url] + configuration.sources.mirrors + (sources.snapshot.map(\.remote.url))
         return sources.snapshot.map {
             Report.SourceUse(url: $0.remote.url, bytes: $0.bytes, dropped: $0.dropped)
         }

@@ -44,7 +44,7 @@ extension Pipeline {
             let destination: any ByteDestination = ordered ?? file!
             var fetcher = StreamFetcher(
                 remote: remote, pool: pool, destination: destination, counters: counters,
-                retries: configuration.retries, policy: policy)
+                retries: configuration.retries.limit, policy: policy)
             fetcher.algorithms = digestAlgorithms(for: expectations)
             fetcher.document = configuration.document
             fetcher.resuming = resuming
@@ -82,7 +82,7 @@ extension Pipeline {
                         url: download.url, remote: remote, size: result.size,
                         sha256: Digest.hex(result.sha256)))
                 try file.sync()
-                try file.place(at: outputPath, replacing: configuration.replacesExistingFile)
+                try file.place(at: outputPath, replacing: configuration.resume.replacesExistingFile)
             }
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
@@ -96,7 +96,9 @@ extension Pipeline {
                 transferSeconds: (result.lastByteAt - started).seconds,
                 hashTailSeconds: verification.hashTailSeconds)
         } catch {
-            if ordered == nil, configuration.restartWhenRemoteChanges, let reason = Self.changeReason(error) {
+            if ordered == nil, configuration.resume.restartsWhenRemoteChanges,
+                let reason = Self.changeReason(error)
+            {
                 throw RestartRequest(reason: reason)
             }
             let failure = Failure(error, url: remote.finalURL).error

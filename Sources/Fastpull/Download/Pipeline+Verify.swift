@@ -56,8 +56,8 @@ extension Pipeline {
             }
             checked.append(expectation)
         }
-        let names = configuration.checksumFiles.isEmpty ? [] : checksumFileNames(remote: remote)
-        for file in configuration.checksumFiles {
+        let names = configuration.integrity.checksumFiles.isEmpty ? [] : checksumFileNames(remote: remote)
+        for file in configuration.integrity.checksumFiles {
             guard !ChecksumFile.entries(in: file.text).isEmpty else {
                 throw FastpullError(
                     .usage,
@@ -112,7 +112,7 @@ extension Pipeline {
         let aftermath =
             file == nil
             ? "its bytes already went to \(outputPath), which fastpull cannot take back"
-            : configuration.keepPartialOnMismatch
+            : configuration.integrity.keepsPartialOnMismatch
                 ? "the bytes are kept in \(partPath) for inspection and will not be resumed"
                 : "the download was discarded"
         let name = file?.path ?? outputPath
@@ -175,11 +175,11 @@ extension Pipeline {
     }
 
     /// After a failed verification: the journal goes first, so that no later run can resume into bytes
-    /// known to be bad, then the `.part` file unless ``Configuration/keepPartialOnMismatch`` keeps it
+    /// known to be bad, then the `.part` file unless ``Configuration/Integrity/keepsPartialOnMismatch`` keeps it
     /// (a later run finds it without a journal and starts over).
     func discardAfterFailedVerification() {
         try? store.remove()
-        if !configuration.keepPartialOnMismatch {
+        if !configuration.integrity.keepsPartialOnMismatch {
             try? FileSystem.remove(partPath)
         }
     }

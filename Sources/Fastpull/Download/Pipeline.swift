@@ -90,20 +90,21 @@ struct Pipeline {
     /// The run once the `.part` file is ours.
     /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
     func makePool() throws -> ConnectionPool {
-        let tls = TLSOptions(caFile: configuration.caFile, insecure: configuration.insecure)
-        let timeouts = Timeouts(connect: configuration.connectTimeout, idle: configuration.idleTimeout)
+        let tls = TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure)
+        let timeouts = Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle)
         return ConnectionPool(
             tlsOptions: tls, timeouts: timeouts,
             settings: try RequestSettings(configuration: configuration, url: download.url),
-            proxies: try ProxyRules(configuration.proxy, environment: ProxyRules.environmentVariables),
-            limiter: try RateLimiter.make(configuration.maximumBytesPerSecond),
+            proxies: try ProxyRules(
+                configuration.request.proxy, environment: ProxyRules.environmentVariables),
+            limiter: try RateLimiter.make(configuration.connections.maximumBytesPerSecond),
             shared: download.sharedConnections ?? download.client.connections(tls: tls, timeouts: timeouts),
             census: download.client.census, onExchange: exchangeObserver)
     }
 
-    /// With ``Configuration/verbose``, what sends every request and response head as an event.
+    /// With ``Configuration/Diagnostics/verbose``, what sends every request and response head as an event.
     private var exchangeObserver: (@Sendable (RequestHead, ResponseHead) -> Void)? {
-        guard configuration.verbose else { return nil }
+        guard configuration.diagnostics.verbose else { return nil }
         let download = download
         return { request, response in
             let exchange = Event.Exchange(
@@ -117,13 +118,13 @@ struct Pipeline {
         defer { pool.closeAll() }
         let executors = ExecutorSet(threads: download.client.threads)
         defer { executors.shutdown() }
-        let trace = try configuration.traceFile.map { try TraceRecorder(path: $0) }
+        let trace = try configuration.diagnostics.traceFile.map { try TraceRecorder(path: $0) }
 
         // The steps between the fetches block on the disk (preallocation, the journal's fsync, the final
         // sync and rename), which can take seconds on a busy disk: they run on the download's own control
         // thread, never on Swift's few cooperative threads that every other task shares.
         return try await withTaskExecutorPreference(executors.control) {
-            if !configuration.resumeFromJournal { try discardProgress() }
+            if !configuration.resume.fromJournal { try discardProgress() }
             var restarts = 0
             var oneSource = false
             while true {
@@ -170,7 +171,9 @@ struct Pipeline {
     private func removeUnresumable(after error: any Error) {
         guard part != nil, !FileSystem.exists(store.durablePath) else { return }
         // --keep-partial: the bytes that failed verification stay for inspection.
-        if configuration.keepPartialOnMismatch, (error as? FastpullError)?.code == .integrity { return }
+        if configuration.integrity.keepsPartialOnMismatch, (error as? FastpullError)?.code == .integrity {
+            return
+        }
         try? store.remove()
         try? FileSystem.remove(partPath)
     }
@@ -179,7 +182,7 @@ struct Pipeline {
         pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant,
         oneSource: Bool
     ) async throws -> Report {
-        let policy = RetryPolicy(baseDelay: configuration.retryBaseDelay)
+        let policy = RetryPolicy(baseDelay: configuration.retries.baseDelay)
         // A plan's placeholder destination has no journal to look for.
         let journaled = !download.planOnly && store.exists
         let (outcome, roundTrip) = try await probeAndAnnounce(
@@ -207,7 +210,7 @@ struct Pipeline {
         }
         if opening == nil { outcome.pendingBody?.connection.close() }
         let expectations = try expectations(for: remote)
-        if let expected = configuration.expectedSize, expected != size {
+        if let expected = configuration.integrity.expectedSize, expected != size {
             throw FastpullError(
                 .integrity,
                 "\(remote.finalURL.redactedForDisplay) serves \(size) bytes, but the file is \(expected) bytes"
@@ -222,7 +225,7 @@ struct Pipeline {
         // A small file whose whole body is in the probe's answer is read from that answer on one
         // connection, hashed as it passes: one request, as with the scheduler, but without its
         // threads, its hasher, its controller or a journal (a file this small is not journaled).
-        if sources == nil, configuration.pieceHashes == nil, size <= Self.largestUnjournaledFile,
+        if sources == nil, configuration.integrity.pieceHashes == nil, size <= Self.largestUnjournaledFile,
             !journaled, let opening, opening.end == size, let answer = opening.take()
         {
             return try await stream(
@@ -255,7 +258,7 @@ struct Pipeline {
         let peakConnections: Int
         // The prefix hasher computes every algorithm the expectations need.
         let digests = PrefixHasher.Digests(digestAlgorithms(for: expectations))
-        let map = sources != nil || configuration.pieceHashes != nil ? SourceMap() : nil
+        let map = sources != nil || configuration.integrity.pieceHashes != nil ? SourceMap() : nil
         let wholeFile = WholeFileHandOff()
         do {
             try checkpointer?.checkpoint(durably: true)
@@ -314,7 +317,7 @@ struct Pipeline {
             start.file.record(
                 OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
             try start.file.sync()
-            try start.file.place(at: outputPath, replacing: configuration.replacesExistingFile)
+            try start.file.place(at: outputPath, replacing: configuration.resume.replacesExistingFile)
             try? store.remove()
         } catch {
             // The file is verified; whatever kept it from its name, a later run finds it complete.
@@ -339,22 +342,22 @@ struct Pipeline {
     /// sources from the start), one matched in a checksum file by the name the probe finds, or one with
     /// a malformed checksum (that fails before any request).
     private func opensWithGet(journaled: Bool) -> Bool {
-        !journaled && configuration.mirrors.isEmpty && configuration.pieceHashes == nil
-            && configuration.checksumFiles.isEmpty
+        !journaled && configuration.sources.mirrors.isEmpty && configuration.integrity.pieceHashes == nil
+            && configuration.integrity.checksumFiles.isEmpty
             && configuration.knownChecksums.allSatisfy { $0.checksum.expectedBytes != nil }
     }
 
     /// How the scheduler of this download decides, for a link whose round trip is about `roundTrip`.
     func schedulerSettings(roundTrip: Duration) -> SegmentTable.Settings {
         var settings = SegmentTable.Settings()
-        settings.stallTimeout = configuration.stallTimeout
+        settings.stallTimeout = configuration.timeouts.stall
         // Speeds sampled every 0.1 s, and a far slower connection replaced after twelve round trips
         // (0.3–2 s): soon enough to matter in a download of seconds, long enough for TCP's slow start.
         settings.rateSample = .milliseconds(100)
         settings.slowGrace = min(max(roundTrip * 12, .milliseconds(300)), .seconds(2))
         settings.roundTrip = roundTrip
-        settings.minimumSplit = max(configuration.minimumSegmentSize, 1)
-        switch configuration.pipelining {
+        settings.minimumSplit = max(configuration.connections.minimumSegmentSize, 1)
+        switch configuration.connections.pipelining {
         case .automatic: break
         case .always: settings.aheadMinimumRoundTrip = 0
         case .never: settings.requestsAhead = false
@@ -369,7 +372,7 @@ struct Pipeline {
     /// whenever the work can be resumed.
     private func stopped(by error: any Error, remote: RemoteFile, checkpointer: Checkpointer?) -> any Error {
         if let reason = Self.changeReason(error) {
-            if configuration.restartWhenRemoteChanges { return RestartRequest(reason: reason) }
+            if configuration.resume.restartsWhenRemoteChanges { return RestartRequest(reason: reason) }
             try? discardProgress()
             return Failure(error, url: remote.finalURL).error
         }
@@ -417,20 +420,20 @@ struct Pipeline {
     /// Checks the settings and the destination; returns the ordered output the destination is, if
     /// it is one (the destination is looked up once).
     private func validate() throws -> OrderedTarget? {
-        if case .fixed(let count) = configuration.connections, !(1...128).contains(count) {
+        if case .fixed(let count) = configuration.connections.count, !(1...128).contains(count) {
             throw FastpullError(.usage, "connections must be between 1 and 128, got \(count)")
         }
-        guard (1...128).contains(configuration.maximumConnections) else {
+        guard (1...128).contains(configuration.connections.maximum) else {
             throw FastpullError(
                 .usage,
-                "the maximum number of connections must be between 1 and 128, got \(configuration.maximumConnections)"
+                "the maximum number of connections must be between 1 and 128, got \(configuration.connections.maximum)"
             )
         }
-        guard configuration.minimumSegmentSize >= 1 else {
+        guard configuration.connections.minimumSegmentSize >= 1 else {
             throw FastpullError(.usage, "the minimum segment size must be at least 1 byte")
         }
-        guard configuration.retries >= 0 else {
-            throw FastpullError(.usage, "retries cannot be negative, got \(configuration.retries)")
+        guard configuration.retries.limit >= 0 else {
+            throw FastpullError(.usage, "retries cannot be negative, got \(configuration.retries.limit)")
         }
         guard Origin(download.url) != nil else {
             throw FastpullError(

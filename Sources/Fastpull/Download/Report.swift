@@ -15,7 +15,7 @@ public struct Report: Sendable {
     /// Body bytes received from the server in this run, including bytes fetched again after failures.
     public var bytesFetched: Int64
     /// The SHA-256 of the file, as lowercase hexadecimal, computed in this run; empty when it was not
-    /// (``Configuration/computesSHA256`` false, and no SHA-256 checksum to verify). A file kept from
+    /// (``Configuration/Integrity/computesSHA256`` false, and no SHA-256 checksum to verify). A file kept from
     /// an earlier run is hashed as it is now when asked; what was recorded is ``recordedSHA256``.
     public var sha256: String
     /// Every expected checksum the file matched, whatever its source (given, from a checksum file, or
@@ -32,7 +32,7 @@ public struct Report: Sendable {
     /// Whether the server honoured byte ranges (false means one streaming connection was used).
     public var rangesSupported: Bool
     /// Every digest computed over the file, by algorithm name (`sha256`, `sha512`, `sha1`, `md5`,
-    /// `crc32c`) → lowercase hexadecimal: SHA-256 where it was computed (``Configuration/computesSHA256``,
+    /// `crc32c`) → lowercase hexadecimal: SHA-256 where it was computed (``Configuration/Integrity/computesSHA256``,
     /// or a SHA-256 to verify), the others when an expected checksum needed them.
     public var digests: [String: String]
     /// Every expected checksum the download considered, in order: the given ones, those from checksum
@@ -44,7 +44,7 @@ public struct Report: Sendable {
     /// verification cost beyond the transfer (the prefix was hashed while the download ran).
     public var hashTailSeconds: Double
     /// The servers the bytes came from, the URL asked for first, when there were several
-    /// (``Configuration/mirrors``); empty for one.
+    /// (``Configuration/Sources/mirrors``); empty for one.
     public var sources: [SourceUse] = []
     /// For a file kept from an earlier run (the server still offers the version saved, so nothing
     /// was downloaded): the SHA-256 recorded on it when it was saved, as recorded, not computed in
@@ -80,13 +80,13 @@ extension Report {
     public struct ChecksumCheck: Sendable, Hashable, CustomStringConvertible {
         /// Where an expected checksum came from.
         public enum Source: Sendable, Hashable, CustomStringConvertible {
-            /// ``Configuration/checksums`` (the `--checksum` option).
+            /// ``Configuration/Integrity/checksums`` (the `--checksum` option).
             case user
             /// A checksum file, by the path or URL it was read from.
             case checksumFile(String)
             /// A response header of the server, by name (`Repr-Digest`, `x-goog-hash`, `X-Linked-Etag`).
             case header(String)
-            /// A document that describes the file (``Configuration/describedChecksums``), by name.
+            /// A document that describes the file (``Configuration/Integrity/describedChecksums``), by name.
             case document(String)
 
             /// `the given checksum`, `checksum file SHA256SUMS` or `Repr-Digest header`.

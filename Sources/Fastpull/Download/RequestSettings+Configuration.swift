@@ -7,7 +7,7 @@ extension RequestSettings {
     /// cannot be sent.
     init(configuration: Configuration, url: URL) throws(FastpullError) {
         var fields: [(name: String, value: String)] = []
-        for header in configuration.headers {
+        for header in configuration.request.headers {
             let name = header.name.trimmingSpaces()
             guard HTTPHeaders.isToken(name) else {
                 throw FastpullError(
@@ -30,7 +30,7 @@ extension RequestSettings {
             fields.append((name, value))
         }
         var userAgent: String? = Requests.userAgent
-        if let custom = configuration.userAgent {
+        if let custom = configuration.request.userAgent {
             let value = String(HTTPHeaders.trimmingWhitespace(Substring(custom)))
             guard value.isEmpty || HTTPHeaders.isValidFieldValue(value) else {
                 throw FastpullError(
@@ -39,7 +39,7 @@ extension RequestSettings {
             userAgent = value.isEmpty ? nil : value
         }
         var authorization: String? = nil
-        if let credentials = configuration.credentials {
+        if let credentials = configuration.request.credentials {
             guard !credentials.user.contains(":") else {
                 throw FastpullError(.usage, "the user name for HTTP Basic authentication cannot contain ':'")
             }

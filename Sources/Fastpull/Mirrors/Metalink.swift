@@ -40,12 +40,12 @@ public struct Metalink: Sendable, Hashable {
             -> Configuration
         {
             var configuration = base
-            configuration.mirrors += urls.dropFirst()
+            configuration.sources.mirrors += urls.dropFirst()
             if let strongest = checksums.first {
-                configuration.describedChecksums = .init(document: document, checksums: [strongest])
+                configuration.integrity.describedChecksums = .init(document: document, checksums: [strongest])
             }
-            configuration.pieceHashes = pieces ?? base.pieceHashes
-            configuration.expectedSize = size ?? base.expectedSize
+            configuration.integrity.pieceHashes = pieces ?? base.integrity.pieceHashes
+            configuration.integrity.expectedSize = size ?? base.integrity.expectedSize
             return configuration
         }
     }

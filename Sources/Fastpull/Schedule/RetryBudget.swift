@@ -21,7 +21,7 @@ struct RetryBudget: Sendable {
         case giveUp
     }
 
-    /// Counted failures in a row a download may retry (``Configuration/retries``).
+    /// Counted failures in a row a download may retry (``Configuration/Retries/limit``).
     let retries: Int
     let policy: RetryPolicy
     /// Counted failures in a row so far.

@@ -3,7 +3,7 @@
 struct ChecksumExpectation: Sendable, Hashable, CustomStringConvertible {
     /// Where an expected digest came from.
     enum Source: Sendable, Hashable, CustomStringConvertible {
-        /// The user's `--checksum` option (or `Configuration.checksums`).
+        /// The user's `--checksum` option (or `Configuration.integrity.checksums`).
         case user
         /// A checksum file, named by the path or URL it was read from.
         case checksumFile(String)

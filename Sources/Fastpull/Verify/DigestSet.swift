@@ -1,5 +1,5 @@
 /// Several digests fed from the same bytes: whatever the expected checksums need, and SHA-256 where
-/// the download reports it (``Configuration/computesSHA256``). With none, feeding it costs nothing.
+/// the download reports it (``Configuration/Integrity/computesSHA256``). With none, feeding it costs nothing.
 ///
 /// A large buffer is fed in pieces of ``pieceSize`` bytes, each piece to every algorithm in turn, so the
 /// bytes are read from memory once and stay in the CPU cache for the second and later algorithms.

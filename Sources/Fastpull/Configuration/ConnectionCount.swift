@@ -1,7 +1,7 @@
 /// How many connections a download uses: a fixed number, or chosen as it goes.
 public enum ConnectionCount: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
     /// Start with a few and add more while the aggregate throughput keeps improving, up to
-    /// ``Configuration/maximumConnections``.
+    /// ``Configuration/Connections/maximum``.
     case automatic
     /// Exactly this many (1...128).
     case fixed(Int)

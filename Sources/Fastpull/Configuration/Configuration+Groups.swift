@@ -1,0 +1,206 @@
+import FastpullHTTP
+import FoundationEssentials
+
+extension Configuration {
+    /// How many connections fetch, to one host at most, over which segments, and how fast.
+    public struct Connections: Sendable {
+        /// How many connections fetch in parallel: `.automatic` (the default) or a fixed count.
+        public var count: ConnectionCount = .automatic
+        /// The most connections `.automatic` opens (1...128, default ``Defaults/maximumConnections``).
+        public var maximum: Int = Defaults.maximumConnections
+        /// Connections to one host (a name and a port), across every download of the same
+        /// ``FastpullClient`` (default ``Defaults/maximumConnectionsPerHost``).
+        public var maximumPerHost: Int = Defaults.maximumConnectionsPerHost
+        /// No segment is planned smaller than this many bytes (except the file's last one).
+        public var minimumSegmentSize: Int64 = 1 << 20
+        /// When a connection sends its next request before its current answer ends (``Pipelining``).
+        public var pipelining: Pipelining = .automatic
+        /// A limit on the total download rate in bytes per second, across all connections of the
+        /// download (at least 1); nil for none.
+        public var maximumBytesPerSecond: Int64? = nil
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// How long a connection, a silent one, or a slow download may take.
+    public struct Timeouts: Sendable {
+        /// How long to wait for a TCP connection (and TLS handshake) before giving up.
+        public var connect: Duration = .seconds(15)
+        /// How long a connection may go without receiving a byte before it is abandoned and retried.
+        public var idle: Duration = .seconds(30)
+        /// A connection that receives nothing for this long gives its range back and is replaced.
+        public var stall: Duration = .seconds(10)
+        /// The lowest speed the download must keep up (default ``LowestSpeed/standard``, 1 KiB/s over
+        /// a minute; nil for none). Below a ``Connections/maximumBytesPerSecond`` of its own, the
+        /// floor is a quarter of that rate.
+        public var lowestSpeed: LowestSpeed? = .standard
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// How often a failure is tried again, and how long between tries.
+    public struct Retries: Sendable {
+        /// How many times one segment is retried after a failure that made no progress.
+        public var limit: Int = 5
+        /// The first retry waits this long; each later one twice as long (with jitter), up to 8
+        /// seconds.
+        public var baseDelay: Duration = .milliseconds(250)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What every request carries, through which proxy, and which redirects it follows.
+    public struct Request: Sendable {
+        /// Extra header fields for every request. `Authorization`, `Cookie` and `Proxy-Authorization`
+        /// go only to the origin (scheme, host, port) of the URL asked for, never to another origin
+        /// after a redirect, and are never written to the journal, a trace or a message.
+        ///
+        /// A field replaces Fastpull's own field of the same name (`Accept`, `User-Agent`, …); one with
+        /// an empty value only removes Fastpull's. `Host`, `Range`, `If-Range`, `Content-Length`,
+        /// `Transfer-Encoding` and `Connection` frame each request and cannot be set: the download
+        /// fails with ``FastpullError/Code/usage`` naming the field, as it does for a malformed name or
+        /// a value holding a line break. Through a `CONNECT` tunnel, `Proxy-Authorization` goes to the
+        /// proxy (in the `CONNECT`) unless the proxy URL has credentials of its own, never inside the
+        /// tunnel.
+        public var headers: [Header] = []
+        /// HTTP Basic credentials for the origin of the URL asked for; never sent to another origin.
+        /// (User information inside the URL itself is not used: put it here.) A user name cannot
+        /// contain `:`.
+        public var credentials: Credentials? = nil
+        /// Replaces `fastpull/<version>` in `User-Agent`; an empty string sends no `User-Agent`. A
+        /// `User-Agent` in ``headers`` wins over both.
+        public var userAgent: String? = nil
+        /// The HTTP proxy to use (default: none; the command line uses the environment).
+        /// `.environment` is read when the download starts.
+        public var proxy: ProxySetting = .none
+        /// How many redirects the probe follows before failing.
+        public var maximumRedirects: Int = 10
+        /// Follows a redirect from `https` to plain `http`. False (the default) refuses such a
+        /// downgrade with ``FastpullError/Code/httpStatus``: it would expose the download to anyone on
+        /// the path. Even when allowed, `Authorization`, `Cookie`, `Proxy-Authorization` and the
+        /// credentials are not sent after it (the scheme is part of the origin).
+        public var allowsInsecureRedirects = false
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Which certificates are trusted.
+    public struct TLS: Sendable {
+        /// A PEM file of extra certificate authorities to trust, besides the system store.
+        public var caFile: String? = nil
+        /// Skips TLS certificate and hostname verification. Unsafe; for testing only.
+        public var insecure = false
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What the file must match before it appears under its name, and what is kept when it does not.
+    public struct Integrity: Sendable {
+        /// Digests the file must match before it is moved into place.
+        public var checksums: [Checksum] = []
+        /// Checksum files whose entry for this download the file must match as well.
+        public var checksumFiles: [ChecksumFileContents] = []
+        /// Whole-file checksums from a document that describes the file (a Metalink file's `<hash>`):
+        /// checked like ``checksums``, and reported as that document's.
+        public var describedChecksums: DescribedChecksums? = nil
+        /// Hashes of the file's pieces (a Metalink file's `<pieces>`): each piece is checked as the
+        /// hash reaches it, and one that does not match is fetched again, from another source where
+        /// there is one, rather than the whole file.
+        public var pieceHashes: PieceHashes? = nil
+        /// The size the file must have (a Metalink file's `<size>`): a source of another size is not
+        /// used, and a URL asked for of another size fails the download.
+        public var expectedSize: Int64? = nil
+        /// Computes the file's SHA-256 as it downloads and reports it (``Report/sha256``), even when
+        /// no checksum asks for it (default true). SHA-256 costs about 0.7 CPU-seconds per GiB, as
+        /// much as TLS itself: where the CPU is the limit (a fast link, a small machine) it is time.
+        /// False leaves ``Report/sha256`` empty unless a checksum to verify is a SHA-256; every
+        /// expected checksum is checked either way. The command line sets it only with `--sha256`.
+        public var computesSHA256 = true
+        /// After a size or checksum mismatch, keep the bytes in `<output>.part` for inspection instead
+        /// of deleting them (`--keep-partial`). The journal is deleted either way, so a later run
+        /// starts over rather than resume into bytes known to be bad.
+        public var keepsPartialOnMismatch = false
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The file's other sources.
+    public struct Sources: Sendable {
+        /// Other URLs of the same file (mirrors, `--mirror`): segments go to whichever source delivers
+        /// best, and a source that fails, stalls or sends bytes that do not verify is dropped while
+        /// the others finish. Each must serve the same size. Used only when the file has something to
+        /// be verified against (a checksum given or from a checksum file, a server digest, piece
+        /// hashes), unless ``mixesUnverified``; otherwise only the URL asked for is used, with a
+        /// warning.
+        public var mirrors: [URL] = []
+        /// Also takes the mirrors a server names (RFC 6249 `Link: <…>; rel=duplicate`, as mirror
+        /// redirectors send them) as sources, when the file can be verified (default true;
+        /// `--no-linked-mirrors` turns it off).
+        public var usesLinkedMirrors = true
+        /// In a batch, an item saved into a folder whose URL turns out to be a Metalink document
+        /// (served as `application/metalink4+xml`, or named `.meta4`) downloads the file the document
+        /// describes instead of the document (default true; `--no-follow-metalink` saves the document
+        /// itself).
+        public var followsMetalink = true
+        /// Mixes the sources even when nothing can verify the file (`--mirrors-unverified`): sources
+        /// that differ would then give a file made of both.
+        public var mixesUnverified = false
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What to do with what is on disk already.
+    public struct Resume: Sendable {
+        /// Continues from the journal an interrupted download left, when it matches the remote file.
+        /// False (`--restart`) discards any journal and starts from zero.
+        public var fromJournal = true
+        /// When the remote file changed since the journal was written (or during the download), start
+        /// over from zero (true) or fail with ``FastpullError/Code/remoteChanged`` (false,
+        /// `--no-restart`).
+        public var restartsWhenRemoteChanges = true
+        /// Whether the verified file replaces a file that is at the destination when it is ready
+        /// (true, the default, and `--force`). False leaves whatever is there alone, also a file that
+        /// appeared during the download: the download then fails with ``FastpullError/Code/localIO``
+        /// and keeps the verified bytes in `<output>.part`, where a later run that may replace finds
+        /// them complete. A device, FIFO or folder at the destination is never replaced.
+        public var replacesExistingFile = true
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What the download tells beyond its events.
+    public struct Diagnostics: Sendable {
+        /// Report every request head sent and the response head that answered it as an
+        /// ``Event/Kind/exchange`` event (credentials and signatures redacted): what `--verbose`
+        /// prints.
+        public var verbose = false
+        /// Where to write the per-connection timeline (newline-delimited JSON), if anywhere.
+        public var traceFile: String? = nil
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Checksums a document gives for the file, with the document's name.
+    public struct DescribedChecksums: Sendable, Hashable {
+        /// How the document is named in reports: `Metalink file x.meta4`.
+        public var document: String
+        /// The checksums.
+        public var checksums: [Checksum]
+
+        /// Checksums from `document`.
+        public init(document: String, checksums: [Checksum]) {
+            self.document = document
+            self.checksums = checksums
+        }
+    }
+
+}
