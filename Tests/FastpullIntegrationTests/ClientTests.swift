@@ -15,17 +15,6 @@ struct ClientTests {
         server = try FixtureServer()
     }
 
-    /// Waits until `condition` holds, at most `seconds`: for what the server sees of a client's
-    /// closing, which it learns when its connection thread wakes.
-    private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return true
-    }
-
     /// A build tool holding one client across 100 small files (a batch, four at a time) and then
     /// larger ones (two downloads at once, each wanting four connections): the server never sees
     /// more connections open than the per-host limit, the small files after the first few come on

@@ -44,10 +44,11 @@ struct PipeliningFaultTests {
     /// and the server misframes the answer they arrive in. The
     /// download ends with the right file, every request ahead was proven or its held bytes fetched
     /// again (the trace says so), and none went ahead after the first that was not.
-    @Test(arguments: cases)
-    func aMisframedAnswerIsNeverCommitted(_ test: Case) async throws {
+    /// Each case on the machine's own write path and received into a mapping of the file.
+    @Test(arguments: cases, [nil, WritePath.Forced.mapped])
+    func aMisframedAnswerIsNeverCommitted(_ test: Case, writePath: WritePath.Forced?) async throws {
         let (events, records) = try await download(
-            fault: test.fault, tls: test.tls, pipelining: test.pipelining)
+            fault: test.fault, tls: test.tls, pipelining: test.pipelining, writePath: writePath)
         let summary = "\(records.filter { $0["event"] as? String != "progress" })"
         // The fault was met: a request went ahead, and its answer did not prove the one before.
         let firstUnproven = try #require(events.firstIndex(of: "ahead unproven"), "\(summary)")
@@ -71,9 +72,11 @@ struct PipeliningFaultTests {
     /// Downloads the file over the link the tests share (with `fault` in the query, over TLS whose
     /// handshake takes 5 ms when `tls`), checks that every byte of it is right, and returns the
     /// trace's events, with the records they came from.
-    func download(fault: String?, tls: Bool, pipelining: Pipelining) async throws -> (
-        events: [String], records: [[String: Any]]
-    ) {
+    func download(fault: String?, tls: Bool, pipelining: Pipelining, writePath: WritePath.Forced? = nil)
+        async throws -> (
+            events: [String], records: [[String: Any]]
+        )
+    {
         var serverConfiguration = FixtureServer.Configuration()
         serverConfiguration.tls = tls
         serverConfiguration.handshakeDelayMilliseconds = tls ? 5 : 0
@@ -83,6 +86,7 @@ struct PipeliningFaultTests {
         configuration.connections.minimumSegmentSize = 3 << 20
         configuration.connections.maximumBytesPerSecond = 3_000_000
         configuration.connections.pipelining = pipelining
+        configuration.writePath = writePath
         configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         if tls { configuration.tls.caFile = FixturePaths.certificatesDirectory + "/ca.pem" }
         let query = "rate=1000000&ttfb=20" + (fault.map { "&" + $0 } ?? "")

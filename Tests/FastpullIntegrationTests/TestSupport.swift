@@ -55,6 +55,17 @@ extension Configuration {
     }
 }
 
+/// Waits until `condition` holds, at most `seconds` (polling every 5 ms): for a state another thread
+/// reaches (a server learning of a client's close, a download's progress passing a mark).
+func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
 /// Runs `body` with `error` cast to FastpullError, failing otherwise.
 func fastpullError(_ error: any Error) -> FastpullError? { error as? FastpullError }
 

@@ -34,6 +34,9 @@ public struct Configuration: Sendable {
     /// Set when the download is a document Fastpull reads for itself (``DocumentFetch``): nothing of
     /// it is read past ``Limits/largestDocument``.
     var document: DocumentFetch? = nil
+    /// Forces how received bytes reach the file (``WritePath``), as `FASTPULL_WRITE_PATH` does; nil
+    /// chooses by the machine. For tests that must take each path whatever the machine.
+    var writePath: WritePath.Forced? = nil
 
     /// A configuration with every default; `connections` and `checksums`, the two a build tool sets
     /// most, can be given here.

@@ -71,13 +71,17 @@ extension Pipeline {
                 controller = ConnectionController(automaticUpTo: maximum, settings: settings)
             }
         }
+        let writePath = WritePath(
+            file: destination.spliceTarget, size: plan.size,
+            cores: ProcessInfo.processInfo.activeProcessorCount,
+            forced: configuration.writePath ?? WritePath.forcedByEnvironment)
         let makeFetcher = { @Sendable (worker: Int, slot: CancellationSlot) in
             SegmentFetcher(
                 worker: worker, remote: remote, size: plan.size, pool: pool, destination: destination,
                 scheduler: scheduler, counters: counters, retries: configuration.retries.limit,
                 policy: policy,
                 slot: slot, trace: trace, emit: { download.emit($0) }, sources: sources, sourceMap: map,
-                opening: worker == 0 ? opening : nil, wholeFile: wholeFile)
+                opening: worker == 0 ? opening : nil, writePath: writePath, wholeFile: wholeFile)
         }
         // The loop and its ticks (stalls, slow connections, the count) run on a thread of their own, and
         // its sleeps end on the alarm thread (``AlarmClock``), so an application that keeps the

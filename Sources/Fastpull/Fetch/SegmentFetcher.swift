@@ -35,6 +35,8 @@ struct SegmentFetcher: Sendable {
     var sourceMap: SourceMap? = nil
     /// The probe's answer for the file's first bytes, unread, when this connection takes it over.
     var opening: OpeningAnswer? = nil
+    /// How received bytes reach the file (a mapping, a splice, or `pwrite`).
+    var writePath: WritePath = .none
     /// Where an answer with the whole file goes (``WholeFileAnswered``); nil: it is closed.
     var wholeFile: WholeFileHandOff? = nil
 
@@ -46,7 +48,7 @@ struct SegmentFetcher: Sendable {
         trace?.record("open", connection: worker)
         return try await withTaskCancellationHandler {
             var budget = RetryBudget(retries: retries, policy: policy)
-            let pipe = SplicePipe()
+            let pipe = writePath.copiesOnly ? nil : SplicePipe()
             // This connection's own kept-alive socket between its requests, back to the shared idle
             // ones when it ends (``ConnectionPool/exchange(_:to:slot:preferring:)``).
             var kept: HTTPConnection?
@@ -425,41 +427,89 @@ struct SegmentFetcher: Sendable {
                 return count
             }
         }
+        /// Bytes of the answer read into memory (the connection's buffer, or a scratch one), into the file.
+        func take(_ bytes: UnsafeRawBufferPointer) throws {
+            let count = Int64(bytes.count)
+            guard received + count <= end else {
+                throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
+            }
+            received += count
+            guard !draining else { return }
+            // Held bytes are claimed read by read, with no lease to settle.
+            let allowed =
+                sentAhead != nil
+                ? scheduler.hold(worker, count: bytes.count)
+                : Int(
+                    lease.allow(count, room: end - offset - lease.leased) { commit, claim in
+                        counters.addWritten(commit)
+                        return scheduler.exchange(worker, commit: commit, claim: claim)
+                    })
+            if allowed > 0 {
+                try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+                if sentAhead != nil {
+                    held += Int64(allowed)
+                } else {
+                    let commit = lease.wrote(Int64(allowed))
+                    if commit > 0 {
+                        scheduler.commit(worker, count: Int(commit))
+                        counters.addWritten(commit)
+                    }
+                }
+                offset += Int64(allowed)
+                total += Int64(allowed)
+            }
+            try cutShort(allowed: allowed, of: bytes.count)
+            sendAheadIfDue()
+        }
+        // Bytes received straight into a shared mapping of the file (``WritableMapping``): claimed
+        // before they are received, a few milliseconds of the connection's rate at a time, so that no
+        // byte lands outside this connection's window; committed as soon as they are in. While a
+        // request is out ahead, or the rest of a cut answer is drained, they go through memory.
+        let mapped: HTTPConnection.Splice? = writePath.mapping.map { mapping in
+            var rate = 0.0
+            return { transport, remaining in
+                settleLease()
+                let limit = min(remaining, end - received)
+                guard sentAhead == nil, !draining else {
+                    return try Self.readThroughMemory(from: transport, upTo: limit, into: take)
+                }
+                let want = min(
+                    limit, max(Self.leastMappedClaim, min(ClaimLease.most, Int64(rate * ClaimLease.span))))
+                let (granted, measured) = scheduler.exchange(worker, commit: 0, claim: want)
+                rate = measured
+                guard granted > 0, mapping.populate(offset..<offset + granted) else {
+                    // Cut here (the rest goes through memory and is dropped), or pages the file system
+                    // cannot give: `pwrite` then says why.
+                    scheduler.settle(worker, commit: 0, unclaim: granted)
+                    return try Self.readThroughMemory(from: transport, upTo: limit, into: take)
+                }
+                var got: Int64 = 0
+                func settle() {
+                    scheduler.settle(worker, commit: got, unclaim: granted - got)
+                    counters.addWritten(got)
+                    offset += got
+                    total += got
+                    received += got
+                }
+                do {
+                    while got < granted {
+                        let count = try mapping.receive(
+                            from: transport, count: Int(granted - got), at: offset + got)
+                        if count == 0 { break }
+                        got += Int64(count)
+                    }
+                } catch {
+                    settle()
+                    throw error
+                }
+                settle()
+                sendAheadIfDue()
+                return Int(got)
+            }
+        }
         /// The answer's body, into the file.
         func readBody() throws {
-            try connection.readBody(of: head, method: "GET", splice: splice) { bytes in
-                let count = Int64(bytes.count)
-                guard received + count <= end else {
-                    throw TransferError.bodyTooLong(expected: end - requested.lowerBound)
-                }
-                received += count
-                guard !draining else { return }
-                // Held bytes are claimed read by read, with no lease to settle.
-                let allowed =
-                    sentAhead != nil
-                    ? scheduler.hold(worker, count: bytes.count)
-                    : Int(
-                        lease.allow(count, room: end - offset - lease.leased) { commit, claim in
-                            counters.addWritten(commit)
-                            return scheduler.exchange(worker, commit: commit, claim: claim)
-                        })
-                if allowed > 0 {
-                    try destination.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
-                    if sentAhead != nil {
-                        held += Int64(allowed)
-                    } else {
-                        let commit = lease.wrote(Int64(allowed))
-                        if commit > 0 {
-                            scheduler.commit(worker, count: Int(commit))
-                            counters.addWritten(commit)
-                        }
-                    }
-                    offset += Int64(allowed)
-                    total += Int64(allowed)
-                }
-                try cutShort(allowed: allowed, of: bytes.count)
-                sendAheadIfDue()
-            }
+            try connection.readBody(of: head, method: "GET", splice: mapped ?? splice, into: take)
         }
         do {
             try readBody()

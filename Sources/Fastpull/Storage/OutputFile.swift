@@ -207,6 +207,14 @@ final class OutputFile: Sendable {
         return .success(())
     }
 
+    /// A writable shared mapping of the file's first `size` bytes, or nil where the file is shorter
+    /// (a page past its end raises `SIGBUS` when written) or the system refuses one.
+    func mapForWriting(size: Int64) -> WritableMapping? {
+        guard let length = try? self.size(), length >= size else { return nil }
+        mayHoldBytes.store(true, ordering: .relaxed)
+        return WritableMapping(descriptor: descriptor, size: size)
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; returns the count (0 at end of file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StorageError) -> Int {
         while true {
