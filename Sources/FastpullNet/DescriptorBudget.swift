@@ -55,7 +55,7 @@ package enum DescriptorBudget {
     }
 
     /// Descriptors held back for the moment the process has none left (see ``leavesOneFree``).
-    private static let spares = Mutex<[Int32]>([])
+    private static let spares = PlainMutex<[Int32]>([])
     private static let spareCount = 2
 
     /// Holds up to two spare descriptors, while that leaves one free (a download calls it as it

@@ -27,7 +27,7 @@ package final class ThreadPool: Sendable {
         package var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PlainMutex(State())
 
     package init(idleTime: TimeInterval = 2, limit: Int = 32) {
         self.idleTime = idleTime

@@ -47,7 +47,7 @@ public final class FastpullClient: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PlainMutex(State())
 
     /// A client of its own: its connections, per-host counts and threads are shared with no other.
     public convenience init() {
@@ -145,7 +145,9 @@ public final class FastpullClient: Sendable {
             }?.cancel()
         }
         defer { leave(ticket) }
-        let task = Task { try await body() }
+        // In a batch lane the task starts on the lane's thread, where its work runs (a start on the
+        // shared pool and a hop back cost two thread hand-offs per file).
+        let task = Task(executorPreference: ExecutorSet.laneThread) { try await body() }
         let stopped = handle.withLock { handle in
             handle.task = task
             return handle.stopped

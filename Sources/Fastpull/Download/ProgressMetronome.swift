@@ -14,7 +14,7 @@ final class ProgressMetronome: Sendable {
     static let shared = ProgressMetronome(interval: Download.progressInterval)
 
     /// Metronomes of other intervals (a short ``LowestSpeed`` is looked at more often), one each.
-    private static let others = Mutex<[Duration: ProgressMetronome]>([:])
+    private static let others = PlainMutex<[Duration: ProgressMetronome]>([:])
 
     /// The metronome that beats every `interval`, shared by every download of this process.
     static func shared(every interval: Duration) -> ProgressMetronome {
