@@ -26,12 +26,18 @@ let package = Package(
         // HTTP/1.1 over those connections: requests, response heads, bodies, proxies, the connection
         // pool. It imports nothing of the engine.
         .target(name: "FastpullHTTP", dependencies: ["FastpullNet", "COpenSSL", "CLinux"]),
-        .target(name: "Fastpull", dependencies: ["FastpullHTTP", "FastpullNet", "COpenSSL", "CLinux"]),
+        // The engine: probe, plan, schedule, fetch, write, journal, verify, and the vocabulary the API
+        // speaks (Configuration, Event, Report, FastpullError). It imports nothing of the API above it.
+        .target(name: "FastpullEngine", dependencies: ["FastpullHTTP", "FastpullNet", "COpenSSL", "CLinux"]),
+        // The public API a build tool links: FastpullClient, Download, Batch and the free functions,
+        // re-exporting the engine's vocabulary.
+        .target(name: "Fastpull", dependencies: ["FastpullEngine", "FastpullHTTP", "FastpullNet"]),
         // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
         // completions), so that Fastpull is the API a build tool links and nothing else.
-        .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullHTTP"]),
+        .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP"]),
         .executableTarget(
-            name: "fastpull", dependencies: ["Fastpull", "FastpullNet", "FastpullCommandLine"]),
+            name: "fastpull",
+            dependencies: ["Fastpull", "FastpullEngine", "FastpullNet", "FastpullCommandLine"]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL", "CLinux"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(
@@ -58,23 +64,25 @@ let package = Package(
         ),
         .testTarget(
             name: "FastpullTests",
-            dependencies: ["Fastpull", "FastpullHTTP", "FastpullNet", "FastpullCommandLine", "CLinux"]),
+            dependencies: [
+                "Fastpull", "FastpullEngine", "FastpullHTTP", "FastpullNet", "FastpullCommandLine", "CLinux",
+            ]),
         .testTarget(
             name: "FastpullIntegrationTests",
-            dependencies: ["Fastpull", "FastpullHTTP", "FastpullNet", "FastpullFixtures"]
+            dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP", "FastpullNet", "FastpullFixtures"]
         ),
         .testTarget(
             name: "FastpullCLITests",
             dependencies: [
-                "Fastpull", "FastpullCommandLine", "fastpull", "fastpull-fixture-server", "FastpullFixtures",
-                "CLinux",
+                "Fastpull", "FastpullEngine", "FastpullCommandLine", "fastpull", "fastpull-fixture-server",
+                "FastpullFixtures", "CLinux",
             ]
         ),
         // Fastpull against real servers and proxies (nginx, lighttpd, apache2, h2o, moto S3, squid,
         // tinyproxy) that scripts/test-deps.sh installs.
         .testTarget(
             name: "FastpullInteropTests",
-            dependencies: ["Fastpull", "FastpullHTTP", "fastpull", "FastpullFixtures"]
+            dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP", "fastpull", "FastpullFixtures"]
         ),
     ]
 )

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 @Suite("fastpull command line")
 struct CLITests {

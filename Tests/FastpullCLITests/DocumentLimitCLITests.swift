@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Every document fastpull reads for itself — a Metalink URL it follows, `-M URL`, `--checksum-file
 /// URL` — is refused past ``Configuration/Limits/largestDocument``: one that declares a longer length

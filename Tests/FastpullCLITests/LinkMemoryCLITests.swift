@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// A run resumed soon after starts where the one before was: the journal remembers how many
 /// connections it held (``LinkMemory``), and the same command again opens that many at once instead of

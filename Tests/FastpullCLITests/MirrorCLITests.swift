@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// `--mirror`, `--mirrors-unverified`, several URLs on an input-file line, and `--metalink`, through
 /// the built binary against fixture servers serving the same content.

@@ -5,6 +5,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Reruns: a file a run saved carries where it came from and which version it is (extended
 /// attributes), so the same command again keeps it while the server still offers that version, and

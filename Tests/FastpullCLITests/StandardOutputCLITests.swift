@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// `-o -`: the file goes to standard output, a pipe this test holds, in order.
 @Suite("fastpull -o -: standard output")

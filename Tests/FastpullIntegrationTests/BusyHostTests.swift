@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// A host process whose own tasks keep Swift's and Dispatch's queues busy on purpose. The suite runs

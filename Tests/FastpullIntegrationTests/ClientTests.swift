@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// A ``FastpullClient`` owns what its downloads share: connections kept alive across files and
 /// downloads, one per-host count, threads kept for the next piece of work; and it shuts down.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 @Suite("Download against the fixture server")
 struct DownloadTests {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The integrity invariants, enforced by the code whatever the server does: every byte written belongs
 /// to the version pinned at the probe, one writer per output, the output appears once and verified,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 #if canImport(Glibc)
     import Glibc

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Connections that receive straight into a shared mapping of the file (``WritePath``, taken on
 /// machines with more cores than this one, so forced here), against the servers that test the other

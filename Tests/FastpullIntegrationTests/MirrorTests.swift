@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Several sources for one file (``Configuration/Sources/mirrors``) and piece hashes, against fixture servers
 /// that serve the same generated content: bytes spread over the sources, a source that fails or sends

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 @testable import FastpullNet
 
@@ -17,7 +18,7 @@ struct NamingProbeTests {
         server = try FixtureServer()
     }
 
-    func name(_ path: String, _ configuration: Configuration = .init()) async throws -> Download.Probed {
+    func name(_ path: String, _ configuration: Configuration = .init()) async throws -> Probed {
         let cache = ConnectionCache(
             tlsOptions: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
             timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle))

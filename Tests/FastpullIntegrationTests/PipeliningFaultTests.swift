@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 
 /// Servers that misframe an answer once the connection's next request has arrived (HTTP/1.1

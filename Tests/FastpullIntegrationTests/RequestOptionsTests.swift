@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 
 /// The transfer options end to end: the user's header fields, credentials and `User-Agent` on every

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Collects a download's events while it runs.
 final class EventLog: Sendable {

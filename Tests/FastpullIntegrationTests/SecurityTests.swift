@@ -5,6 +5,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 @testable import FastpullNet
 

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// The socket → pipe → file path of plain-HTTP bodies, on a real loopback TCP connection.

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// TLS client tests against `openssl s_server` (in `-rev` mode: it echoes each line reversed) with

@@ -2,6 +2,7 @@ import FastpullFixtures
 import Foundation
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// Sleeps that wake on a thread of their own, whatever the process's other tasks keep busy.

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Fastpull
 @testable import FastpullCommandLine
+@testable import FastpullEngine
 
 @Suite("Batch input files")
 struct BatchFileTests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 @Suite("ClaimLease: claims and commits settled a few milliseconds at a time")
 struct ClaimLeaseTests {

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// The connection controller, driven step by step with made-up measurements.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The places of the per-host limit one download holds: its own, taken before its probe, serves its
 /// first connection; further connections take new ones; places are interchangeable.

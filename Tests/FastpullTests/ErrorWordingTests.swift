@@ -2,6 +2,7 @@ import Testing
 
 @testable import Fastpull
 @testable import FastpullCommandLine
+@testable import FastpullEngine
 
 /// Each remedy in two languages: the library names its `Configuration` fields, the command line its
 /// options; neither leaks into the other.

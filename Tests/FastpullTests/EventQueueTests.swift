@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The one buffering policy of event sequences: nothing dropped but progress, an unread progress
 /// event replaced by a newer one of the same download.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 @Suite("FetchLoop: starting and ending connections")
 struct FetchLoopTests {

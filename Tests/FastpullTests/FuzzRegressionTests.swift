@@ -3,6 +3,7 @@ import Testing
 
 @testable import Fastpull
 @testable import FastpullCommandLine
+@testable import FastpullEngine
 @testable import FastpullHTTP
 
 /// Replays the fuzz corpora in `Fixtures/fuzz/<target>/` (the seeds, and every input a fuzzer ever

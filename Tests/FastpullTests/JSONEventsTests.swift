@@ -3,6 +3,7 @@ import Testing
 
 @testable import Fastpull
 @testable import FastpullCommandLine
+@testable import FastpullEngine
 
 @Suite("--json event encoding")
 struct JSONEventsTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// `Link` fields as RFC 6249 uses them.
 @Suite("Link header (RFC 6249)")

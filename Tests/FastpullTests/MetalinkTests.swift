@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Reading Metalink 4 documents (RFC 5854).
 @Suite("Metalink")

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Fastpull
 @testable import FastpullCommandLine
+@testable import FastpullEngine
 
 @Suite("Option parser and typed options")
 struct OptionParserTests {

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The origin record a saved file carries: two attributes now, and the one-attribute-a-field form of
 /// files saved before, read alike.

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Emptying a `.part` file before a stream writes it from byte 0: skipped only where the file is known
 /// to be empty, never where bytes of an earlier run or an earlier try are in it.

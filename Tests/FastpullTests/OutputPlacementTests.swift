@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// Moving a finished file to its name: what is there decides, whether or not it is looked up first.
 @Suite("OutputFile.place")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 @Suite("ProgressMetronome: one clock for every download's progress events")
 struct ProgressMetronomeTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 @testable import FastpullNet
 

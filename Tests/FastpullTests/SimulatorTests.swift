@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The transfer engine in the simulator: for every modelled link, the default (`auto`) against the
 /// best fixed connection count (the oracle) and the ideal.

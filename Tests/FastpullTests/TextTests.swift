@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 
 /// The text helpers that stand in for Foundation's: trimming, percent decoding, padding, printf.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullNet
 
 /// Threads are kept for the next piece of work instead of ending with each.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 @testable import FastpullHTTP
 
 @Suite("URLs in messages")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// The XML reader under Metalink: what a well-formed document gives, and what is refused.
 @Suite("XML reader")

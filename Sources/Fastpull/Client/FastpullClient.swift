@@ -26,20 +26,16 @@ public final class FastpullClient: Sendable {
     /// command line. Never shut down.
     public static let shared = FastpullClient(threads: .standard)
 
+    /// What its downloads share: connection caches, per-host counts, a census, threads.
+    let resources: EngineResources
     /// Threads for blocking work: connections, control loops, hashing.
-    let threads: ThreadPool
+    var threads: ThreadPool { resources.threads }
     /// The per-host connection count.
-    let hosts = HostConnectionLimiter()
+    var hosts: HostConnectionLimiter { resources.hosts }
     /// The connections open to each host now, whoever holds them.
-    let census = ConnectionCensus()
-
-    private struct CacheKey: Hashable {
-        var tls: TLSOptions
-        var timeouts: Timeouts
-    }
+    var census: ConnectionCensus { resources.census }
 
     private struct State {
-        var caches: [CacheKey: ConnectionCache] = [:]
         /// What runs now, by ticket: each stops when told to.
         var running: [Int: @Sendable () -> Void] = [:]
         var nextTicket = 0
@@ -55,7 +51,7 @@ public final class FastpullClient: Sendable {
     }
 
     init(threads: ThreadPool) {
-        self.threads = threads
+        resources = EngineResources(threads: threads)
     }
 
     /// Downloads `url` to `file` through this client (see ``Fastpull/download(from:to:configuration:)``).
@@ -96,26 +92,11 @@ public final class FastpullClient: Sendable {
             }
             if idle { continuation.resume() }
         }
-        let caches = state.withLock { Array($0.caches.values) }
-        for cache in caches { cache.closeAll(forGood: true) }
-        threads.close()
-        await threads.waitUntilEmpty()
-    }
-
-    /// The cache for connections with `tls` options and `timeouts`, made on first use.
-    func connections(tls: TLSOptions, timeouts: Timeouts) -> ConnectionCache {
-        state.withLock { state in
-            let key = CacheKey(tls: tls, timeouts: timeouts)
-            if let cache = state.caches[key] { return cache }
-            let cache = ConnectionCache(tlsOptions: tls, timeouts: timeouts)
-            if state.shutDown { cache.closeAll(forGood: true) }
-            state.caches[key] = cache
-            return cache
-        }
+        await resources.shutDown()
     }
 
     /// Every connection cache made so far (one per kind of connection).
-    var caches: [ConnectionCache] { state.withLock { Array($0.caches.values) } }
+    var caches: [ConnectionCache] { resources.caches }
 
     /// Counts a piece of work as running until ``leave(_:)``; `stop` is called if the client shuts
     /// down meanwhile. Throws once the client is shut down.

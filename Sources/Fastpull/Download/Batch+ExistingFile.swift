@@ -61,11 +61,11 @@ enum ExistingFile {
         case unchanged(Report)
         /// The server offers another version: fetch it again, in its place (the file is as it was
         /// saved, so nothing of the user's is lost).
-        case changed(reason: String, probed: Download.Probed)
+        case changed(reason: String, probed: Probed)
         /// The server still offers the version saved, but the file's bytes, hashed now, are not the
         /// ones saved although its size and modification time are: it changed since (a disk fault, a
         /// tool that kept the time). It is never reported complete.
-        case changedHere(reason: String, probed: Download.Probed)
+        case changedHere(reason: String, probed: Probed)
     }
 
     /// Whether `file` is a download of `url` made earlier, and what it is now: the record on it is
@@ -82,7 +82,7 @@ enum ExistingFile {
         guard let record = OriginRecord.read(path: path), record.url == url.redactedForDisplay,
             OriginRecord.fileIsAsSaved(path, record: record)
         else { return nil }
-        let planned: Download.Planned
+        let planned: Planned
         do {
             planned = try await Download(
                 from: url, to: file, configuration: configuration, observer: nil,

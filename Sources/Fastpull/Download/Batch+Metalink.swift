@@ -16,7 +16,7 @@ extension Batch {
     ///   length), or describes more than one file (each needs a destination of its own: read it with
     ///   ``Metalink/init(parsing:)``).
     static func followedMetalink(
-        _ url: URL, probed: Download.Probed, folder: URL, configuration: Configuration
+        _ url: URL, probed: Probed, folder: URL, configuration: Configuration
     ) async throws(FastpullError) -> (url: URL, file: URL, configuration: Configuration)? {
         let remote = probed.remote
         guard configuration.sources.followsMetalink,

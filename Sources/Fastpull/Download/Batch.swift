@@ -175,7 +175,7 @@ public final class Batch: Sendable {
         self.options = options
         downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
-        connections = client.connections(
+        connections = client.resources.connections(
             tls: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
             timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle))
         if options.keepsEvents { _ = events }
@@ -292,7 +292,7 @@ public final class Batch: Sendable {
         if options.existingFiles == .refuse { settings.resume.replacesExistingFile = false }
 
         var file: URL
-        var probed: Download.Probed?
+        var probed: Probed?
         // The URL the bytes come from: the item's, or the first of the file a Metalink document at it
         // describes.
         var source = item.url
@@ -435,7 +435,7 @@ public final class Batch: Sendable {
     static func name(
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
         client: FastpullClient = .shared, exchanges: (@Sendable (Event) -> Void)? = nil
-    ) async throws(FastpullError) -> (URL, Download.Probed) {
+    ) async throws(FastpullError) -> (URL, Probed) {
         // Paths are joined as text and made a URL once: URL's own joining parses and encodes again.
         let folderPath = folder.path(percentEncoded: false)
         func file(named name: String) -> URL {
@@ -450,7 +450,7 @@ public final class Batch: Sendable {
         // `.part`: a HEAD then tells what is needed, and costs no body that nobody reads.
         let path = FileSystem.join(folderPath, fallbackName)
         let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
-        let planned: Download.Planned
+        let planned: Planned
         do {
             // Of the probe's events only its request and response heads (`--verbose`) are passed on:
             // the download tells the rest itself.

@@ -36,20 +36,20 @@ public final class Download: Sendable {
     /// Where the verified file goes.
     public let destination: URL
     /// `destination` as a file system path, worked out once.
-    let destinationPath: String
+    package let destinationPath: String
     /// How the download runs.
     public let configuration: Configuration
     private let counters = TransferCounters()
     private let channel: Mutex<EventChannel>
     private let observer: (@Sendable (Event) -> Void)?
     /// Stops right after the probe (``plan()``).
-    let planOnly: Bool
+    package let planOnly: Bool
     /// For a plan: probe with the file's first GET and keep its answer unread in the findings
     /// (``Probed/answer``), for the download that follows to read.
-    let keepsProbeAnswer: Bool
+    package let keepsProbeAnswer: Bool
     /// Kept-alive connections shared with the other files of a batch (nil: the client's, for this
     /// download's kind of connection).
-    let sharedConnections: ConnectionCache?
+    package let sharedConnections: ConnectionCache?
     /// What owns the connections, per-host counts and threads this download uses.
     let client: FastpullClient
     /// Set when the client shuts down: the run under way, or about to start, stops.
@@ -64,7 +64,7 @@ public final class Download: Sendable {
     private let scheduler = Mutex<Scheduler?>(nil)
 
     /// How often a ``Event/Kind/progress`` event is sent while the download runs.
-    static let progressInterval: Duration = .seconds(1)
+    static let progressInterval = ProgressMetronome.standardInterval
 
     /// The sequence ``events`` hands out, and whether the run it belongs to has ended.
     private struct EventChannel {
@@ -142,7 +142,7 @@ public final class Download: Sendable {
         channel.withLock { $0.stream } ?? AsyncStream { $0.finish() }
     }
 
-    func emit(_ event: Event) {
+    package func emit(_ event: Event) {
         let (told, sink) = channel.withLock { channel -> (Bool, EventQueue<Event>?) in
             switch event.detail {
             case .verified: channel.verified = true
@@ -254,18 +254,8 @@ public final class Download: Sendable {
     /// The destination a plan-only download is given: never looked at, since nothing is written.
     private static let planPlaceholder = URL(filePath: "/fastpull-plan", directoryHint: .notDirectory)
 
-    /// What a ``plan()`` download found: the plan, and the probe's findings behind it.
-    struct Planned: Sendable {
-        var plan: Event.Plan
-        var probed: Probed
-    }
-
-    /// Thrown by a plan-only download right after its probe, once it has left its ``Planned`` (taken
-    /// with ``takePlanned()``): it carries nothing, so no connection travels inside an error.
-    struct PlanOnlyStop: Error {}
-
     /// Leaves what the probe found (a plan-only download), and stops the pipeline.
-    func stopPlanned(_ result: Planned) -> PlanOnlyStop {
+    package func stopPlanned(_ result: Planned) -> PlanOnlyStop {
         planned.withLock { $0 = result }
         return PlanOnlyStop()
     }
@@ -275,17 +265,8 @@ public final class Download: Sendable {
         planned.withLock { $0.take() }
     }
 
-    /// A probe's findings, to hand to a download of the same URL that follows at once.
-    struct Probed: Sendable {
-        var remote: RemoteFile
-        var requestCost: Duration
-        var roundTrip: Duration
-        /// The probe's GET, its body unread: the download's first answer (a small file's only one).
-        var answer: UnreadAnswer? = nil
-    }
-
     /// The findings of the probe made just before, once (a restart probes again).
-    func takeProbed() -> Probed? {
+    package func takeProbed() -> Probed? {
         probed.withLock { $0.take() }
     }
 
@@ -362,7 +343,7 @@ public final class Download: Sendable {
     private let stopReason = Mutex<FastpullError?>(nil)
 
     /// Why this run stopped itself, if it did; nil when it was stopped (if at all) by its caller.
-    var selfStopReason: FastpullError? { stopReason.withLock { $0 } }
+    package var selfStopReason: FastpullError? { stopReason.withLock { $0 } }
 
     /// Looks at the progress once: cancels `task` when it stayed below the watch's floor for its
     /// duration.
@@ -421,7 +402,7 @@ public final class Download: Sendable {
     }
 
     /// Called by the pipeline when the segmented fetch starts with `scheduler`.
-    func track(_ scheduler: Scheduler) {
+    package func track(_ scheduler: Scheduler) {
         self.scheduler.withLock { $0 = scheduler }
     }
 
@@ -438,45 +419,7 @@ public final class Download: Sendable {
     }
 }
 
-extension Pipeline {
-    /// Tells the download's consumers what the probe found. A download made by ``Download/plan()``
-    /// stops here: it leaves its plan (``Download/stopPlanned(_:)``) and throws.
-    func announce(_ outcome: Probe.Outcome, roundTrip: Duration) throws {
-        let remote = outcome.remote
-        download.emit(.probe(Event.Probe(remote)))
-        guard download.planOnly else { return }
-        let answer =
-            download.keepsProbeAnswer
-            ? outcome.pendingBody.map { UnreadAnswer(connection: $0.connection, head: $0.head) } : nil
-        if answer == nil { outcome.pendingBody?.connection.close() }
-        let probed = Download.Probed(
-            remote: remote, requestCost: outcome.requestCost, roundTrip: roundTrip, answer: answer)
-        guard remote.acceptsRanges, let size = remote.size, size > 0 else {
-            let segments = remote.size.map { [0..<$0] } ?? []
-            throw download.stopPlanned(
-                Download.Planned(
-                    plan: Event.Plan(probe: Event.Probe(remote), segments: segments, connections: 1),
-                    probed: probed))
-        }
-        let plan = Planner.plan(
-            size: size, connections: configuration.connectionLimit,
-            minimumSegmentSize: max(configuration.connections.minimumSegmentSize, 1))
-        throw download.stopPlanned(
-            Download.Planned(
-                plan: Event.Plan(
-                    probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
-                    connections: plan.connections),
-                probed: probed))
-    }
-
-    /// Tells the download's consumers how the file is split, and hands the scheduler to the download
-    /// for its completion map.
-    func announce(_ plan: Plan, remote: RemoteFile, resumedBytes: Int64, scheduler: Scheduler?) {
-        if let scheduler { download.track(scheduler) }
-        download.emit(
-            .plan(
-                Event.Plan(
-                    probe: Event.Probe(remote), segments: plan.segments.map { $0.start..<$0.end },
-                    connections: plan.connections, resumedBytes: resumedBytes)))
-    }
+extension Download: DownloadJob {
+    /// What the engine shares with the other downloads of this download's client.
+    package var resources: EngineResources { client.resources }
 }

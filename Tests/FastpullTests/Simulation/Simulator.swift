@@ -1,4 +1,5 @@
 @testable import Fastpull
+@testable import FastpullEngine
 
 /// A deterministic discrete-time model of a segmented download: a virtual clock advancing in steps of
 /// a millisecond drives the real ``SegmentTable``, ``FetchLoop`` and ``ConnectionController`` (no

@@ -1,0 +1,265 @@
+import FastpullHTTP
+import FastpullNet
+import FoundationEssentials
+import Synchronization
+
+/// The servers one file comes from: the URL asked for first, then its mirrors, each as its own probe
+/// found the file (final URL, validators). Every connection is bound to one source at a time; a
+/// connection that needs one (new, or its source was dropped) takes the source that promises the most
+/// per connection, after every source that has none has been tried once. A source that fails, stalls
+/// for good or sends bytes that do not verify is dropped while another is left; the last one is
+/// never dropped (its failure is the download's).
+///
+/// Shared by the connections' threads and the control loop; every method is short and takes one lock.
+package final class SourceSet: Sendable {
+    /// One server of the file.
+    struct Source: Sendable {
+        var remote: RemoteFile
+        /// Why it no longer serves, once dropped.
+        var dropped: String?
+        /// Bytes it delivered into the file.
+        var bytes: Int64 = 0
+        /// Bytes per second one of its connections delivers, smoothed over its requests; nil until one
+        /// request has ended.
+        var rate: Double?
+        /// Pieces it wrote that did not verify.
+        var badPieces = 0
+        /// Requests that failed since the last one it answered in full.
+        var failuresInARow = 0
+        /// The most connections it takes from this client, once it refused one more (429 or 503, as
+        /// a mirror that limits connections per client answers).
+        var capacity: Int?
+
+        var hasRoom: Bool { isLive && workers.count < (capacity ?? .max) }
+        /// The connections bound to it now.
+        var workers: Set<Int> = []
+
+        var isLive: Bool { dropped == nil }
+    }
+
+    private let state: Mutex<[Source]>
+    /// Mirror probes still under way, and the condition a connection waits on for one to end.
+    private let pending = Atomic<Int>(0)
+    private let probeEnded = Condition()
+    /// Connections waiting in ``bind(_:limit:)`` now (for tests).
+    let waiting = Atomic<Int>(0)
+    /// Connections a source gets before a new one waits for a mirror's probe rather than pile onto
+    /// it (many mirrors allow a client about this many).
+    static let connectionsBeforeWaiting = 4
+
+    /// The sources in order: the URL asked for first.
+    init(_ remotes: [RemoteFile]) {
+        precondition(!remotes.isEmpty, "a download has at least one source")
+        state = Mutex(remotes.map { Source(remote: $0) })
+    }
+
+    /// Adds a source (a mirror whose probe found the same file), or one that was never used, for the
+    /// reason given (`dropped`); returns its index.
+    @discardableResult
+    func add(_ remote: RemoteFile, dropped: String? = nil) -> Int {
+        state.withLock { sources in
+            sources.append(Source(remote: remote, dropped: dropped))
+            return sources.count - 1
+        }
+    }
+
+    /// How many sources there are, dropped ones included.
+    var count: Int { state.withLock { $0.count } }
+
+    /// The sources as they are now.
+    var snapshot: [Source] { state.withLock { $0 } }
+
+    /// `count` mirrors are being probed; each calls ``endProbe()`` when it is done, joined or not.
+    func expectProbes(_ count: Int) {
+        pending.add(count, ordering: .releasing)
+    }
+
+    /// A mirror's probe ended; a connection waiting for one goes on.
+    func endProbe() {
+        pending.subtract(1, ordering: .releasing)
+        probeEnded.lock()
+        probeEnded.broadcast()
+        probeEnded.unlock()
+    }
+
+    /// The source `worker` fetches its next window from (``bindNow(_:)``). While mirrors are still being
+    /// probed, a new connection that would be one too many for a source (a mirror often refuses more
+    /// than a few from one client) waits up to `limit` for a probe to end, on its own thread: the
+    /// sources the probes add are the ones it should go to.
+    func bind(_ worker: Int, limit: Duration = .seconds(1)) -> (index: Int, remote: RemoteFile) {
+        let deadline = ContinuousClock.now + limit
+        while pending.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline,
+            state.withLock({ sources in
+                !sources.contains { $0.workers.contains(worker) }
+                    && sources[Self.choose(sources)].workers.count >= Self.connectionsBeforeWaiting
+            })
+        {
+            probeEnded.lock()
+            waiting.add(1, ordering: .relaxed)
+            if pending.load(ordering: .acquiring) > 0 { _ = probeEnded.wait(until: deadline) }
+            waiting.subtract(1, ordering: .relaxed)
+            probeEnded.unlock()
+        }
+        return bindNow(worker)
+    }
+
+    /// The source `worker` fetches its next window from: its own while that is live (unless a source
+    /// nobody has tried yet appeared and its own has others), else the best live one (``choose(_:)``).
+    func bindNow(_ worker: Int) -> (index: Int, remote: RemoteFile) {
+        state.withLock { sources in
+            if let current = sources.firstIndex(where: { $0.workers.contains(worker) }) {
+                let untried = sources.contains { $0.isLive && $0.rate == nil && $0.workers.isEmpty }
+                if sources[current].isLive, !(untried && sources[current].workers.count > 1) {
+                    return (current, sources[current].remote)
+                }
+                sources[current].workers.remove(worker)
+            }
+            let chosen = Self.choose(sources)
+            sources[chosen].workers.insert(worker)
+            return (chosen, sources[chosen].remote)
+        }
+    }
+
+    /// After `worker` was replaced for being far slower than its peers: it leaves its source when
+    /// another live one delivers at least twice as much per connection, so that its next window goes
+    /// there.
+    func reconsider(_ worker: Int) {
+        state.withLock { sources in
+            guard let current = sources.firstIndex(where: { $0.workers.contains(worker) }),
+                let rate = sources[current].rate
+            else { return }
+            let best = sources.filter(\.isLive).compactMap(\.rate).max() ?? 0
+            if best >= 2 * rate { sources[current].workers.remove(worker) }
+        }
+    }
+
+    /// Source `index` refused `worker`'s request (429 or 503): it takes no more connections than it
+    /// has without this one. When another live source has room, the worker leaves it for that one and
+    /// the call returns true. False when none has (the refusal is the download's, which then runs
+    /// fewer connections). A refusal never counts towards dropping a source.
+    func refused(_ index: Int, worker: Int) -> Bool {
+        state.withLock { sources in
+            let others = sources[index].workers.subtracting([worker]).count
+            sources[index].capacity = max(1, min(sources[index].capacity ?? .max, others))
+            guard sources.indices.contains(where: { $0 != index && sources[$0].hasRoom }) else {
+                return false
+            }
+            sources[index].workers.remove(worker)
+            return true
+        }
+    }
+
+    /// Unbinds a connection that ends.
+    func leave(_ worker: Int) {
+        state.withLock { sources in
+            for index in sources.indices { sources[index].workers.remove(worker) }
+        }
+    }
+
+    /// The live source a connection should go to: one that nobody has tried yet (in order, so the URL
+    /// asked for comes first), else the one whose connections deliver the most each, since a source
+    /// whose capacity is shared falls in that rate as it gets more connections and so is left alone
+    /// once it is full, while one that limits each connection keeps its rate and keeps getting them.
+    static func choose(_ sources: [Source]) -> Int {
+        let live = sources.indices.filter { sources[$0].isLive }
+        // The last source is never dropped, so one is always live.
+        guard !live.isEmpty else { return 0 }
+        // Sources that refused more connections get no more while another has room.
+        let roomy = live.filter { sources[$0].hasRoom }
+        return pick(among: roomy.isEmpty ? live : roomy, sources)
+    }
+
+    private static func pick(among live: [Int], _ sources: [Source]) -> Int {
+        if let untried = live.first(where: { sources[$0].rate == nil && sources[$0].workers.isEmpty }) {
+            return untried
+        }
+        return live.max { a, b in
+            let rateA = sources[a].rate ?? .infinity
+            let rateB = sources[b].rate ?? .infinity
+            if rateA != rateB { return rateA < rateB }
+            return sources[a].workers.count > sources[b].workers.count
+        } ?? live[0]
+    }
+
+    /// A request to source `index` failed; returns how many have in a row (a request answered in
+    /// full, ``served(_:bytes:seconds:complete:)``, ends the run).
+    func failed(_ index: Int) -> Int {
+        state.withLock { sources in
+            sources[index].failuresInARow += 1
+            return sources[index].failuresInARow
+        }
+    }
+
+    /// One request of `worker`'s source ended: `bytes` delivered in `seconds`, the whole window
+    /// when `complete`.
+    func served(_ index: Int, bytes: Int64, seconds: Double, complete: Bool = false) {
+        state.withLock { sources in
+            if complete { sources[index].failuresInARow = 0 }
+            guard bytes > 0 else { return }
+            sources[index].bytes += bytes
+            // Short answers say little about a rate: only those of a tenth of a second and more count.
+            guard seconds >= 0.1 else { return }
+            let sample = Double(bytes) / seconds
+            sources[index].rate = sources[index].rate.map { 0.5 * $0 + 0.5 * sample } ?? sample
+        }
+    }
+
+    /// Drops source `index` for `reason`, unless it is the only live one. Returns whether it was
+    /// dropped (false too when it was already).
+    @discardableResult
+    func drop(_ index: Int, reason: String) -> Bool {
+        state.withLock { Self.drop(index, reason: reason, in: &$0) }
+    }
+
+    /// Marks `index` dropped for `reason` when it is live and another source is; whether it did.
+    private static func drop(_ index: Int, reason: String, in sources: inout [Source]) -> Bool {
+        guard sources.indices.contains(index), sources[index].isLive,
+            sources.indices.contains(where: { $0 != index && sources[$0].isLive })
+        else { return false }
+        sources[index].dropped = reason
+        return true
+    }
+
+    /// Counts a piece that did not verify against the sources that wrote it. A source that wrote the
+    /// piece alone is dropped at once; one that shared it, at its second bad piece. Returns the
+    /// sources dropped now, with the reason.
+    func blame(_ indices: Set<Int>, piece: Range<Int64>) -> [(index: Int, reason: String)] {
+        state.withLock { sources in
+            var dropped: [(Int, String)] = []
+            for index in indices.sorted() where sources.indices.contains(index) {
+                sources[index].badPieces += 1
+                guard indices.count == 1 || sources[index].badPieces >= 2 else { continue }
+                let reason =
+                    "it sent bytes \(piece.lowerBound)-\(piece.upperBound - 1) that do not match their piece hash"
+                if Self.drop(index, reason: reason, in: &sources) { dropped.append((index, reason)) }
+            }
+            return dropped
+        }
+    }
+
+    /// Sources whose bytes of a piece that failed differ from the same bytes once the piece
+    /// verified: they sent the bad ones, and are dropped (while another source is left). Returns the
+    /// sources dropped now, with the reason.
+    func convict(_ guilty: [(index: Int, range: Range<Int64>)]) -> [(index: Int, reason: String)] {
+        state.withLock { sources in
+            var dropped: [(Int, String)] = []
+            for (index, range) in guilty {
+                let reason =
+                    "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that differ from the ones that match their piece hash"
+                if Self.drop(index, reason: reason, in: &sources) { dropped.append((index, reason)) }
+            }
+            return dropped
+        }
+    }
+
+    /// The connections bound to a dropped source: the control loop stops their requests.
+    func workersOnDroppedSources() -> [Int] {
+        state.withLock { sources in sources.filter { !$0.isLive }.flatMap(\.workers) }
+    }
+
+    /// Whether source `index` still serves.
+    func isLive(_ index: Int) -> Bool { state.withLock { $0[index].isLive } }
+
+    /// How many sources still serve.
+    var liveCount: Int { state.withLock { sources in sources.count { $0.isLive } } }
+}
