@@ -18,6 +18,8 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // SQLite, for the download manager's persistent list (Debian's libsqlite3-dev).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Linux calls glibc declares only under _GNU_SOURCE (splice, pipe2); header only.
         .systemLibrary(name: "CLinux"),
         // Sockets, TLS, system calls and threads: the layer under HTTP and the engine, which imports
@@ -32,6 +34,9 @@ let package = Package(
         // The public API a build tool links: FastpullClient, Download, Batch and the free functions,
         // re-exporting the engine's vocabulary.
         .target(name: "Fastpull", dependencies: ["FastpullEngine", "FastpullHTTP", "FastpullNet"]),
+        // The download manager: a persistent list of downloads (SQLite), each with its state, order and
+        // options, built on FastpullClient.
+        .target(name: "FastpullManager", dependencies: ["Fastpull", "CSQLite"]),
         // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
         // completions), so that Fastpull is the API a build tool links and nothing else.
         .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP"]),
@@ -78,6 +83,7 @@ let package = Package(
                 "FastpullFixtures", "CLinux",
             ]
         ),
+        .testTarget(name: "FastpullManagerTests", dependencies: ["FastpullManager", "Fastpull"]),
         // Fastpull against real servers and proxies (nginx, lighttpd, apache2, h2o, moto S3, squid,
         // tinyproxy) that scripts/test-deps.sh installs.
         .testTarget(

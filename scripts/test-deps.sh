@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the interoperability tests (Tests/FastpullInteropTests) run against: the web servers
-# nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian packages), and moto's S3
-# server (PyPI `moto[server]`). Idempotent and quick when everything is present: it runs
-# `apt-get update` and `apt-get install` only when a package is missing.
+# Installs what the tests need beyond the toolchain: SQLite's headers (libsqlite3-dev), for the
+# download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
+# against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian
+# packages), and moto's S3 server (PyPI `moto[server]`). Idempotent and quick when everything is
+# present: it runs `apt-get update` and `apt-get install` only when a package is missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
 # service started by a package's install script would hold port 80 or 3128 and outlive the run, and in
@@ -14,7 +15,7 @@
 # A server that cannot be installed is a failure (exit 1 with a message), never a skip.
 set -euo pipefail
 
-debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl)
+debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev)
 # What each package must leave behind for the tests: "package:path".
 required_files=(
     nginx:/usr/sbin/nginx
@@ -27,6 +28,7 @@ required_files=(
     tinyproxy:/usr/bin/tinyproxy
     iproute2:/usr/sbin/ip
     openssl:/usr/bin/openssl
+    libsqlite3-dev:/usr/include/sqlite3.h
 )
 # Pid files the Debian packages' services write, with the binary that must own the pid.
 service_pid_files=(
