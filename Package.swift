@@ -83,7 +83,8 @@ let package = Package(
                 "FastpullFixtures", "CLinux",
             ]
         ),
-        .testTarget(name: "FastpullManagerTests", dependencies: ["FastpullManager", "Fastpull"]),
+        .testTarget(
+            name: "FastpullManagerTests", dependencies: ["FastpullManager", "Fastpull", "FastpullFixtures"]),
         // Fastpull against real servers and proxies (nginx, lighttpd, apache2, h2o, moto S3, squid,
         // tinyproxy) that scripts/test-deps.sh installs.
         .testTarget(

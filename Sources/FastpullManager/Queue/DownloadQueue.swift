@@ -1,0 +1,195 @@
+import Fastpull
+import FoundationEssentials
+import Synchronization
+
+/// Runs the downloads of a ``DownloadList`` through one `FastpullClient`: at most
+/// ``maximumActive`` at once, the first waiting one whenever a place frees. The list is the truth:
+/// every change is written there first, and the transfers follow it — a pause is `paused` in the list
+/// when ``pause(_:)`` returns, while its transfer stops (its journal saved) in the background.
+///
+/// A download that ends updates its item: `complete` (verified), or `error` with the reason, unless
+/// the user paused or removed it meanwhile (then the stop was theirs, not a failure).
+public final class DownloadQueue: Sendable {
+    /// The list the queue runs.
+    public let list: DownloadList
+    private let client: FastpullClient
+
+    private struct Running {
+        var batch: Batch
+        var task: Task<Void, Never>
+    }
+
+    private struct State {
+        var maximumActive: Int
+        var running: [String: Running] = [:]
+        var stopped = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    /// A queue over `list`, downloading through `client`, at most `maximumActive` at once.
+    public init(list: DownloadList, client: FastpullClient = .shared, maximumActive: Int = 5) {
+        self.list = list
+        self.client = client
+        state = Mutex(State(maximumActive: max(1, maximumActive)))
+    }
+
+    /// How many downloads run at once; a lower figure lets the running ones finish.
+    public var maximumActive: Int {
+        get { state.withLock { $0.maximumActive } }
+        set {
+            state.withLock { $0.maximumActive = max(1, newValue) }
+            fill()
+        }
+    }
+
+    /// Puts back in line what was active when the manager last stopped (``DownloadList/recoverAfterRestart()``)
+    /// and starts what fits.
+    public func start() throws {
+        _ = try list.recoverAfterRestart()
+        fill()
+    }
+
+    /// Adds a download (waiting) and starts it if a place is free.
+    @discardableResult
+    public func add(
+        uris: [String], directory: String, outputName: String? = nil, options: [String: String] = [:],
+        position: Int? = nil
+    ) throws -> ManagedDownload {
+        let item = try list.add(
+            uris: uris, directory: directory, outputName: outputName, options: options, position: position)
+        fill()
+        return try list.download(item.gid) ?? item
+    }
+
+    /// Pauses a waiting or active download: `paused` in the list when this returns; an active one's
+    /// transfer stops in the background, its journal saved.
+    @discardableResult
+    public func pause(_ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(.pause, to: gid)
+        stopTransfer(gid)
+        return item
+    }
+
+    /// Lets a paused download wait for a place again.
+    @discardableResult
+    public func unpause(_ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(.unpause, to: gid)
+        fill()
+        return try list.download(gid) ?? item
+    }
+
+    /// Removes a download from the queue (it stays as history); an active one's transfer stops.
+    @discardableResult
+    public func remove(_ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(.remove, to: gid)
+        stopTransfer(gid)
+        return item
+    }
+
+    /// Tries a failed download again.
+    @discardableResult
+    public func retry(_ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(.retry, to: gid)
+        fill()
+        return try list.download(gid) ?? item
+    }
+
+    /// The GIDs whose transfers run now.
+    public var runningGIDs: Set<String> { state.withLock { Set($0.running.keys) } }
+
+    /// Returns once nothing runs and nothing waits (every item paused or history).
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state in
+                guard state.running.isEmpty else {
+                    state.idleWaiters.append(continuation)
+                    return false
+                }
+                return true
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Stops every transfer (each journal saved) and starts no more. The items that were active stay
+    /// `active` in the list, as after a crash: the next ``start()`` puts them first in line.
+    public func stop() async {
+        let running = state.withLock { state in
+            state.stopped = true
+            return Array(state.running.values)
+        }
+        for transfer in running { transfer.task.cancel() }
+        for transfer in running { await transfer.task.value }
+    }
+
+    // MARK: - Running
+
+    /// Starts the first waiting downloads while places are free.
+    private func fill() {
+        while true {
+            let free = state.withLock { !$0.stopped && $0.running.count < $0.maximumActive }
+            guard free, let next = try? list.downloads([.waiting]).first,
+                let item = try? list.apply(.start, to: next.gid)
+            else { return }
+            launch(item)
+        }
+    }
+
+    private func launch(_ item: ManagedDownload) {
+        let folder = URL(filePath: item.directory, directoryHint: .isDirectory)
+        let destination: BatchItem.Destination =
+            item.outputName.map { .file(folder.appending(path: $0, directoryHint: .notDirectory)) }
+            ?? .folder(folder)
+        guard let url = item.uris.first.flatMap({ URL(string: $0) }) else {
+            _ = try? list.apply(
+                .fail, to: item.gid, error: (code: 28, message: "\(item.uris.first ?? "") is not a URL"))
+            return
+        }
+        var configuration = Configuration()
+        configuration.sources.mirrors = item.uris.dropFirst().compactMap { URL(string: $0) }
+        let batch = Batch(
+            [BatchItem(url: url, destination: destination)], configuration: configuration,
+            options: BatchOptions(parallelFiles: 1, keepsEvents: false), client: client)
+        state.withLock { state in
+            let task = Task { [self] in
+                let outcome = await batch.run().first
+                finished(item.gid, outcome: outcome)
+            }
+            state.running[item.gid] = Running(batch: batch, task: task)
+        }
+    }
+
+    /// A transfer ended: the item becomes complete or failed, unless the user stopped it (it is then
+    /// paused or removed already), or the queue is stopping (it stays active, to resume first).
+    private func finished(_ gid: String, outcome: BatchOutcome?) {
+        let (waiters, stopping) = state.withLock { state in
+            state.running[gid] = nil
+            guard state.running.isEmpty else { return ([CheckedContinuation<Void, Never>](), state.stopped) }
+            defer { state.idleWaiters.removeAll() }
+            return (state.idleWaiters, state.stopped)
+        }
+        if !stopping, (try? list.download(gid))?.status == .active {
+            switch outcome?.result {
+            case .success(let report):
+                try? list.recordProgress(gid, total: report.size, completed: report.size)
+                _ = try? list.apply(.finish, to: gid)
+            case .failure(let error):
+                _ = try? list.apply(
+                    .fail, to: gid, error: (code: Int(error.code.rawValue), message: error.message))
+            case nil:
+                _ = try? list.apply(.fail, to: gid, error: (code: 1, message: "the download did not run"))
+            }
+        }
+        fill()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Stops the transfer of `gid`, if one runs (the list says why already).
+    private func stopTransfer(_ gid: String) {
+        // Cancelling the batch's task stops its download wherever it is (naming probe, transfer),
+        // the journal saved.
+        state.withLock { $0.running[gid]?.task }?.cancel()
+    }
+}

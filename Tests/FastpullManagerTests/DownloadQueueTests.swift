@@ -1,0 +1,125 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import Fastpull
+@testable import FastpullManager
+
+/// The queue that runs the list through a FastpullClient, against the fixture server: at most its
+/// limit at once, a pause that is in the list at once and stops the transfer, a failure recorded with
+/// its reason, and a restart that resumes what was active.
+final class DownloadQueueTests {
+    let folder: URL
+    let server: FixtureServer
+    var listPath: String { folder.appendingPathComponent("list.sqlite").path }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-queue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        server = try FixtureServer()
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    /// The bytes `/gen/<size>?seed=<seed>` serves.
+    func expected(_ size: Int, seed: UInt64) -> Data { Data(FixtureContent.bytes(count: size, seed: seed)) }
+
+    func waitFor(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    @Test func itRunsAtMostItsLimitAndFinishesEveryItem() async throws {
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 2)
+        var gids: [String] = []
+        for seed in 1...3 {
+            let url = server.url("/gen/\(2 << 20)?seed=\(seed)&rate=4000000").absoluteString
+            gids.append(try queue.add(uris: [url], directory: folder.path, outputName: "f\(seed).bin").gid)
+        }
+        // Two run, the third waits for a place.
+        #expect(try queue.list.downloads([.active]).map(\.gid) == Array(gids.prefix(2)))
+        #expect(try queue.list.downloads([.waiting]).map(\.gid) == [gids[2]])
+        #expect(try await waitFor { try queue.list.downloads([.complete]).count == 3 })
+        await queue.waitUntilIdle()
+        for seed in 1...3 {
+            #expect(
+                try Data(contentsOf: folder.appendingPathComponent("f\(seed).bin"))
+                    == expected(2 << 20, seed: UInt64(seed)))
+        }
+        #expect(try queue.list.download(gids[0])?.completedLength == 2 << 20)
+    }
+
+    /// Paused while it runs: `paused` in the list when the call returns, the transfer stops; unpaused,
+    /// it resumes from its journal to the right bytes.
+    @Test func aPauseIsInTheListAtOnceAndTheTransferStops() async throws {
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 1)
+        let url = server.url("/gen/\(8 << 20)?seed=4&rate=2000000").absoluteString
+        let item = try queue.add(uris: [url], directory: folder.path, outputName: "paused.bin")
+        #expect(item.status == .active)
+        #expect(try await waitFor { self.server.stats.bodyBytesSent > 2 << 20 })
+        #expect(try queue.pause(item.gid).status == .paused)
+        #expect(try queue.list.download(item.gid)?.status == .paused)
+        await queue.waitUntilIdle()
+        #expect(queue.runningGIDs.isEmpty)
+        #expect(try queue.list.download(item.gid)?.status == .paused)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("paused.bin").path))
+
+        try queue.unpause(item.gid)
+        #expect(try await waitFor { try queue.list.download(item.gid)?.status == .complete })
+        #expect(
+            try Data(contentsOf: folder.appendingPathComponent("paused.bin")) == expected(8 << 20, seed: 4))
+    }
+
+    /// A 404 fails with its reason; retried, it fails again the same way; as history it cannot be
+    /// removed (aria2 answers the same), only forgotten.
+    @Test func aFailureIsRecordedWithItsReason() async throws {
+        let queue = DownloadQueue(list: try DownloadList(path: listPath), client: FastpullClient())
+        let url = server.url("/gen/1000?status=404").absoluteString
+        let item = try queue.add(uris: [url], directory: folder.path, outputName: "missing.bin")
+        #expect(try await waitFor { try queue.list.download(item.gid)?.status == .error })
+        let failed = try #require(try queue.list.download(item.gid))
+        #expect(failed.errorMessage?.contains("404") == true, "\(failed)")
+        #expect(failed.errorCode == Int(FastpullError.Code.httpStatus.rawValue))
+        try queue.retry(item.gid)
+        #expect(try await waitFor { try queue.list.download(item.gid)?.status == .error })
+        #expect(throws: DownloadListError.notAllowed(gid: item.gid, status: .error, event: .remove)) {
+            try queue.remove(item.gid)
+        }
+        try queue.list.purge(item.gid)
+        #expect(try queue.list.download(item.gid) == nil)
+    }
+
+    /// The queue stops (as a quit or a crash would) with a transfer under way; a new queue over the same
+    /// list resumes it from its journal, and the paused item stays paused.
+    @Test func aRestartResumesWhatWasActive() async throws {
+        let url = server.url("/gen/\(16 << 20)?seed=5&rate=4000000").absoluteString
+        let gid: String
+        let pausedGID: String
+        do {
+            let queue = DownloadQueue(
+                list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 1)
+            gid = try queue.add(uris: [url], directory: folder.path, outputName: "big.bin").gid
+            pausedGID = try queue.add(uris: [url], directory: folder.path, outputName: "held.bin").gid
+            try queue.pause(pausedGID)
+            // A quarter of the file is in when the queue stops.
+            #expect(try await waitFor { self.server.stats.bodyBytesSent > 4 << 20 })
+            await queue.stop()
+            #expect(try queue.list.download(gid)?.status == .active)
+        }
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 1)
+        try queue.start()
+        #expect(try await waitFor { try queue.list.download(gid)?.status == .complete })
+        #expect(try Data(contentsOf: folder.appendingPathComponent("big.bin")) == expected(16 << 20, seed: 5))
+        #expect(try queue.list.download(pausedGID)?.status == .paused)
+        // Resumed from the journal, not fetched again from its start.
+        #expect(server.stats.bodyBytesSent < (16 << 20) + (4 << 20), "\(server.stats)")
+    }
+}
