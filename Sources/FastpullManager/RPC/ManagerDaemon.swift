@@ -1,0 +1,77 @@
+import Fastpull
+import FoundationEssentials
+
+/// The download manager as a service: the persistent list (``DownloadList``), the queue that runs it
+/// (``DownloadQueue``) and aria2's JSON-RPC on `POST /jsonrpc` (``Aria2RPC``), so that aria2's
+/// front-ends (aria2p, AriaNg, webui-aria2) can drive it.
+///
+/// It listens on loopback unless told to listen on every interface, and answers a web page of another
+/// origin (CORS) only when told to: with neither, no other machine and no web page can drive it.
+public final class ManagerDaemon: Sendable {
+    /// How it runs.
+    public struct Settings: Sendable {
+        /// The SQLite file of the list.
+        public var listPath: String
+        /// Where downloads go when a call names no `dir`.
+        public var directory: String
+        /// The RPC port (aria2's default 6800; 0 picks a free one).
+        public var port: Int = 6800
+        /// The secret every call must carry as `token:SECRET` (aria2's `--rpc-secret`).
+        public var secret: String? = nil
+        /// Listens on every interface, not only loopback (`--rpc-listen-all`).
+        public var listensOnAllInterfaces = false
+        /// Answers web pages of any origin (`--rpc-allow-origin-all`).
+        public var allowsAnyOrigin = false
+        /// Downloads at once (`--max-concurrent-downloads`, aria2's default 5).
+        public var maximumActive = 5
+
+        /// Settings for a list at `listPath`, saving into `directory`.
+        public init(listPath: String, directory: String) {
+            self.listPath = listPath
+            self.directory = directory
+        }
+    }
+
+    /// The queue it runs.
+    public let queue: DownloadQueue
+    private let server: RPCHTTPServer
+    /// The port the RPC listens on.
+    public var port: Int { server.port }
+
+    /// Opens the list, resumes what was active when it last stopped, and starts listening.
+    public init(_ settings: Settings, client: FastpullClient = FastpullClient()) throws {
+        let list = try DownloadList(path: settings.listPath)
+        let queue = DownloadQueue(list: list, client: client, maximumActive: settings.maximumActive)
+        let rpc = Aria2RPC(queue: queue, secret: settings.secret, defaultDirectory: settings.directory)
+        let cors = settings.allowsAnyOrigin
+        server = try RPCHTTPServer(
+            address: settings.listensOnAllInterfaces ? "0.0.0.0" : "127.0.0.1", port: settings.port
+        ) { request in
+            var headers = [("Content-Type", "application/json-rpc")]
+            if cors {
+                headers += [
+                    ("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Headers", "Content-Type"),
+                    ("Access-Control-Allow-Methods", "POST, OPTIONS"),
+                ]
+            }
+            let path = request.target.split(separator: "?").first.map(String.init) ?? request.target
+            switch (request.method, path) {
+            case ("POST", "/jsonrpc"):
+                return .init(status: 200, reason: "OK", headers: headers, body: rpc.answer(request.body))
+            case ("OPTIONS", "/jsonrpc") where cors:
+                return .init(status: 204, reason: "No Content", headers: headers, body: [])
+            default:
+                return .init(status: 404, reason: "Not Found", headers: [], body: [])
+            }
+        }
+        self.queue = queue
+        try queue.start()
+    }
+
+    /// Stops listening and stops every transfer (journals saved); the items that were active resume
+    /// first when the daemon starts again.
+    public func stop() async {
+        server.stop()
+        await queue.stop()
+    }
+}

@@ -1,0 +1,169 @@
+import FastpullNet
+import Glibc
+
+/// A small HTTP/1.1 server for the RPC interface: a listening socket, and a thread per connection
+/// (never Swift's cooperative pool) that reads each request (a head of at most 64 KiB, a body of at
+/// most ``largestBody``), hands it to `handle` and writes the answer, keeping the connection alive as
+/// the client asks.
+final class RPCHTTPServer: Sendable {
+    /// A request: method, target and body.
+    struct Request: Sendable {
+        var method: String
+        var target: String
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    /// An answer: status, extra fields, body.
+    struct Response: Sendable {
+        var status: Int
+        var reason: String
+        var headers: [(String, String)]
+        var body: [UInt8]
+    }
+
+    /// The largest request body read (aria2's own limit is 2 MiB).
+    static let largestBody = 2 << 20
+    private static let largestHead = 64 << 10
+
+    private let listener: Int32
+    /// The port it listens on.
+    let port: Int
+    private let handle: @Sendable (Request) -> Response
+
+    /// Listens on `address` (`127.0.0.1`, or `0.0.0.0` for every interface) at `port` (0: a free
+    /// one) and starts accepting.
+    init(address: String = "127.0.0.1", port: Int, handle: @escaping @Sendable (Request) -> Response) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetError.system(call: "socket", errno: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, address, &addr.sin_addr)
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw NetError.system(call: "bind \(address):\(port)", errno: code)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        self.port = Int(UInt16(bigEndian: addr.sin_port))
+        self.handle = handle
+        OSThread.detach { [self] in acceptLoop() }
+    }
+
+    /// Stops accepting (connections under way finish their request).
+    func stop() {
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    deinit { close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            OSThread.detach { [self] in serve(client) }
+        }
+    }
+
+    /// Serves requests on `fd` until the client closes it, asks to, or sends something malformed.
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        var buffer: [UInt8] = []
+        while true {
+            guard let (request, rest) = Self.readRequest(fd, buffered: buffer) else { return }
+            buffer = rest
+            let response = handle(request)
+            let closing = request.headers["connection"]?.lowercased() == "close"
+            var head =
+                "HTTP/1.1 \(response.status) \(response.reason)\r\nContent-Length: \(response.body.count)\r\n"
+            for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+            if closing { head += "Connection: close\r\n" }
+            head += "\r\n"
+            guard Self.writeAll(fd, Array(head.utf8) + response.body), !closing else { return }
+        }
+    }
+
+    /// Reads one request (after `buffered` bytes already read); nil at end of stream or on a malformed
+    /// or oversized one. Returns the bytes read past it.
+    private static func readRequest(_ fd: Int32, buffered: [UInt8]) -> (Request, [UInt8])? {
+        var bytes = buffered
+        var headEnd: Int?
+        while true {
+            if let end = find([13, 10, 13, 10], in: bytes) {
+                headEnd = end
+                break
+            }
+            guard bytes.count < largestHead, read(fd, into: &bytes) else { return nil }
+        }
+        guard let headEnd else { return nil }
+        let lines = String(decoding: bytes[..<headEnd], as: UTF8.self).split(separator: "\r\n")
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count == 3 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+            headers[line[..<colon].lowercased()] = String(
+                value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? -1
+        guard length >= 0, length <= largestBody else { return nil }
+        let bodyStart = headEnd + 4
+        while bytes.count < bodyStart + length {
+            guard read(fd, into: &bytes) else { return nil }
+        }
+        let request = Request(
+            method: String(parts[0]), target: String(parts[1]), headers: headers,
+            body: Array(bytes[bodyStart..<bodyStart + length]))
+        return (request, Array(bytes[(bodyStart + length)...]))
+    }
+
+    /// Appends what the socket has; false at end of stream or on an error.
+    private static func read(_ fd: Int32, into bytes: inout [UInt8]) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        let count = chunk.withUnsafeMutableBytes { buffer in
+            SystemCall.restarting { recv(fd, buffer.baseAddress, buffer.count, 0) }
+        }
+        guard count > 0 else { return false }
+        bytes += chunk[..<count]
+        return true
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                SystemCall.restarting {
+                    send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                }
+            }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if Array(haystack[start..<start + needle.count]) == needle { return start }
+        }
+        return nil
+    }
+}
