@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP"]),
         .executableTarget(
             name: "fastpull",
-            dependencies: ["Fastpull", "FastpullEngine", "FastpullNet", "FastpullCommandLine"]),
+            dependencies: [
+                "Fastpull", "FastpullEngine", "FastpullNet", "FastpullCommandLine", "FastpullManager",
+            ]),
         .target(name: "FastpullFixtures", dependencies: ["COpenSSL", "CLinux"]),
         .executableTarget(name: "fastpull-fixture-server", dependencies: ["FastpullFixtures"]),
         .executableTarget(

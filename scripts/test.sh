@@ -15,6 +15,7 @@
 # simulator, which keeps both cores busy for its run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/build-deps.sh
 scripts/test-deps.sh
 # At most 32 tests at once in a test process (Swift Testing otherwise starts every test of a run at
 # once): with 700 at once, each with its own loopback servers and connections, the process held

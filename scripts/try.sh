@@ -13,6 +13,7 @@ if [ -n "${FASTPULL_TRY_BIN:-}" ]; then
     bin=$FASTPULL_TRY_BIN
     echo "using the build in $bin"
 else
+    scripts/build-deps.sh
     echo "building fastpull and its test server (release)…"
     swift build -c release --product fastpull
     swift build -c release --product fastpull-fixture-server

@@ -17,6 +17,10 @@ struct FastpullCommand {
         let started = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if let daemon = DaemonOptions.invocation(executable: CommandLine.arguments[0], arguments: arguments) {
+            ProcessArguments.hide(DaemonOptions.secretSpans(in: arguments), of: arguments)
+            await DaemonCommand.run(daemon, environment: environment)
+        }
         // Copied: the passwords among them leave the process table now, not when the download ends.
         ProcessArguments.hide(ArgumentSecrets.spans(in: arguments), of: arguments)
         var options: CommandOptions

@@ -42,44 +42,20 @@ final class Aria2RPCTests {
         await daemon.stop()
     }
 
-    /// POSTs `body` to `/jsonrpc` on a connection of its own; returns the status and the parsed answer.
-    func post(_ body: String) throws -> (status: Int, answer: JSONValue?) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(daemon.port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        #expect(connected == 0)
-        let request = Array(
-            "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-                .utf8)
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            bytes += chunk[..<count]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-        let bodyText = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
-        return (status, JSONInput.parse(Array(bodyText.utf8)))
+    /// POSTs `body` to `/jsonrpc`; returns the status and the parsed answer.
+    func post(_ body: String) async throws -> (status: Int, answer: JSONValue?) {
+        let response = try await LoopbackHTTPClient(port: daemon.port).send(
+            .init(method: "POST", target: "/jsonrpc", body: Data(body.utf8)))
+        return (response.status, JSONInput.parse(Array(response.body)))
     }
 
-    func call(_ method: String, _ params: String = "[]") throws -> JSONValue? {
-        try post(#"{"jsonrpc":"2.0","id":"q","method":"\#(method)","params":\#(params)}"#).answer
+    func call(_ method: String, _ params: String = "[]") async throws -> JSONValue? {
+        try await post(#"{"jsonrpc":"2.0","id":"q","method":"\#(method)","params":\#(params)}"#).answer
     }
 
-    func waitFor(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+    func waitFor(_ seconds: Double = 20, _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while try !condition() {
+        while try await !condition() {
             guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -89,16 +65,17 @@ final class Aria2RPCTests {
     @Test func addWatchAndFinishAsAFrontEndDoes() async throws {
         try await withDaemon {
             let url = server.url("/gen/\(1 << 20)?seed=8").absoluteString
-            let added = try call(
+            let added = try await call(
                 "aria2.addUri", #"[["\#(url)"], {"dir": "\#(folder.path)", "out": "a.bin", "split": 4}]"#)
             let gid = try #require(added?["result"]?.string)
             #expect(gid.count == 16)
             #expect(
                 try await waitFor {
-                    try self.call("aria2.tellStatus", #"["\#(gid)", ["status"]]"#)?["result"]?["status"]?
+                    try await self.call("aria2.tellStatus", #"["\#(gid)", ["status"]]"#)?["result"]?[
+                        "status"]?
                         .string == "complete"
                 })
-            let status = try #require(try call("aria2.tellStatus", #"["\#(gid)"]"#)?["result"])
+            let status = try #require(try await call("aria2.tellStatus", #"["\#(gid)"]"#)?["result"])
             #expect(status["totalLength"]?.string == String(1 << 20))
             #expect(status["completedLength"]?.string == String(1 << 20))
             #expect(status["dir"]?.string == folder.path)
@@ -106,10 +83,10 @@ final class Aria2RPCTests {
             #expect(
                 try Data(contentsOf: folder.appendingPathComponent("a.bin"))
                     == Data(FixtureContent.bytes(count: 1 << 20, seed: 8)))
-            #expect(try call("aria2.tellStopped", "[0, 10]")?["result"]?.array?.count == 1)
-            #expect(try call("aria2.getGlobalStat")?["result"]?["numStopped"]?.string == "1")
-            #expect(try call("aria2.removeDownloadResult", #"["\#(gid)"]"#)?["result"]?.string == "OK")
-            #expect(try call("aria2.tellStatus", #"["\#(gid)"]"#)?["error"]?["code"]?.integer == 1)
+            #expect(try await call("aria2.tellStopped", "[0, 10]")?["result"]?.array?.count == 1)
+            #expect(try await call("aria2.getGlobalStat")?["result"]?["numStopped"]?.string == "1")
+            #expect(try await call("aria2.removeDownloadResult", #"["\#(gid)"]"#)?["result"]?.string == "OK")
+            #expect(try await call("aria2.tellStatus", #"["\#(gid)"]"#)?["error"]?["code"]?.integer == 1)
         }
     }
 
@@ -119,54 +96,60 @@ final class Aria2RPCTests {
             let slow = server.url("/gen/\(64 << 20)?seed=9&rate=1000000").absoluteString
             var gids: [String] = []
             for index in 0..<3 {
-                let answer = try call("aria2.addUri", #"[["\#(slow)"], {"out": "s\#(index).bin"}]"#)
+                let answer = try await call("aria2.addUri", #"[["\#(slow)"], {"out": "s\#(index).bin"}]"#)
                 gids.append(try #require(answer?["result"]?.string))
             }
             #expect(
-                try call("aria2.tellActive", #"[["gid"]]"#)?["result"]?.array?.compactMap {
+                try await call("aria2.tellActive", #"[["gid"]]"#)?["result"]?.array?.compactMap {
                     $0["gid"]?.string
                 } == [gids[0]])
             #expect(
-                try call("aria2.changePosition", #"["\#(gids[2])", 0, "POS_SET"]"#)?["result"]?.integer == 0)
+                try await call("aria2.changePosition", #"["\#(gids[2])", 0, "POS_SET"]"#)?["result"]?.integer
+                    == 0)
             #expect(
-                try call("aria2.tellWaiting", #"[0, 10, ["gid"]]"#)?["result"]?.array?.compactMap {
+                try await call("aria2.tellWaiting", #"[0, 10, ["gid"]]"#)?["result"]?.array?.compactMap {
                     $0["gid"]?.string
                 } == [gids[2], gids[1]])
-            #expect(try call("aria2.pause", #"["\#(gids[0])"]"#)?["result"]?.string == gids[0])
+            #expect(try await call("aria2.pause", #"["\#(gids[0])"]"#)?["result"]?.string == gids[0])
             #expect(
-                try call("aria2.tellStatus", #"["\#(gids[0])", ["status"]]"#)?["result"]?["status"]?.string
+                try await call("aria2.tellStatus", #"["\#(gids[0])", ["status"]]"#)?["result"]?["status"]?
+                    .string
                     == "paused")
             // The place it freed goes to the first in line.
             #expect(
                 try await waitFor {
-                    try self.call("aria2.tellStatus", #"["\#(gids[2])", ["status"]]"#)?["result"]?["status"]?
+                    try await self.call("aria2.tellStatus", #"["\#(gids[2])", ["status"]]"#)?["result"]?[
+                        "status"]?
                         .string == "active"
                 })
-            #expect(try call("aria2.remove", #"["\#(gids[1])"]"#)?["result"]?.string == gids[1])
+            #expect(try await call("aria2.remove", #"["\#(gids[1])"]"#)?["result"]?.string == gids[1])
             #expect(
-                try call("aria2.tellStatus", #"["\#(gids[1])", ["status"]]"#)?["result"]?["status"]?.string
+                try await call("aria2.tellStatus", #"["\#(gids[1])", ["status"]]"#)?["result"]?["status"]?
+                    .string
                     == "removed")
             // Pausing what is removed: aria2's error.
-            #expect(try call("aria2.pause", #"["\#(gids[1])"]"#)?["error"]?["code"]?.integer == 1)
+            #expect(try await call("aria2.pause", #"["\#(gids[1])"]"#)?["error"]?["code"]?.integer == 1)
         }
     }
 
     /// With a secret, a call without it is refused; batches and multicall answer each call.
     @Test func theSecretBatchesAndUnknownMethods() async throws {
         try await withDaemon(secret: "s3cret") {
-            let refused = try call("aria2.getVersion")
+            let refused = try await call("aria2.getVersion")
             #expect(refused?["error"]?["message"]?.string == "Unauthorized")
-            #expect(try call("aria2.getVersion", #"["token:wrong"]"#)?["error"]?["code"]?.integer == 1)
+            #expect(try await call("aria2.getVersion", #"["token:wrong"]"#)?["error"]?["code"]?.integer == 1)
             #expect(
-                try call("aria2.getVersion", #"["token:s3cret"]"#)?["result"]?["version"]?.string == "1.36.0")
-            let methods = try call("system.listMethods")?["result"]?.array?.compactMap(\.string) ?? []
+                try await call("aria2.getVersion", #"["token:s3cret"]"#)?["result"]?["version"]?.string
+                    == "1.36.0")
+            let methods = try await call("system.listMethods")?["result"]?.array?.compactMap(\.string) ?? []
             #expect(methods.contains("aria2.addUri") && methods.contains("system.multicall"))
-            #expect(try call("aria2.nosuch", #"["token:s3cret"]"#)?["error"]?["code"]?.integer == -32601)
             #expect(
-                try call("aria2.addTorrent", #"["token:s3cret", ""]"#)?["error"]?["message"]?.string
+                try await call("aria2.nosuch", #"["token:s3cret"]"#)?["error"]?["code"]?.integer == -32601)
+            #expect(
+                try await call("aria2.addTorrent", #"["token:s3cret", ""]"#)?["error"]?["message"]?.string
                     == "BitTorrent is not supported")
 
-            let batch = try post(
+            let batch = try await post(
                 #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getGlobalStat","params":["token:s3cret"]},{"jsonrpc":"2.0","id":2,"method":"aria2.getVersion","params":[]}]"#
             )
             #expect(batch.status == 200)
@@ -174,7 +157,7 @@ final class Aria2RPCTests {
             #expect(batch.answer?.array?.first?["result"]?["numActive"]?.string == "0")
             #expect(batch.answer?.array?.last?["error"]?["message"]?.string == "Unauthorized")
 
-            let multi = try call(
+            let multi = try await call(
                 "system.multicall",
                 #"[[{"methodName":"aria2.getVersion","params":["token:s3cret"]},{"methodName":"aria2.tellStatus","params":["token:s3cret","0000000000000001"]}]]"#
             )
@@ -182,7 +165,7 @@ final class Aria2RPCTests {
             #expect(results.count == 2)
             #expect(results.first?.array?.first?["version"]?.string == "1.36.0")
             #expect(results.last?["code"]?.integer == 1)
-            #expect(try post("not json").answer?["error"]?["code"]?.integer == -32700)
+            #expect(try await post("not json").answer?["error"]?["code"]?.integer == -32700)
         }
     }
 }

@@ -9,38 +9,57 @@ import Foundation
 ///
 /// Its socket calls block, so ``send(_:)`` runs them on a thread of its own and never holds a thread of
 /// Swift's cooperative pool.
-struct LoopbackHTTPClient: Sendable {
+public struct LoopbackHTTPClient: Sendable {
     /// A request to send.
-    struct Request: Sendable {
-        var method: String
+    public struct Request: Sendable {
+        /// `GET`, `POST`, `PUT`, …
+        public var method: String
         /// The request target: path and query, already encoded.
-        var target: String
-        var headers: [(String, String)] = []
-        var body = Data()
+        public var target: String
+        /// Header fields besides `Host`, `Content-Length` and `Connection`.
+        public var headers: [(String, String)] = []
+        /// The body sent.
+        public var body = Data()
+
+        /// A request of `method` for `target`, with `body`.
+        public init(method: String, target: String, headers: [(String, String)] = [], body: Data = Data()) {
+            self.method = method
+            self.target = target
+            self.headers = headers
+            self.body = body
+        }
     }
 
     /// What the server answered.
-    struct Response: Sendable {
-        var status: Int
-        var headers: [(String, String)]
-        var body: Data
+    public struct Response: Sendable {
+        /// The status code.
+        public var status: Int
+        /// The header fields, in order.
+        public var headers: [(String, String)]
+        /// The body, whole.
+        public var body: Data
 
         /// The first header called `name` (any case).
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
         }
 
         /// The body as text.
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     /// The server's port on 127.0.0.1.
-    var port: Int
+    public var port: Int
+
+    /// A client of the server on 127.0.0.1 at `port`.
+    public init(port: Int) {
+        self.port = port
+    }
 
     /// Sends `request` and returns the whole response. A request whose connection fails before an
     /// answer (a loaded server that resets a large upload) is sent again, up to three times in all:
     /// every request the tests send is safe to repeat.
-    func send(_ request: Request) async throws -> Response {
+    public func send(_ request: Request) async throws -> Response {
         let port = port
         let result: Result<Response, RealServerError> = await withCheckedContinuation { continuation in
             let thread = Thread {

@@ -11,6 +11,8 @@ public final class Aria2RPC: Sendable {
     private let secret: String?
     /// Where a download is saved when its call names no `dir`.
     private let defaultDirectory: String
+    /// Called by `aria2.shutdown` and `aria2.forceShutdown`, after the answer is made.
+    private let onShutdown: @Sendable () -> Void
 
     /// The methods answered, as `system.listMethods` lists them.
     public static let methods = [
@@ -18,15 +20,19 @@ public final class Aria2RPC: Sendable {
         "aria2.pauseAll", "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll", "aria2.tellStatus",
         "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.changePosition",
         "aria2.getGlobalStat", "aria2.removeDownloadResult", "aria2.purgeDownloadResult", "aria2.getVersion",
-        "system.multicall", "system.listMethods",
+        "aria2.shutdown", "aria2.forceShutdown", "system.multicall", "system.listMethods",
     ]
 
     /// Answers for `queue`; `secret`, when set, must come first in every call's parameters as
     /// `token:SECRET`.
-    public init(queue: DownloadQueue, secret: String?, defaultDirectory: String) {
+    public init(
+        queue: DownloadQueue, secret: String?, defaultDirectory: String,
+        onShutdown: @escaping @Sendable () -> Void = {}
+    ) {
         self.queue = queue
         self.secret = secret
         self.defaultDirectory = defaultDirectory
+        self.onShutdown = onShutdown
     }
 
     /// An error a call answers, with aria2's code (1 for every failure, as aria2 uses) or JSON-RPC's.
@@ -168,6 +174,9 @@ public final class Aria2RPC: Sendable {
             for item in try queue.list.downloads([.complete, .error, .removed]) {
                 try queue.list.purge(item.gid)
             }
+            return .string("OK")
+        case "aria2.shutdown", "aria2.forceShutdown":
+            onShutdown()
             return .string("OK")
         case "aria2.getVersion":
             return .object([

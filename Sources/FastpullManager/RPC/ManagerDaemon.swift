@@ -1,5 +1,6 @@
 import Fastpull
 import FoundationEssentials
+import Synchronization
 
 /// The download manager as a service: the persistent list (``DownloadList``), the queue that runs it
 /// (``DownloadQueue``) and aria2's JSON-RPC on `POST /jsonrpc` (``Aria2RPC``), so that aria2's
@@ -35,6 +36,7 @@ public final class ManagerDaemon: Sendable {
     /// The queue it runs.
     public let queue: DownloadQueue
     private let server: RPCHTTPServer
+    private let shutdown = ShutdownSignal()
     /// The port the RPC listens on.
     public var port: Int { server.port }
 
@@ -42,36 +44,85 @@ public final class ManagerDaemon: Sendable {
     public init(_ settings: Settings, client: FastpullClient = FastpullClient()) throws {
         let list = try DownloadList(path: settings.listPath)
         let queue = DownloadQueue(list: list, client: client, maximumActive: settings.maximumActive)
-        let rpc = Aria2RPC(queue: queue, secret: settings.secret, defaultDirectory: settings.directory)
+        let shutdown = shutdown
+        // A shutdown call is answered first, and the daemon ends once that answer is written.
+        let asked = ShutdownSignal()
+        let rpc = Aria2RPC(
+            queue: queue, secret: settings.secret, defaultDirectory: settings.directory,
+            onShutdown: { asked.request() })
         let cors = settings.allowsAnyOrigin
         server = try RPCHTTPServer(
             address: settings.listensOnAllInterfaces ? "0.0.0.0" : "127.0.0.1", port: settings.port
         ) { request in
-            var headers = [("Content-Type", "application/json-rpc")]
-            if cors {
-                headers += [
-                    ("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Headers", "Content-Type"),
-                    ("Access-Control-Allow-Methods", "POST, OPTIONS"),
-                ]
-            }
-            let path = request.target.split(separator: "?").first.map(String.init) ?? request.target
-            switch (request.method, path) {
-            case ("POST", "/jsonrpc"):
-                return .init(status: 200, reason: "OK", headers: headers, body: rpc.answer(request.body))
-            case ("OPTIONS", "/jsonrpc") where cors:
-                return .init(status: 204, reason: "No Content", headers: headers, body: [])
-            default:
-                return .init(status: 404, reason: "Not Found", headers: [], body: [])
-            }
+            Self.respond(to: request, rpc: rpc, cors: cors, asked: asked, shutdown: shutdown)
         }
         self.queue = queue
         try queue.start()
     }
+
+    /// The answer to one HTTP request: JSON-RPC on `POST /jsonrpc`, a CORS preflight where allowed,
+    /// 404 otherwise. A shutdown call ends the daemon once its answer is written.
+    private static func respond(
+        to request: RPCHTTPServer.Request, rpc: Aria2RPC, cors: Bool, asked: ShutdownSignal,
+        shutdown: ShutdownSignal
+    ) -> RPCHTTPServer.Response {
+        var headers = [("Content-Type", "application/json-rpc")]
+        if cors {
+            headers += [
+                ("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Headers", "Content-Type"),
+                ("Access-Control-Allow-Methods", "POST, OPTIONS"),
+            ]
+        }
+        let path = request.target.split(separator: "?").first.map(String.init) ?? request.target
+        switch (request.method, path) {
+        case ("POST", "/jsonrpc"):
+            let body = rpc.answer(request.body)
+            let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
+            return RPCHTTPServer.Response(
+                status: 200, reason: "OK", headers: headers, body: body, afterwards: ends)
+        case ("OPTIONS", "/jsonrpc") where cors:
+            return RPCHTTPServer.Response(status: 204, reason: "No Content", headers: headers, body: [])
+        default:
+            return RPCHTTPServer.Response(status: 404, reason: "Not Found", headers: [], body: [])
+        }
+    }
+
+    /// Asks the daemon to end (a signal, or `aria2.shutdown`): ``waitForShutdownRequest()`` returns.
+    public func requestShutdown() { shutdown.request() }
+
+    /// Returns once a shutdown is requested.
+    public func waitForShutdownRequest() async { await shutdown.wait() }
 
     /// Stops listening and stops every transfer (journals saved); the items that were active resume
     /// first when the daemon starts again.
     public func stop() async {
         server.stop()
         await queue.stop()
+    }
+}
+
+/// A one-time request to end, that any number of waiters wait for.
+final class ShutdownSignal: Sendable {
+    private let state = Mutex<(requested: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func request() {
+        let waiters = state.withLock { state in
+            state.requested = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    var isRequested: Bool { state.withLock { $0.requested } }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let requested = state.withLock { state in
+                if !state.requested { state.waiters.append(continuation) }
+                return state.requested
+            }
+            if requested { continuation.resume() }
+        }
     }
 }

@@ -20,6 +20,8 @@ final class RPCHTTPServer: Sendable {
         var reason: String
         var headers: [(String, String)]
         var body: [UInt8]
+        /// Run once the answer is written (a shutdown the answer announces).
+        var afterwards: (@Sendable () -> Void)? = nil
     }
 
     /// The largest request body read (aria2's own limit is 2 MiB).
@@ -95,7 +97,9 @@ final class RPCHTTPServer: Sendable {
             for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
             if closing { head += "Connection: close\r\n" }
             head += "\r\n"
-            guard Self.writeAll(fd, Array(head.utf8) + response.body), !closing else { return }
+            let written = Self.writeAll(fd, Array(head.utf8) + response.body)
+            response.afterwards?()
+            guard written, !closing else { return }
         }
     }
 
