@@ -155,8 +155,10 @@ package final class HTTPConnection: @unchecked Sendable {
     /// Streams the body of `head` (the answer to a request with `method`) to `sink`. Fails with
     /// ``HTTPBodyError`` if the body ends early or is malformed; the connection is then not reusable.
     ///
-    /// With `splice`, and a transport that allows it, the part of a `Content-Length` body that is not
-    /// buffered yet goes to `splice` instead of through the buffer to `sink`.
+    /// With `splice` (a reader that takes body bytes straight from the transport: a splice into a file,
+    /// which the caller offers only on a transport that can splice, or a receive into a mapping of the
+    /// file, on any), the part of a `Content-Length` body that is not buffered yet goes to `splice`
+    /// instead of through the buffer to `sink`.
     package func readBody(
         of head: ResponseHead, method: String, splice: Splice? = nil,
         into sink: (UnsafeRawBufferPointer) throws -> Void
@@ -172,7 +174,7 @@ package final class HTTPConnection: @unchecked Sendable {
             if head.isChunked {
                 try readChunked(into: sink)
             } else if let length = head.contentLength {
-                try readExactly(length, splice: transport.canSplice ? splice : nil, into: sink)
+                try readExactly(length, splice: splice, into: sink)
             } else {
                 reusable = false
                 try readUntilClose(into: sink)

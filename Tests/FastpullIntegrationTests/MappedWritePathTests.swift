@@ -44,7 +44,7 @@ struct MappedWritePathTests {
         #expect(try Expected.sha256(ofFile: output) == Expected.sha256(size: size, seed: 5), "\(fault)")
     }
 
-    /// TLS decrypts into the mapping.
+    /// TLS decrypts into the mapping (the trace says which path each answer's body took).
     @Test func overTLS() async throws {
         var settings = FixtureServer.Configuration()
         settings.tls = true
@@ -52,10 +52,16 @@ struct MappedWritePathTests {
         let size = 5 << 20
         var configuration = configuration()
         configuration.tls.caFile = FixturePaths.certificatesDirectory + "/ca.pem"
+        configuration.diagnostics.traceFile = folder.path + "/trace.jsonl"
         let report = try await FaultRun.download(
             server.url("/gen/\(size)?seed=6&drop-after=900000&drops=3"), to: output, configuration
         ).get()
         #expect(report.sha256 == Expected.sha256(size: size, seed: 6))
+        // Most bytes went straight into the mapping (each answer's first ones come with its head,
+        // through the connection's buffer).
+        let mapped = try SchedulerTests.traceRecords(folder.path + "/trace.jsonl")
+            .filter { $0["event"] as? String == "body" }.compactMap { $0["mapped"] as? Int }.reduce(0, +)
+        #expect(mapped > size / 2, "\(mapped) of \(size) bytes received into the mapping")
     }
 
     /// A download stopped midway keeps what its connections received into the mapping, and the next

@@ -465,6 +465,7 @@ package struct SegmentFetcher: Sendable {
         // before they are received, a few milliseconds of the connection's rate at a time, so that no
         // byte lands outside this connection's window; committed as soon as they are in. While a
         // request is out ahead, or the rest of a cut answer is drained, they go through memory.
+        var viaMapping: Int64 = 0
         let mapped: HTTPConnection.Splice? = writePath.mapping.map { mapping in
             var rate = 0.0
             return { transport, remaining in
@@ -485,6 +486,7 @@ package struct SegmentFetcher: Sendable {
                 }
                 var got: Int64 = 0
                 func settle() {
+                    viaMapping += got
                     scheduler.settle(worker, commit: got, unclaim: granted - got)
                     counters.addWritten(got)
                     offset += got
@@ -509,6 +511,11 @@ package struct SegmentFetcher: Sendable {
         }
         /// The answer's body, into the file.
         func readBody() throws {
+            // What went straight into the mapping, for the trace.
+            defer {
+                trace?.record(
+                    "body", connection: worker, ["start": window.range.lowerBound, "mapped": viaMapping])
+            }
             try connection.readBody(of: head, method: "GET", splice: mapped ?? splice, into: take)
         }
         do {

@@ -10,8 +10,8 @@ import Glibc
 /// out of the socket into memory. A mapping takes no lock, so every connection writes at once, but
 /// each page is faulted in and zeroed before it is written: measured on this project's 2-core
 /// machine (1 GiB from nginx on loopback into tmpfs), a mapping cost 1.1 s of kernel time spread over
-/// both cores (0.70 s) where `splice` cost 0.54 s on one (0.54 s), and over TLS the two were even
-/// (1.04 s against 1.05 s). So a mapping wins once more than ``splicingCores`` cores can share its
+/// both cores (0.70 s) where `splice` cost 0.54 s on one (0.54 s), and over TLS a mapping took
+/// 1.23–1.37 s where `pwrite` took 1.07–1.16 s. So a mapping wins once more than ``splicingCores`` cores can share its
 /// work, and loses below: the policy is a mapping on a machine with more cores than that, and
 /// `splice` (plain HTTP) or `pwrite` (TLS) on one with as many or fewer.
 ///

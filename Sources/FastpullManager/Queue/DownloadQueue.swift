@@ -17,11 +17,14 @@ public final class DownloadQueue: Sendable {
     private struct Running {
         var batch: Batch
         var task: Task<Void, Never>
+        /// Which launch this is, so that a transfer's end removes its own entry only.
+        var launch: Int
     }
 
     private struct State {
         var maximumActive: Int
         var running: [String: Running] = [:]
+        var launches = 0
         var stopped = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -126,11 +129,15 @@ public final class DownloadQueue: Sendable {
 
     // MARK: - Running
 
-    /// Starts the first waiting downloads while places are free.
+    /// Starts the first waiting downloads while places are free. One whose previous transfer is still
+    /// stopping (paused and unpaused at once) waits for it: two transfers never share a file, and the
+    /// old one's end is never taken for the new one's.
     private func fill() {
         while true {
-            let free = state.withLock { !$0.stopped && $0.running.count < $0.maximumActive }
-            guard free, let next = try? list.downloads([.waiting]).first,
+            let (free, busy) = state.withLock { state in
+                (!state.stopped && state.running.count < state.maximumActive, Set(state.running.keys))
+            }
+            guard free, let next = try? list.downloads([.waiting]).first(where: { !busy.contains($0.gid) }),
                 let item = try? list.apply(.start, to: next.gid)
             else { return }
             launch(item)
@@ -153,19 +160,21 @@ public final class DownloadQueue: Sendable {
             [BatchItem(url: url, destination: destination)], configuration: configuration,
             options: BatchOptions(parallelFiles: 1, keepsEvents: false), client: client)
         state.withLock { state in
+            state.launches += 1
+            let launch = state.launches
             let task = Task { [self] in
                 let outcome = await batch.run().first
-                finished(item.gid, outcome: outcome)
+                finished(item.gid, launch: launch, outcome: outcome)
             }
-            state.running[item.gid] = Running(batch: batch, task: task)
+            state.running[item.gid] = Running(batch: batch, task: task, launch: launch)
         }
     }
 
     /// A transfer ended: the item becomes complete or failed, unless the user stopped it (it is then
     /// paused or removed already), or the queue is stopping (it stays active, to resume first).
-    private func finished(_ gid: String, outcome: BatchOutcome?) {
+    private func finished(_ gid: String, launch: Int, outcome: BatchOutcome?) {
         let (waiters, stopping) = state.withLock { state in
-            state.running[gid] = nil
+            if state.running[gid]?.launch == launch { state.running[gid] = nil }
             guard state.running.isEmpty else { return ([CheckedContinuation<Void, Never>](), state.stopped) }
             defer { state.idleWaiters.removeAll() }
             return (state.idleWaiters, state.stopped)
