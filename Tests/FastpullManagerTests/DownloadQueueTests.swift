@@ -77,6 +77,23 @@ final class DownloadQueueTests {
             try Data(contentsOf: folder.appendingPathComponent("paused.bin")) == expected(8 << 20, seed: 4))
     }
 
+    /// Paused and unpaused at once (as aria2p's pause then resume does): the new transfer waits for the
+    /// old one to stop, and the old one's end is not taken for a failure of the item.
+    @Test func aPauseAndAnUnpauseAtOnceStillFinish() async throws {
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 2)
+        let url = server.url("/gen/\(4 << 20)?seed=6&rate=2000000").absoluteString
+        let item = try queue.add(uris: [url], directory: folder.path, outputName: "again.bin")
+        #expect(try await waitFor { self.server.stats.bodyBytesSent > 1 << 20 })
+        try queue.pause(item.gid)
+        try queue.unpause(item.gid)
+        #expect(try await waitFor { try queue.list.download(item.gid)?.status.isStopped == true })
+        let ended = try #require(try queue.list.download(item.gid))
+        #expect(ended.status == .complete, "\(ended)")
+        #expect(
+            try Data(contentsOf: folder.appendingPathComponent("again.bin")) == expected(4 << 20, seed: 6))
+    }
+
     /// A 404 fails with its reason; retried, it fails again the same way; as history it cannot be
     /// removed (aria2 answers the same), only forgotten.
     @Test func aFailureIsRecordedWithItsReason() async throws {
