@@ -2,8 +2,9 @@
 # Installs what the tests need beyond the toolchain: SQLite's headers (libsqlite3-dev), for the
 # download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
 # against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian
-# packages), and moto's S3 server (PyPI `moto[server]`). Idempotent and quick when everything is
-# present: it runs `apt-get update` and `apt-get install` only when a package is missing.
+# packages), moto's S3 server (PyPI `moto[server]`) and aria2p (PyPI). Idempotent and quick when
+# everything is present: it runs `apt-get update` and `apt-get install` only when a package is
+# missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
 # service started by a package's install script would hold port 80 or 3128 and outlive the run, and in
@@ -155,4 +156,15 @@ install_moto() {
 install_debian_packages
 check_required_files
 install_moto
-echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy and moto[server] are present"
+
+# aria2p, the aria2 client library and CLI, drives `fastpull daemon` in its interoperability test.
+install_aria2p() {
+    python3 -c 'import aria2p' >/dev/null 2>&1 && return 0
+    echo "test-deps: installing aria2p with pip"
+    python3 -m pip install --quiet aria2p \
+        || python3 -m pip install --quiet --break-system-packages aria2p \
+        || fail "pip could not install aria2p"
+    python3 -c 'import aria2p' >/dev/null 2>&1 || fail "aria2p is installed but python3 cannot import it"
+}
+install_aria2p
+echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, moto[server] and aria2p are present"

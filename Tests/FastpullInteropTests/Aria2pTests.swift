@@ -1,0 +1,96 @@
+import FastpullFixtures
+import Foundation
+import Synchronization
+import Testing
+
+/// aria2p, the aria2 client library and CLI (PyPI), driving `fastpull daemon` as it drives aria2c:
+/// add with options, watch to the end, pause and resume, statistics, the list, and removal.
+@Suite("aria2p drives fastpull daemon")
+struct Aria2pTests {
+    @Test func aria2pAddsWatchesPausesAndRemoves() async throws {
+        try await InteropFolder.with("aria2p") { folder in
+            let server = try FixtureServer()
+            let port = Mutex<Int?>(nil)
+            let daemon = try FastpullProcess(
+                [
+                    "daemon", "--rpc-listen-port", "0", "--rpc-secret", "s3", "--list",
+                    folder + "/list.sqlite", "--dir", folder,
+                ],
+                in: folder
+            ) { line, _ in
+                if let found = line.components(separatedBy: "127.0.0.1:").dropFirst().first.flatMap({
+                    Int($0.prefix { $0.isNumber })
+                }) {
+                    port.withLock { $0 = found }
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while port.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let rpcPort = try #require(port.withLock { $0 }, "the daemon never said its port")
+            let script = """
+                import aria2p, json, sys, time
+                api = aria2p.API(aria2p.Client(host="http://127.0.0.1", port=\(rpcPort), secret="s3"))
+                fast = api.add_uris(["\(server.url("/gen/\(3 << 20)?seed=21").absoluteString)"], options={"out": "fast.bin"})
+                slow = api.add_uris(["\(server.url("/gen/\(8 << 20)?seed=22&rate=2000000").absoluteString)"], options={"out": "slow.bin"})
+                seen = {"added": [fast.gid, slow.gid]}
+                api.pause([slow])
+                slow.update()
+                seen["after_pause"] = slow.status
+                api.resume([slow])
+                def wait(download):
+                    for _ in range(600):
+                        download.update()
+                        if download.status in ("complete", "error", "removed"):
+                            return download.status
+                        time.sleep(0.05)
+                    return download.status
+                seen["fast"] = wait(fast)
+                seen["slow"] = wait(slow)
+                seen["total_length"] = slow.total_length
+                stats = api.get_stats()
+                seen["stopped"] = stats.num_stopped
+                seen["listed"] = sorted(d.gid for d in api.get_downloads())
+                seen["purged"] = api.remove([fast], clean=False)
+                seen["left"] = [d.gid for d in api.get_downloads()]
+                print(json.dumps(seen))
+                """
+            let result = try await OffPool.run { () throws -> (Int32, String, String) in
+                let python = Process()
+                python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                python.arguments = ["python3", "-c", script]
+                let out = Pipe()
+                let err = Pipe()
+                python.standardOutput = out
+                python.standardError = err
+                try python.run()
+                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                python.waitUntilExit()
+                return (
+                    python.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                    String(decoding: stderr, as: UTF8.self)
+                )
+            }
+            daemon.interrupt()
+            let ended = await daemon.finished()
+            #expect(result.0 == 0, "aria2p: \(result.2)")
+            let seen = try JSONSerialization.jsonObject(with: Data(result.1.utf8)) as? [String: Any] ?? [:]
+            let added = seen["added"] as? [String] ?? []
+            #expect(added.count == 2)
+            #expect(seen["after_pause"] as? String == "paused", "\(seen)")
+            #expect(seen["fast"] as? String == "complete", "\(seen)")
+            #expect(seen["slow"] as? String == "complete", "\(seen)")
+            #expect(seen["total_length"] as? Int == 8 << 20)
+            #expect(seen["stopped"] as? Int == 2)
+            #expect(seen["listed"] as? [String] == added.sorted())
+            #expect(seen["left"] as? [String] == [added.last ?? ""], "\(seen)")
+            let fast = try Data(contentsOf: URL(fileURLWithPath: folder + "/fast.bin"))
+            let slow = try Data(contentsOf: URL(fileURLWithPath: folder + "/slow.bin"))
+            #expect(fast == Data(FixtureContent.bytes(count: 3 << 20, seed: 21)))
+            #expect(slow == Data(FixtureContent.bytes(count: 8 << 20, seed: 22)))
+            #expect(ended.status == 0, "\(ended)")
+        }
+    }
+}
