@@ -65,8 +65,10 @@ package struct DaemonOptions: Equatable, Sendable {
             let body = argument.drop { $0 == "-" }
             let name = String(body.prefix { $0 != "=" })
             var value: String? = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+            // A following word is a value unless it is an option itself (aria2 has options whose value
+            // is optional: `--check-certificate --rpc-secret=S` must not drop the secret).
             if value == nil, !Self.flags.contains(name), !Self.booleans.contains(name),
-                index < arguments.count
+                index < arguments.count, !arguments[index].hasPrefix("-") || arguments[index] == "-"
             {
                 value = arguments[index]
                 index += 1

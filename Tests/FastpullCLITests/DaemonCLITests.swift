@@ -164,6 +164,9 @@ struct DaemonCLITests {
                 && options.quiet)
         #expect(options.ignored == ["split"])
         #expect(throws: UsageError.self) { try DaemonOptions(parsing: ["--rpc-listen-all=maybe"]) }
+        // An aria2 option whose value is optional does not take the next option as its value.
+        let kept = try DaemonOptions(parsing: ["--check-certificate", "--rpc-secret=S", "--log", "-", "-q"])
+        #expect(kept.secret == "S" && kept.quiet && kept.ignored == ["check-certificate", "log"])
         #expect(
             DaemonOptions.secretSpans(in: ["--rpc-secret", "abc", "--rpc-secret=xyz"])
                 == [.init(argument: 1, bytes: 0..<3), .init(argument: 2, bytes: 13..<16)])

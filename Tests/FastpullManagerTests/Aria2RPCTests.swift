@@ -132,6 +132,32 @@ final class Aria2RPCTests {
         }
     }
 
+    /// A web page cannot drive it: a request that carries `Origin` (every cross-origin fetch, even
+    /// `no-cors` with a text body) is refused, and so is one whose `Host` is not a loopback name (DNS
+    /// rebinding). A front-end's request, with neither, is answered.
+    @Test func webPagesAreRefused() async throws {
+        try await withDaemon {
+            let client = LoopbackHTTPClient(port: daemon.port)
+            let body = Data(#"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":[]}"#.utf8)
+            let fromPage = try await client.send(
+                .init(
+                    method: "POST", target: "/jsonrpc",
+                    headers: [("Origin", "http://evil.example"), ("Content-Type", "text/plain")], body: body))
+            #expect(fromPage.status == 403)
+            let rebound = try await client.send(
+                .init(
+                    method: "POST", target: "/jsonrpc", headers: [("Host", "evil.example:6800")], body: body))
+            #expect(rebound.status == 403)
+            let plain = try await client.send(.init(method: "POST", target: "/jsonrpc", body: body))
+            #expect(plain.status == 200)
+            #expect(plain.text.contains("1.36.0"))
+        }
+        #expect(ManagerDaemon.isLoopbackHost("127.0.0.1:6800") && ManagerDaemon.isLoopbackHost("localhost"))
+        #expect(
+            ManagerDaemon.isLoopbackHost("[::1]:6800")
+                && !ManagerDaemon.isLoopbackHost("127.0.0.1.evil.example"))
+    }
+
     /// With a secret, a call without it is refused; batches and multicall answer each call.
     @Test func theSecretBatchesAndUnknownMethods() async throws {
         try await withDaemon(secret: "s3cret") {
@@ -144,7 +170,8 @@ final class Aria2RPCTests {
             let methods = try await call("system.listMethods")?["result"]?.array?.compactMap(\.string) ?? []
             #expect(methods.contains("aria2.addUri") && methods.contains("system.multicall"))
             #expect(
-                try await call("aria2.nosuch", #"["token:s3cret"]"#)?["error"]?["code"]?.integer == -32601)
+                try await call("aria2.nosuch", #"["token:s3cret"]"#)?["error"]?["message"]?.string
+                    == "No such method: aria2.nosuch")
             #expect(
                 try await call("aria2.addTorrent", #"["token:s3cret", ""]"#)?["error"]?["message"]?.string
                     == "BitTorrent is not supported")

@@ -129,22 +129,26 @@ public final class DownloadQueue: Sendable {
 
     // MARK: - Running
 
-    /// Starts the first waiting downloads while places are free. One whose previous transfer is still
-    /// stopping (paused and unpaused at once) waits for it: two transfers never share a file, and the
-    /// old one's end is never taken for the new one's.
+    /// Starts the first waiting downloads while places are free, under the queue's lock: a pause or a
+    /// remove always finds the transfer of an item the list calls active, and two fills never start
+    /// more than the limit. An item whose previous transfer is still stopping (paused and unpaused at
+    /// once) waits for it: two transfers never share a file. (Lock order: the queue's, then the
+    /// list's; the list never calls out.)
     private func fill() {
-        while true {
-            let (free, busy) = state.withLock { state in
-                (!state.stopped && state.running.count < state.maximumActive, Set(state.running.keys))
+        state.withLock { state in
+            while !state.stopped, state.running.count < state.maximumActive {
+                let busy = Set(state.running.keys)
+                guard let next = try? list.downloads([.waiting]).first(where: { !busy.contains($0.gid) }),
+                    let item = try? list.apply(.start, to: next.gid)
+                else { return }
+                state.launches += 1
+                if let running = launch(item, as: state.launches) { state.running[item.gid] = running }
             }
-            guard free, let next = try? list.downloads([.waiting]).first(where: { !busy.contains($0.gid) }),
-                let item = try? list.apply(.start, to: next.gid)
-            else { return }
-            launch(item)
         }
     }
 
-    private func launch(_ item: ManagedDownload) {
+    /// The transfer of `item`, started; nil (the item failed) when its URL is none.
+    private func launch(_ item: ManagedDownload, as launch: Int) -> Running? {
         let folder = URL(filePath: item.directory, directoryHint: .isDirectory)
         let destination: BatchItem.Destination =
             item.outputName.map { .file(folder.appending(path: $0, directoryHint: .notDirectory)) }
@@ -152,33 +156,26 @@ public final class DownloadQueue: Sendable {
         guard let url = item.uris.first.flatMap({ URL(string: $0) }) else {
             _ = try? list.apply(
                 .fail, to: item.gid, error: (code: 28, message: "\(item.uris.first ?? "") is not a URL"))
-            return
+            return nil
         }
         var configuration = Configuration()
         configuration.sources.mirrors = item.uris.dropFirst().compactMap { URL(string: $0) }
         let batch = Batch(
             [BatchItem(url: url, destination: destination)], configuration: configuration,
             options: BatchOptions(parallelFiles: 1, keepsEvents: false), client: client)
-        state.withLock { state in
-            state.launches += 1
-            let launch = state.launches
-            let task = Task { [self] in
-                let outcome = await batch.run().first
-                finished(item.gid, launch: launch, outcome: outcome)
-            }
-            state.running[item.gid] = Running(batch: batch, task: task, launch: launch)
+        let task = Task { [self] in
+            let outcome = await batch.run().first
+            finished(item.gid, launch: launch, outcome: outcome)
         }
+        return Running(batch: batch, task: task, launch: launch)
     }
 
     /// A transfer ended: the item becomes complete or failed, unless the user stopped it (it is then
-    /// paused or removed already), or the queue is stopping (it stays active, to resume first).
+    /// paused or removed already), or the queue is stopping (it stays active, to resume first). The
+    /// list is updated while the transfer still holds its place, so no new transfer of the item can
+    /// start in between and have this end taken for its own.
     private func finished(_ gid: String, launch: Int, outcome: BatchOutcome?) {
-        let (waiters, stopping) = state.withLock { state in
-            if state.running[gid]?.launch == launch { state.running[gid] = nil }
-            guard state.running.isEmpty else { return ([CheckedContinuation<Void, Never>](), state.stopped) }
-            defer { state.idleWaiters.removeAll() }
-            return (state.idleWaiters, state.stopped)
-        }
+        let stopping = state.withLock { $0.stopped }
         if !stopping, (try? list.download(gid))?.status == .active {
             switch outcome?.result {
             case .success(let report):
@@ -191,7 +188,15 @@ public final class DownloadQueue: Sendable {
                 _ = try? list.apply(.fail, to: gid, error: (code: 1, message: "the download did not run"))
             }
         }
+        state.withLock { state in
+            if state.running[gid]?.launch == launch { state.running[gid] = nil }
+        }
         fill()
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.running.isEmpty else { return [] }
+            defer { state.idleWaiters.removeAll() }
+            return state.idleWaiters
+        }
         for waiter in waiters { waiter.resume() }
     }
 

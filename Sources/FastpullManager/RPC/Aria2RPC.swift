@@ -94,7 +94,7 @@ public final class Aria2RPC: Sendable {
         }
         if method == "system.listMethods" { return .array(Self.methods.map { .string($0) }) }
         if let secret {
-            guard params.first?.string == "token:\(secret)" else {
+            guard let given = params.first?.string, Self.sameSecret(given, "token:\(secret)") else {
                 throw CallError(code: 1, message: "Unauthorized")
             }
             params.removeFirst()
@@ -186,8 +186,20 @@ public final class Aria2RPC: Sendable {
         case _ where method.hasPrefix("aria2.") && (method.contains("Torrent") || method.contains("Peers")):
             throw CallError(code: 1, message: "BitTorrent is not supported")
         default:
-            throw CallError(code: -32601, message: "Method not found")
+            // aria2's answer (not JSON-RPC's -32601).
+            throw CallError(code: 1, message: "No such method: \(method)")
         }
+    }
+
+    /// Compares the secret in time independent of where the texts differ.
+    private static func sameSecret(_ given: String, _ expected: String) -> Bool {
+        let a = Array(given.utf8)
+        let b = Array(expected.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
     }
 
     /// aria2's options object: every value as a string.

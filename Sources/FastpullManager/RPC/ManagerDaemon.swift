@@ -51,21 +51,37 @@ public final class ManagerDaemon: Sendable {
             queue: queue, secret: settings.secret, defaultDirectory: settings.directory,
             onShutdown: { asked.request() })
         let cors = settings.allowsAnyOrigin
+        let loopbackOnly = !settings.listensOnAllInterfaces
+        // What a crash left active is back in line before the first call can add anything.
+        try queue.start()
         server = try RPCHTTPServer(
             address: settings.listensOnAllInterfaces ? "0.0.0.0" : "127.0.0.1", port: settings.port
         ) { request in
-            Self.respond(to: request, rpc: rpc, cors: cors, asked: asked, shutdown: shutdown)
+            Self.respond(
+                to: request, rpc: rpc, cors: cors, loopbackOnly: loopbackOnly, asked: asked,
+                shutdown: shutdown)
         }
         self.queue = queue
-        try queue.start()
     }
 
     /// The answer to one HTTP request: JSON-RPC on `POST /jsonrpc`, a CORS preflight where allowed,
     /// 404 otherwise. A shutdown call ends the daemon once its answer is written.
+    ///
+    /// Unless any origin is allowed, a request a browser sends for a web page (it carries `Origin`) is
+    /// refused with 403, whatever its content type: a page's `no-cors` POST needs no preflight, and
+    /// would otherwise add downloads to any folder or shut the daemon down (aria2 #200, #2030). On
+    /// loopback, a `Host` other than a loopback name is refused too, which a page that rebinds its
+    /// own name to 127.0.0.1 (DNS rebinding) cannot avoid.
     private static func respond(
-        to request: RPCHTTPServer.Request, rpc: Aria2RPC, cors: Bool, asked: ShutdownSignal,
-        shutdown: ShutdownSignal
+        to request: RPCHTTPServer.Request, rpc: Aria2RPC, cors: Bool, loopbackOnly: Bool,
+        asked: ShutdownSignal, shutdown: ShutdownSignal
     ) -> RPCHTTPServer.Response {
+        if !cors, request.headers["origin"] != nil {
+            return RPCHTTPServer.Response(status: 403, reason: "Forbidden", headers: [], body: [])
+        }
+        if loopbackOnly, let host = request.headers["host"], !isLoopbackHost(host) {
+            return RPCHTTPServer.Response(status: 403, reason: "Forbidden", headers: [], body: [])
+        }
         var headers = [("Content-Type", "application/json-rpc")]
         if cors {
             headers += [
@@ -85,6 +101,17 @@ public final class ManagerDaemon: Sendable {
         default:
             return RPCHTTPServer.Response(status: 404, reason: "Not Found", headers: [], body: [])
         }
+    }
+
+    /// Whether a `Host` field names this machine's loopback (with or without a port).
+    static func isLoopbackHost(_ field: String) -> Bool {
+        var name = field.lowercased()
+        if name.hasPrefix("["), let end = name.firstIndex(of: "]") {
+            name = String(name[name.index(after: name.startIndex)..<end])
+        } else if let colon = name.lastIndex(of: ":") {
+            name = String(name[..<colon])
+        }
+        return name == "127.0.0.1" || name == "localhost" || name == "::1"
     }
 
     /// Asks the daemon to end (a signal, or `aria2.shutdown`): ``waitForShutdownRequest()`` returns.

@@ -1,5 +1,6 @@
 import FastpullNet
 import Glibc
+import Synchronization
 
 /// A small HTTP/1.1 server for the RPC interface: a listening socket, and a thread per connection
 /// (never Swift's cooperative pool) that reads each request (a head of at most 64 KiB, a body of at
@@ -31,6 +32,12 @@ final class RPCHTTPServer: Sendable {
     private let listener: Int32
     /// The port it listens on.
     let port: Int
+    /// Connections served now; beyond ``mostConnections`` a new one is closed at once.
+    private let connections = Atomic<Int>(0)
+    /// The most connections served at once (a thread each).
+    static let mostConnections = 64
+    /// How long a connection may stay silent (between requests, or within one) before it is closed.
+    static let idleSeconds = 60
     private let handle: @Sendable (Request) -> Response
 
     /// Listens on `address` (`127.0.0.1`, or `0.0.0.0` for every interface) at `port` (0: a free
@@ -71,15 +78,33 @@ final class RPCHTTPServer: Sendable {
 
     deinit { close(listener) }
 
+    /// Accepts until ``stop()``: a failure to accept for want of descriptors or memory is waited out
+    /// (the RPC must outlive a moment when the transfers hold every descriptor), not fatal.
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
+                switch errno {
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    usleep(50_000)
+                    continue
+                default: return
+                }
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            OSThread.detach { [self] in serve(client) }
+            guard connections.add(1, ordering: .relaxed).newValue <= Self.mostConnections else {
+                connections.subtract(1, ordering: .relaxed)
+                close(client)
+                continue
+            }
+            var timeout = timeval(tv_sec: Self.idleSeconds, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            OSThread.detach { [self] in
+                serve(client)
+                connections.subtract(1, ordering: .relaxed)
+            }
         }
     }
 
