@@ -122,6 +122,14 @@ final class Aria2RPCTests {
                         "status"]?
                         .string == "active"
                 })
+            // A running item shows its live progress: its size, the bytes in, a speed.
+            #expect(
+                try await waitFor {
+                    let live = try await self.call("aria2.tellStatus", #"["\#(gids[2])"]"#)?["result"]
+                    return Int(live?["completedLength"]?.string ?? "") ?? 0 > 0
+                        && live?["totalLength"]?.string == String(64 << 20)
+                        && Int(live?["downloadSpeed"]?.string ?? "") ?? 0 > 0
+                })
             #expect(try await call("aria2.remove", #"["\#(gids[1])"]"#)?["result"]?.string == gids[1])
             #expect(
                 try await call("aria2.tellStatus", #"["\#(gids[1])", ["status"]]"#)?["result"]?["status"]?

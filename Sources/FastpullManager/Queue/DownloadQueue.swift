@@ -19,6 +19,35 @@ public final class DownloadQueue: Sendable {
         var task: Task<Void, Never>
         /// Which launch this is, so that a transfer's end removes its own entry only.
         var launch: Int
+        var started = ContinuousClock.now
+    }
+
+    /// What a running transfer has done so far, for a front-end's progress bar.
+    public struct Live: Sendable, Equatable {
+        /// The file's size, once known.
+        public var totalLength: Int64?
+        /// Bytes in the file so far.
+        public var completedLength: Int64
+        /// Its average speed since it started, in bytes per second.
+        public var bytesPerSecond: Int64
+        /// Connections open now.
+        public var connections: Int
+        /// The file's path, once named.
+        public var path: String?
+    }
+
+    /// What the transfer of `gid` has done so far; nil when none runs (the list's figures stand).
+    public func live(_ gid: String) -> Live? {
+        guard let running = state.withLock({ $0.running[gid] }), let download = running.batch.download(at: 0)
+        else {
+            return nil
+        }
+        let progress = download.progress
+        let seconds = (ContinuousClock.now - running.started) / .seconds(1)
+        return Live(
+            totalLength: progress.totalBytes, completedLength: progress.bytesWritten,
+            bytesPerSecond: seconds > 0 ? Int64(Double(progress.bytesWritten) / seconds) : 0,
+            connections: progress.activeConnections, path: download.destination.path(percentEncoded: false))
     }
 
     private struct State {

@@ -133,9 +133,9 @@ public final class Aria2RPC: Sendable {
             guard let item = try queue.list.download(id) else {
                 throw CallError(code: 1, message: "GID \(id) is not found")
             }
-            return Self.status(item, keys: keys(1))
+            return status(item, keys: keys(1))
         case "aria2.tellActive":
-            return .array(try queue.list.downloads([.active]).map { Self.status($0, keys: keys(0)) })
+            return .array(try queue.list.downloads([.active]).map { status($0, keys: keys(0)) })
         case "aria2.tellWaiting", "aria2.tellStopped":
             let statuses: Set<ItemStatus> =
                 method == "aria2.tellWaiting" ? [.waiting, .paused] : [.complete, .error, .removed]
@@ -146,7 +146,7 @@ public final class Aria2RPC: Sendable {
             let ordered = offset < 0 ? Array(all.reversed()) : all
             let start = offset < 0 ? -offset - 1 : offset
             let slice = ordered.dropFirst(start).prefix(max(count, 0))
-            return .array(slice.map { Self.status($0, keys: keys(2)) })
+            return .array(slice.map { status($0, keys: keys(2)) })
         case "aria2.changePosition":
             let how = params[safe: 2]?.string.flatMap(DownloadList.PositionAnchor.init(rawValue:))
             guard let how, let offset = params[safe: 1]?.integer else {
@@ -160,8 +160,10 @@ public final class Aria2RPC: Sendable {
             func count(_ statuses: Set<ItemStatus>) -> JSONValue {
                 .string(String(all.count { statuses.contains($0.status) }))
             }
+            let speed = all.filter { $0.status == .active }.compactMap { queue.live($0.gid)?.bytesPerSecond }
+                .reduce(0, +)
             return .object([
-                ("downloadSpeed", .string("0")), ("uploadSpeed", .string("0")),
+                ("downloadSpeed", .string(String(speed))), ("uploadSpeed", .string("0")),
                 ("numActive", count([.active])),
                 ("numWaiting", count([.waiting, .paused])),
                 ("numStopped", count([.complete, .error, .removed])),
@@ -217,14 +219,23 @@ public final class Aria2RPC: Sendable {
         return options
     }
 
-    /// What `aria2.tellStatus` says of `item`: aria2's keys, numbers as strings; only `keys` when given.
-    static func status(_ item: ManagedDownload, keys: [String]?) -> JSONValue {
-        let path = item.outputName.map { FileSystemPath.join(item.directory, $0) } ?? ""
+    /// What `aria2.tellStatus` says of an item: aria2's keys, numbers as strings, a running one's live
+    /// progress; only `keys` when given.
+    func status(_ stored: ManagedDownload, keys: [String]?) -> JSONValue {
+        var item = stored
+        let live = stored.status == .active ? queue.live(stored.gid) : nil
+        if let live {
+            item.totalLength = live.totalLength ?? item.totalLength
+            item.completedLength = live.completedLength
+        }
+        let path = live?.path ?? item.outputName.map { FileSystemPath.join(item.directory, $0) } ?? ""
+        let speed = String(live?.bytesPerSecond ?? 0)
         var fields: [(String, JSONValue)] = [
             ("gid", .string(item.gid)), ("status", .string(item.status.rawValue)),
             ("totalLength", .string(String(item.totalLength))),
             ("completedLength", .string(String(item.completedLength))), ("uploadLength", .string("0")),
-            ("downloadSpeed", .string("0")), ("uploadSpeed", .string("0")), ("connections", .string("0")),
+            ("downloadSpeed", .string(speed)), ("uploadSpeed", .string("0")),
+            ("connections", .string(String(live?.connections ?? 0))),
             ("numPieces", .string("0")), ("pieceLength", .string("1048576")),
             ("dir", .string(item.directory)),
             (
