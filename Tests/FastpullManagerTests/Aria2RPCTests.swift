@@ -140,6 +140,68 @@ final class Aria2RPCTests {
         }
     }
 
+    /// aria2's per-download options that matter to the bytes are applied: a checksum (aria2's
+    /// `sha-256=` spelling) verifies the file or fails the item; a malformed one is refused when the
+    /// download is added; `http-user`/`http-passwd` reach a server that wants them.
+    @Test func checksumsAndCredentialsPerDownload() async throws {
+        var settings = FixtureServer.Configuration()
+        settings.basicCredentials = (user: "ann", password: "pw")
+        let guarded = try FixtureServer(settings)
+        try await withDaemon {
+            let size = 1 << 20
+            let url = server.url("/gen/\(size)?seed=31").absoluteString
+            let digest = Digest(.sha256)
+            digest.update(FixtureContent.bytes(count: size, seed: 31))
+            let right = Digest.hex(digest.finalize())
+            let good = try await call(
+                "aria2.addUri", #"[["\#(url)"], {"out": "good.bin", "checksum": "sha-256=\#(right)"}]"#)
+            let bad = try await call(
+                "aria2.addUri",
+                #"[["\#(url)"], {"out": "bad.bin", "checksum": "sha-256=\#(String(repeating: "0", count: 64))"}]"#
+            )
+            let malformed = try await call("aria2.addUri", #"[["\#(url)"], {"checksum": "sha-256=xyz"}]"#)
+            #expect(malformed?["error"]?["code"]?.integer == 1, "\(String(describing: malformed))")
+            let user = try await call(
+                "aria2.addUri",
+                #"[["\#(guarded.url("/gen/1000?seed=32").absoluteString)"], {"out": "user.bin", "http-user": "ann", "http-passwd": "pw"}]"#
+            )
+            let gids = [good, bad, user].map { $0?["result"]?.string ?? "" }
+            #expect(
+                try await waitFor {
+                    for gid in gids {
+                        let status = try await self.call("aria2.tellStatus", #"["\#(gid)", ["status"]]"#)?[
+                            "result"]?["status"]?.string
+                        if status != "complete" && status != "error" { return false }
+                    }
+                    return true
+                })
+            let states = try await gids.asyncMap {
+                try await self.call("aria2.tellStatus", #"["\#($0)"]"#)?["result"]
+            }
+            #expect(states[0]?["status"]?.string == "complete")
+            #expect(states[1]?["status"]?.string == "error")
+            // aria2's code for a failed checksum.
+            #expect(states[1]?["errorCode"]?.string == "32")
+            #expect(
+                states[1]?["errorMessage"]?.string?.contains("sha256") == true,
+                "\(String(describing: states[1]))")
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("bad.bin").path))
+            #expect(states[2]?["status"]?.string == "complete", "\(String(describing: states[2]))")
+        }
+    }
+
+    /// One daemon per list: a second on the same list is refused with a message that says what to do.
+    @Test func oneDaemonPerList() async throws {
+        try await withDaemon {
+            var settings = ManagerDaemon.Settings(
+                listPath: folder.appendingPathComponent("list.sqlite").path, directory: folder.path)
+            settings.port = 0
+            #expect(throws: ManagerDaemon.ListInUse.self) { try ManagerDaemon(settings) }
+            #expect(
+                "\(ManagerDaemon.ListInUse(path: "x"))".contains("another fastpull daemon uses the list x"))
+        }
+    }
+
     /// A web page cannot drive it: a request that carries `Origin` (every cross-origin fetch, even
     /// `no-cors` with a text body) is refused, and so is one whose `Host` is not a loopback name (DNS
     /// rebinding). A front-end's request, with neither, is answered.
@@ -202,5 +264,13 @@ final class Aria2RPCTests {
             #expect(results.last?["code"]?.integer == 1)
             #expect(try await post("not json").answer?["error"]?["code"]?.integer == -32700)
         }
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
     }
 }

@@ -103,7 +103,8 @@ final class DownloadQueueTests {
         #expect(try await waitFor { try queue.list.download(item.gid)?.status == .error })
         let failed = try #require(try queue.list.download(item.gid))
         #expect(failed.errorMessage?.contains("404") == true, "\(failed)")
-        #expect(failed.errorCode == Int(FastpullError.Code.httpStatus.rawValue))
+        // aria2's code for "resource not found".
+        #expect(failed.errorCode == 3)
         try queue.retry(item.gid)
         #expect(try await waitFor { try queue.list.download(item.gid)?.status == .error })
         #expect(throws: DownloadListError.notAllowed(gid: item.gid, status: .error, event: .remove)) {

@@ -187,7 +187,13 @@ public final class DownloadQueue: Sendable {
                 .fail, to: item.gid, error: (code: 28, message: "\(item.uris.first ?? "") is not a URL"))
             return nil
         }
-        var configuration = Configuration()
+        var configuration: Configuration
+        do {
+            configuration = try ItemOptions.configuration(item.options)
+        } catch {
+            _ = try? list.apply(.fail, to: item.gid, error: (code: 28, message: error.message))
+            return nil
+        }
         configuration.sources.mirrors = item.uris.dropFirst().compactMap { URL(string: $0) }
         let batch = Batch(
             [BatchItem(url: url, destination: destination)], configuration: configuration,
@@ -212,7 +218,7 @@ public final class DownloadQueue: Sendable {
                 _ = try? list.apply(.finish, to: gid)
             case .failure(let error):
                 _ = try? list.apply(
-                    .fail, to: gid, error: (code: Int(error.code.rawValue), message: error.message))
+                    .fail, to: gid, error: (code: Self.aria2Code(error), message: error.message))
             case nil:
                 _ = try? list.apply(.fail, to: gid, error: (code: 1, message: "the download did not run"))
             }
@@ -227,6 +233,27 @@ public final class DownloadQueue: Sendable {
             return state.idleWaiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// aria2's error code for a failure (what front-ends show and scripts test): 3 not found, 24
+    /// authorization failed, 29 server overloaded, 22 another bad answer, 6 a network problem, 32 a
+    /// checksum that failed, 28 a bad option, 9/17 for the disk, 7 stopped unfinished, 1 otherwise.
+    static func aria2Code(_ error: FastpullError) -> Int {
+        switch error.code {
+        case .httpStatus:
+            switch error.httpStatus {
+            case 404, 410: return 3
+            case 401, 403, 407: return 24
+            case 503, 429: return 29
+            default: return 22
+            }
+        case .network, .tls: return 6
+        case .integrity, .remoteChanged: return 32
+        case .usage: return 28
+        case .localIO: return error.message.contains("No space") ? 9 : 17
+        case .interrupted: return 7
+        default: return 1
+        }
     }
 
     /// Stops the transfer of `gid`, if one runs (the list says why already).

@@ -112,6 +112,12 @@ public final class Aria2RPC: Sendable {
         case "aria2.addUri":
             let uris = params.first?.array?.compactMap(\.string) ?? []
             let options = Self.options(params[safe: 1])
+            // Refused now, as aria2 refuses a bad option: never added without the check it asked for.
+            do {
+                _ = try ItemOptions.configuration(options)
+            } catch {
+                throw CallError(code: 1, message: error.message)
+            }
             let item = try queue.add(
                 uris: uris, directory: options["dir"] ?? defaultDirectory, outputName: options["out"],
                 options: options, position: params[safe: 2]?.integer.map { Int($0) })
@@ -213,6 +219,8 @@ public final class Aria2RPC: Sendable {
             case .string(let text): options[key] = text
             case .integer(let number): options[key] = String(number)
             case .bool(let flag): options[key] = flag ? "true" : "false"
+            // `header` may be given several times: one per line.
+            case .array(let values): options[key] = values.compactMap(\.string).joined(separator: "\n")
             default: break
             }
         }

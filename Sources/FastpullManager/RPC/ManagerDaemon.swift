@@ -1,5 +1,6 @@
 import Fastpull
 import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The download manager as a service: the persistent list (``DownloadList``), the queue that runs it
@@ -37,11 +38,15 @@ public final class ManagerDaemon: Sendable {
     public let queue: DownloadQueue
     private let server: RPCHTTPServer
     private let shutdown = ShutdownSignal()
+    /// The lock on `<list>.lock`, held while the daemon lives.
+    private let lock: Int32
     /// The port the RPC listens on.
     public var port: Int { server.port }
 
     /// Opens the list, resumes what was active when it last stopped, and starts listening.
     public init(_ settings: Settings, client: FastpullClient = FastpullClient()) throws {
+        // One daemon per list: a second would resume the same items and fetch them twice.
+        lock = try Self.lockList(settings.listPath)
         let list = try DownloadList(path: settings.listPath)
         let queue = DownloadQueue(list: list, client: client, maximumActive: settings.maximumActive)
         let shutdown = shutdown
@@ -119,6 +124,29 @@ public final class ManagerDaemon: Sendable {
 
     /// Returns once a shutdown is requested.
     public func waitForShutdownRequest() async { await shutdown.wait() }
+
+    /// Why a daemon could not start on a list.
+    public struct ListInUse: Error, CustomStringConvertible {
+        /// The list's file.
+        public let path: String
+        /// `another fastpull daemon uses …`.
+        public var description: String {
+            "another fastpull daemon uses the list \(path); stop it, or give this one another --list"
+        }
+    }
+
+    /// Takes the lock on `<path>.lock` without waiting; throws ``ListInUse`` when another process holds it.
+    private static func lockList(_ path: String) throws -> Int32 {
+        let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SQLiteError(code: errno, message: "cannot open \(path).lock") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw ListInUse(path: path)
+        }
+        return fd
+    }
+
+    deinit { close(lock) }
 
     /// Stops listening and stops every transfer (journals saved); the items that were active resume
     /// first when the daemon starts again.

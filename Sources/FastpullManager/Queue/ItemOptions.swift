@@ -1,0 +1,52 @@
+import Fastpull
+import FoundationEssentials
+
+/// aria2's per-download options that the manager applies, turned into a `Configuration`: `checksum`
+/// (`sha-256=HEX`, also `sha-1`, `sha-512`, `md5`), `header` (one `Name: value` per line, or an array
+/// in the call), `http-user` and `http-passwd`, `user-agent`, `referer`, `max-download-limit`
+/// (`500K`, `2M`, bytes; 0 for none). Options that shape how aria2 itself splits a file (`split`,
+/// `max-connection-per-server`, `min-split-size`) are left to fastpull's own choice of connections;
+/// the rest are kept and left alone. An option whose value is malformed is refused, so a download is
+/// never added without the check it asked for.
+enum ItemOptions {
+    static func configuration(_ options: [String: String]) throws(FastpullError) -> Configuration {
+        var configuration = Configuration()
+        if let checksum = options["checksum"] {
+            // aria2 names SHA-2 with a hyphen: sha-256.
+            let text = checksum.lowercased().hasPrefix("sha-") ? "sha" + checksum.dropFirst(4) : checksum
+            configuration.integrity.checksums = [try Checksum(parsing: text)]
+        }
+        for line in (options["header"] ?? "").split(separator: "\n") where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw FastpullError(.usage, "header: expected 'Name: value', got '\(line)'")
+            }
+            let value = line[line.index(after: colon)...].drop { $0 == " " }
+            configuration.request.headers.append(Header(name: String(line[..<colon]), value: String(value)))
+        }
+        if let referer = options["referer"], !referer.isEmpty {
+            configuration.request.headers.append(Header(name: "Referer", value: referer))
+        }
+        if let user = options["http-user"] {
+            configuration.request.credentials = Credentials(
+                user: user, password: options["http-passwd"] ?? "")
+        }
+        if let agent = options["user-agent"] { configuration.request.userAgent = agent }
+        if let limit = options["max-download-limit"] {
+            let rate = try bytes(limit, option: "max-download-limit")
+            configuration.connections.maximumBytesPerSecond = rate > 0 ? rate : nil
+        }
+        return configuration
+    }
+
+    /// aria2's sizes: a number of bytes, with `K` or `M` for binary thousands and millions.
+    static func bytes(_ text: String, option: String) throws(FastpullError) -> Int64 {
+        let unit = text.last.map { $0.uppercased() }
+        let multiplier: Int64 = unit == "K" ? 1 << 10 : unit == "M" ? 1 << 20 : 1
+        let digits = multiplier == 1 ? Substring(text) : text.dropLast()
+        guard let number = Int64(digits), number >= 0 else {
+            throw FastpullError(
+                .usage, "\(option): expected a number of bytes such as 500K or 2M, got '\(text)'")
+        }
+        return number * multiplier
+    }
+}
