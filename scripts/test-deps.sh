@@ -2,9 +2,9 @@
 # Installs what the tests need beyond the toolchain: SQLite's headers (libsqlite3-dev), for the
 # download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
 # against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian
-# packages), moto's S3 server (PyPI `moto[server]`) and aria2p (PyPI). Idempotent and quick when
-# everything is present: it runs `apt-get update` and `apt-get install` only when a package is
-# missing.
+# packages), moto's S3 server (PyPI `moto[server]`), aria2p, and Chromium with selenium for the
+# daemon's web page. Idempotent and quick when everything is present: it runs `apt-get update` and
+# `apt-get install` only when a package is missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
 # service started by a package's install script would hold port 80 or 3128 and outlive the run, and in
@@ -16,7 +16,7 @@
 # A server that cannot be installed is a failure (exit 1 with a message), never a skip.
 set -euo pipefail
 
-debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev)
+debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver)
 # What each package must leave behind for the tests: "package:path".
 required_files=(
     nginx:/usr/sbin/nginx
@@ -30,6 +30,8 @@ required_files=(
     iproute2:/usr/sbin/ip
     openssl:/usr/bin/openssl
     libsqlite3-dev:/usr/include/sqlite3.h
+    chromium:/usr/bin/chromium
+    chromium-driver:/usr/bin/chromedriver
 )
 # Pid files the Debian packages' services write, with the binary that must own the pid.
 service_pid_files=(
@@ -158,13 +160,15 @@ check_required_files
 install_moto
 
 # aria2p, the aria2 client library and CLI, drives `fastpull daemon` in its interoperability test.
-install_aria2p() {
-    python3 -c 'import aria2p' >/dev/null 2>&1 && return 0
-    echo "test-deps: installing aria2p with pip"
-    python3 -m pip install --quiet aria2p \
-        || python3 -m pip install --quiet --break-system-packages aria2p \
-        || fail "pip could not install aria2p"
-    python3 -c 'import aria2p' >/dev/null 2>&1 || fail "aria2p is installed but python3 cannot import it"
+# selenium drives headless Chromium through the daemon's own page in the web page's test.
+install_python_module() {
+    python3 -c "import $1" >/dev/null 2>&1 && return 0
+    echo "test-deps: installing $1 with pip"
+    python3 -m pip install --quiet "$1" \
+        || python3 -m pip install --quiet --break-system-packages "$1" \
+        || fail "pip could not install $1"
+    python3 -c "import $1" >/dev/null 2>&1 || fail "$1 is installed but python3 cannot import it"
 }
-install_aria2p
-echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, moto[server] and aria2p are present"
+install_python_module aria2p
+install_python_module selenium
+echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, chromium, moto[server], aria2p and selenium are present"

@@ -1,6 +1,5 @@
 import FastpullFixtures
 import Foundation
-import Synchronization
 import Testing
 
 /// aria2p, the aria2 client library and CLI (PyPI), driving `fastpull daemon` as it drives aria2c:
@@ -10,25 +9,7 @@ struct Aria2pTests {
     @Test func aria2pAddsWatchesPausesAndRemoves() async throws {
         try await InteropFolder.with("aria2p") { folder in
             let server = try FixtureServer()
-            let port = Mutex<Int?>(nil)
-            let daemon = try FastpullProcess(
-                [
-                    "daemon", "--rpc-listen-port", "0", "--rpc-secret", "s3", "--list",
-                    folder + "/list.sqlite", "--dir", folder,
-                ],
-                in: folder
-            ) { line, _ in
-                if let found = line.components(separatedBy: "127.0.0.1:").dropFirst().first.flatMap({
-                    Int($0.prefix { $0.isNumber })
-                }) {
-                    port.withLock { $0 = found }
-                }
-            }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while port.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            let rpcPort = try #require(port.withLock { $0 }, "the daemon never said its port")
+            let (daemon, rpcPort) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "s3"])
             let script = """
                 import aria2p, json, sys, time
                 api = aria2p.API(aria2p.Client(host="http://127.0.0.1", port=\(rpcPort), secret="s3"))
@@ -56,27 +37,12 @@ struct Aria2pTests {
                 seen["left"] = [d.gid for d in api.get_downloads()]
                 print(json.dumps(seen))
                 """
-            let result = try await OffPool.run { () throws -> (Int32, String, String) in
-                let python = Process()
-                python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                python.arguments = ["python3", "-c", script]
-                let out = Pipe()
-                let err = Pipe()
-                python.standardOutput = out
-                python.standardError = err
-                try python.run()
-                let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                python.waitUntilExit()
-                return (
-                    python.terminationStatus, String(decoding: stdout, as: UTF8.self),
-                    String(decoding: stderr, as: UTF8.self)
-                )
-            }
+            let result = try await DaemonHarness.python(script)
             daemon.interrupt()
             let ended = await daemon.finished()
-            #expect(result.0 == 0, "aria2p: \(result.2)")
-            let seen = try JSONSerialization.jsonObject(with: Data(result.1.utf8)) as? [String: Any] ?? [:]
+            #expect(result.status == 0, "aria2p: \(result.stderr)")
+            let seen =
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
             let added = seen["added"] as? [String] ?? []
             #expect(added.count == 2)
             #expect(seen["after_pause"] as? String == "paused", "\(seen)")

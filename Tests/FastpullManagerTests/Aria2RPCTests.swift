@@ -202,6 +202,35 @@ final class Aria2RPCTests {
         }
     }
 
+    /// The daemon's own page at `/`: the list with its controls, and its calls (same origin) answered
+    /// while another origin's are refused.
+    @Test func itsOwnPage() async throws {
+        try await withDaemon {
+            let client = LoopbackHTTPClient(port: daemon.port)
+            let page = try await client.send(.init(method: "GET", target: "/"))
+            #expect(page.status == 200)
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(page.header("X-Frame-Options") == "DENY")
+            for control in [
+                "fastpull downloads", "aria2.pause", "aria2.unpause", "aria2.remove", "aria2.addUri",
+                "createElement(\"progress\")",
+            ] {
+                #expect(page.text.contains(control), "\(control)")
+            }
+            let body = Data(#"{"jsonrpc":"2.0","id":1,"method":"aria2.getGlobalStat","params":[]}"#.utf8)
+            let own = try await client.send(
+                .init(
+                    method: "POST", target: "/jsonrpc",
+                    headers: [("Origin", "http://127.0.0.1:\(daemon.port)")], body: body))
+            #expect(own.status == 200)
+            let other = try await client.send(
+                .init(
+                    method: "POST", target: "/jsonrpc", headers: [("Origin", "http://127.0.0.1:1")],
+                    body: body))
+            #expect(other.status == 403)
+        }
+    }
+
     /// A web page cannot drive it: a request that carries `Origin` (every cross-origin fetch, even
     /// `no-cors` with a text body) is refused, and so is one whose `Host` is not a loopback name (DNS
     /// rebinding). A front-end's request, with neither, is answered.

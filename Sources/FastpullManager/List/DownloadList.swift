@@ -162,6 +162,13 @@ public final class DownloadList: Sendable {
         }
     }
 
+    /// Records the name the file got (the server's, for an item added without one).
+    public func recordOutputName(_ gid: String, _ name: String) throws {
+        try database.withLock { db in
+            try db.run("UPDATE items SET output_name = ? WHERE gid = ?", [.text(name), .text(gid)])
+        }
+    }
+
     /// Forgets a finished, failed or removed item (`aria2.removeDownloadResult`).
     public func purge(_ gid: String) throws {
         try database.withLock { db in

@@ -215,6 +215,9 @@ public final class DownloadQueue: Sendable {
             switch outcome?.result {
             case .success(let report):
                 try? list.recordProgress(gid, total: report.size, completed: report.size)
+                if let name = report.outputPath.split(separator: "/").last {
+                    try? list.recordOutputName(gid, String(name))
+                }
                 _ = try? list.apply(.finish, to: gid)
             case .failure(let error):
                 _ = try? list.apply(

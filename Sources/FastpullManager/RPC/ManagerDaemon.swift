@@ -81,7 +81,9 @@ public final class ManagerDaemon: Sendable {
         to request: RPCHTTPServer.Request, rpc: Aria2RPC, cors: Bool, loopbackOnly: Bool,
         asked: ShutdownSignal, shutdown: ShutdownSignal
     ) -> RPCHTTPServer.Response {
-        if !cors, request.headers["origin"] != nil {
+        // The daemon's own page (served at `/`, same origin) may call it; no other page may.
+        if !cors, let origin = request.headers["origin"], !isOwnOrigin(origin, host: request.headers["host"])
+        {
             return RPCHTTPServer.Response(status: 403, reason: "Forbidden", headers: [], body: [])
         }
         if loopbackOnly, let host = request.headers["host"], !isLoopbackHost(host) {
@@ -96,6 +98,18 @@ public final class ManagerDaemon: Sendable {
         }
         let path = request.target.split(separator: "?").first.map(String.init) ?? request.target
         switch (request.method, path) {
+        case ("GET", "/"):
+            return RPCHTTPServer.Response(
+                status: 200, reason: "OK",
+                headers: [
+                    ("Content-Type", "text/html; charset=utf-8"),
+                    (
+                        "Content-Security-Policy",
+                        "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
+                    ),
+                    ("X-Frame-Options", "DENY"),
+                ],
+                body: Array(WebPage.html.utf8))
         case ("POST", "/jsonrpc"):
             let body = rpc.answer(request.body)
             let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
@@ -106,6 +120,12 @@ public final class ManagerDaemon: Sendable {
         default:
             return RPCHTTPServer.Response(status: 404, reason: "Not Found", headers: [], body: [])
         }
+    }
+
+    /// Whether `origin` is the daemon's own (`http://` and the request's loopback `Host`): its page.
+    static func isOwnOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host, isLoopbackHost(host) else { return false }
+        return origin.lowercased() == "http://" + host.lowercased()
     }
 
     /// Whether a `Host` field names this machine's loopback (with or without a port).

@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// `fastpull daemon` started for a test, and Python scripts run against it (aria2p, selenium).
+enum DaemonHarness {
+    /// Starts `fastpull daemon` on a free port with its list in `folder` and `arguments` added; returns
+    /// the process and the port it said it listens on.
+    static func start(in folder: String, _ arguments: [String] = []) async throws -> (FastpullProcess, Int) {
+        let port = Mutex<Int?>(nil)
+        let daemon = try FastpullProcess(
+            ["daemon", "--rpc-listen-port", "0", "--list", folder + "/list.sqlite", "--dir", folder]
+                + arguments,
+            in: folder
+        ) { line, _ in
+            let found = line.components(separatedBy: "127.0.0.1:").dropFirst().first.flatMap {
+                Int($0.prefix { $0.isNumber })
+            }
+            if let found { port.withLock { $0 = found } }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while port.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return (daemon, try #require(port.withLock { $0 }, "the daemon never said its port"))
+    }
+
+    /// Runs `python3 -c script` off the cooperative pool; returns its status, stdout and stderr.
+    static func python(_ script: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await OffPool.run { () throws -> (Int32, String, String) in
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = ["python3", "-c", script]
+            let out = Pipe()
+            let err = Pipe()
+            python.standardOutput = out
+            python.standardError = err
+            try python.run()
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            python.waitUntilExit()
+            return (
+                python.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                String(decoding: stderr, as: UTF8.self)
+            )
+        }
+    }
+}
