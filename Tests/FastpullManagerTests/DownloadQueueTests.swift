@@ -94,6 +94,21 @@ final class DownloadQueueTests {
             try Data(contentsOf: folder.appendingPathComponent("again.bin")) == expected(4 << 20, seed: 6))
     }
 
+    /// Two items naming one file never run at once: the second waits, then finds the file the first
+    /// verified, and both end complete with the right bytes.
+    @Test func twoItemsNamingOneFileTakeTurns() async throws {
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 4)
+        let url = server.url("/gen/\(4 << 20)?seed=7&rate=4000000").absoluteString
+        let first = try queue.add(uris: [url], directory: folder.path, outputName: "same.bin")
+        let second = try queue.add(uris: [url], directory: folder.path, outputName: "same.bin")
+        #expect(first.status == .active)
+        #expect(second.status == .waiting)
+        #expect(queue.runningGIDs == [first.gid])
+        #expect(try await waitFor { try queue.list.downloads([.complete]).count == 2 })
+        #expect(try Data(contentsOf: folder.appendingPathComponent("same.bin")) == expected(4 << 20, seed: 7))
+    }
+
     /// A 404 fails with its reason; retried, it fails again the same way; as history it cannot be
     /// removed (aria2 answers the same), only forgotten.
     @Test func aFailureIsRecordedWithItsReason() async throws {

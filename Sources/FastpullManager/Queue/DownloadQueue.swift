@@ -19,6 +19,8 @@ public final class DownloadQueue: Sendable {
         var task: Task<Void, Never>
         /// Which launch this is, so that a transfer's end removes its own entry only.
         var launch: Int
+        /// The file it writes, when the item names it.
+        var path: String?
         var started = ContinuousClock.now
     }
 
@@ -167,7 +169,12 @@ public final class DownloadQueue: Sendable {
         state.withLock { state in
             while !state.stopped, state.running.count < state.maximumActive {
                 let busy = Set(state.running.keys)
-                guard let next = try? list.downloads([.waiting]).first(where: { !busy.contains($0.gid) }),
+                // Two items naming one file never run at once: the second waits for the first.
+                let written = Set(state.running.values.compactMap(\.path))
+                guard
+                    let next = try? list.downloads([.waiting]).first(where: {
+                        !busy.contains($0.gid) && !(Self.path(of: $0).map(written.contains) ?? false)
+                    }),
                     let item = try? list.apply(.start, to: next.gid)
                 else { return }
                 state.launches += 1
@@ -202,7 +209,12 @@ public final class DownloadQueue: Sendable {
             let outcome = await batch.run().first
             finished(item.gid, launch: launch, outcome: outcome)
         }
-        return Running(batch: batch, task: task, launch: launch)
+        return Running(batch: batch, task: task, launch: launch, path: Self.path(of: item))
+    }
+
+    /// The file an item writes, when it names one.
+    private static func path(of item: ManagedDownload) -> String? {
+        item.outputName.map { FileSystemPath.join(item.directory, $0) }
     }
 
     /// A transfer ended: the item becomes complete or failed, unless the user stopped it (it is then
