@@ -1,5 +1,6 @@
 import Fastpull
 import FastpullCommandLine
+import FastpullEngine
 import FastpullManager
 import FoundationEssentials
 import Glibc
@@ -39,10 +40,8 @@ enum DaemonCommand {
             exit(ExitStatus.usage)
         }
         let listPath = options.listPath ?? DaemonOptions.defaultListPath(environment: environment)
-        let folder = String(listPath.prefix(upTo: listPath.lastIndex(of: "/") ?? listPath.startIndex))
-        if !folder.isEmpty {
-            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
+        try? FileManager.default.createDirectory(
+            atPath: FileSystem.split(listPath).folder, withIntermediateDirectories: true)
         var settings = ManagerDaemon.Settings(
             listPath: listPath, directory: options.directory ?? FileManager.default.currentDirectoryPath)
         settings.port = options.port

@@ -53,15 +53,6 @@ final class Aria2RPCTests {
         try await post(#"{"jsonrpc":"2.0","id":"q","method":"\#(method)","params":\#(params)}"#).answer
     }
 
-    func waitFor(_ seconds: Double = 20, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-
     @Test func addWatchAndFinishAsAFrontEndDoes() async throws {
         try await withDaemon {
             let url = server.url("/gen/\(1 << 20)?seed=8").absoluteString

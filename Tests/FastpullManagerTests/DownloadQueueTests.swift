@@ -25,15 +25,6 @@ final class DownloadQueueTests {
     /// The bytes `/gen/<size>?seed=<seed>` serves.
     func expected(_ size: Int, seed: UInt64) -> Data { Data(FixtureContent.bytes(count: size, seed: seed)) }
 
-    func waitFor(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return true
-    }
-
     @Test func itRunsAtMostItsLimitAndFinishesEveryItem() async throws {
         let queue = DownloadQueue(
             list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 2)

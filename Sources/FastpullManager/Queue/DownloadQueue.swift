@@ -1,4 +1,5 @@
 import Fastpull
+import FastpullEngine
 import FoundationEssentials
 import Synchronization
 
@@ -101,31 +102,37 @@ public final class DownloadQueue: Sendable {
     /// transfer stops in the background, its journal saved.
     @discardableResult
     public func pause(_ gid: String) throws -> ManagedDownload {
-        let item = try list.apply(.pause, to: gid)
-        stopTransfer(gid)
-        return item
+        try stopping(.pause, gid)
     }
 
     /// Lets a paused download wait for a place again.
     @discardableResult
     public func unpause(_ gid: String) throws -> ManagedDownload {
-        let item = try list.apply(.unpause, to: gid)
-        fill()
-        return try list.download(gid) ?? item
+        try queueing(.unpause, gid)
     }
 
     /// Removes a download from the queue (it stays as history); an active one's transfer stops.
     @discardableResult
     public func remove(_ gid: String) throws -> ManagedDownload {
-        let item = try list.apply(.remove, to: gid)
-        stopTransfer(gid)
-        return item
+        try stopping(.remove, gid)
     }
 
     /// Tries a failed download again.
     @discardableResult
     public func retry(_ gid: String) throws -> ManagedDownload {
-        let item = try list.apply(.retry, to: gid)
+        try queueing(.retry, gid)
+    }
+
+    /// Applies an event that ends an item's transfer: the list first, then the transfer stops.
+    private func stopping(_ event: ItemEvent, _ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(event, to: gid)
+        stopTransfer(gid)
+        return item
+    }
+
+    /// Applies an event that puts an item back in line, and starts what fits.
+    private func queueing(_ event: ItemEvent, _ gid: String) throws -> ManagedDownload {
+        let item = try list.apply(event, to: gid)
         fill()
         return try list.download(gid) ?? item
     }
@@ -214,7 +221,7 @@ public final class DownloadQueue: Sendable {
 
     /// The file an item writes, when it names one.
     private static func path(of item: ManagedDownload) -> String? {
-        item.outputName.map { FileSystemPath.join(item.directory, $0) }
+        item.outputName.map { FileSystem.join(item.directory, $0) }
     }
 
     /// A transfer ended: the item becomes complete or failed, unless the user stopped it (it is then

@@ -236,7 +236,7 @@ public final class Aria2RPC: Sendable {
             item.totalLength = live.totalLength ?? item.totalLength
             item.completedLength = live.completedLength
         }
-        let path = live?.path ?? item.outputName.map { FileSystemPath.join(item.directory, $0) } ?? ""
+        let path = live?.path ?? item.outputName.map { FileSystem.join(item.directory, $0) } ?? ""
         let speed = String(live?.bytesPerSecond ?? 0)
         var fields: [(String, JSONValue)] = [
             ("gid", .string(item.gid)), ("status", .string(item.status.rawValue)),
@@ -269,13 +269,6 @@ public final class Aria2RPC: Sendable {
         if let message = item.errorMessage { fields.append(("errorMessage", .string(message))) }
         if let keys { fields = fields.filter { keys.contains($0.0) } }
         return .object(fields)
-    }
-}
-
-/// Joining a folder and a name as text.
-enum FileSystemPath {
-    static func join(_ folder: String, _ name: String) -> String {
-        folder.isEmpty ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
 }
 
