@@ -37,7 +37,8 @@ let package = Package(
         // The download manager: a persistent list of downloads (SQLite), each with its state, order and
         // options, built on FastpullClient.
         .target(
-            name: "FastpullManager", dependencies: ["Fastpull", "FastpullEngine", "FastpullNet", "CSQLite"]),
+            name: "FastpullManager",
+            dependencies: ["Fastpull", "FastpullEngine", "FastpullNet", "CSQLite", "COpenSSL"]),
         // The command line's pure logic (options, help, batch files, .netrc, --json, man page and
         // completions), so that Fastpull is the API a build tool links and nothing else.
         .target(name: "FastpullCommandLine", dependencies: ["Fastpull", "FastpullEngine", "FastpullHTTP"]),

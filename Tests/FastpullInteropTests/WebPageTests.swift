@@ -3,7 +3,9 @@ import Foundation
 import Testing
 
 /// The daemon's own page in a real browser (headless Chromium, driven by selenium): a URL typed and
-/// added, its row active with a pause button, paused and resumed with the row's buttons, and complete.
+/// added, its row active with a pause button and a bar that moves, paused and resumed with the row's
+/// buttons, and complete; a second one removed with its button; the page on its WebSocket throughout,
+/// redrawn at aria2's notifications.
 @Suite("fastpull daemon's web page in Chromium")
 struct WebPageTests {
     @Test func addPauseResumeInTheBrowser() async throws {
@@ -15,6 +17,7 @@ struct WebPageTests {
             let server = try FixtureServer(settings)
             let (daemon, port) = try await DaemonHarness.start(in: folder)
             let url = server.url("/gen/\(8 << 20)?seed=41").absoluteString
+            let second = server.url("/gen/\((8 << 20) + 1)?seed=42").absoluteString
             let script = """
                 import json, time
                 from selenium import webdriver
@@ -37,23 +40,51 @@ struct WebPageTests {
                 def status():
                     cells = retry(lambda: [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#rows tr td.status")])
                     return cells[0] if cells else None
-                def wait_for(wanted):
+                def status_of(name):
+                    def find():
+                        for row in driver.find_elements(By.CSS_SELECTOR, "#rows tr"):
+                            if row.find_element(By.CSS_SELECTOR, "td").text == name:
+                                return row.find_element(By.CSS_SELECTOR, "td.status").text
+                    return retry(find)
+                def wait_for(wanted, name=None):
+                    read = (lambda: status_of(name)) if name else status
                     for _ in range(1200):
-                        if status() == wanted:
+                        if read() == wanted:
                             return wanted
                         time.sleep(0.05)
-                    return status()
+                    return read()
+                def bar():
+                    return float(retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr progress").get_attribute("value")))
                 try:
                     driver.get("http://127.0.0.1:\(port)/")
                     seen["title"] = driver.title
                     driver.find_element(By.ID, "url").send_keys("\(url)")
                     driver.find_element(By.CSS_SELECTOR, "#add button").click()
                     seen["added"] = wait_for("active")
+                    first = bar()
+                    for _ in range(400):
+                        if bar() > first:
+                            break
+                        time.sleep(0.05)
+                    seen["bar_moved"] = "true" if bar() > first else "false"
                     retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr button.aria2\\\\.pause").click())
                     seen["paused"] = wait_for("paused")
                     retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr button.aria2\\\\.unpause").click())
                     seen["finished"] = wait_for("complete")
                     seen["name"] = retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr td").text)
+                    driver.find_element(By.ID, "url").send_keys("\(second)")
+                    driver.find_element(By.CSS_SELECTOR, "#add button").click()
+                    seen["second"] = wait_for("active", "\((8 << 20) + 1)")
+                    def remove():
+                        for row in driver.find_elements(By.CSS_SELECTOR, "#rows tr"):
+                            if row.find_element(By.CSS_SELECTOR, "td").text == "\((8 << 20) + 1)":
+                                row.find_element(By.CSS_SELECTOR, "button.aria2\\\\.remove").click()
+                                return
+                        raise NoSuchElementException("no row")
+                    retry(remove)
+                    seen["removed"] = wait_for("removed", "\((8 << 20) + 1)")
+                    seen["socket"] = driver.execute_script("return socket !== null && socket.readyState === 1 ? 'open' : 'closed'")
+                    seen["notified"] = str(driver.execute_script("return notified") > 0)
                     seen["message"] = driver.find_element(By.ID, "message").text
                 finally:
                     driver.quit()
@@ -63,13 +94,20 @@ struct WebPageTests {
             daemon.interrupt()
             _ = await daemon.finished()
             #expect(result.status == 0, "selenium: \(result.stderr)")
+            // Every value as text (a status never seen is null in the script's answer).
             let seen =
-                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String] ?? [:]
+                (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:])
+                .mapValues { "\($0)" }
             #expect(seen["title"] == "fastpull")
             #expect(seen["added"] == "active", "\(seen)")
             #expect(seen["paused"] == "paused", "\(seen)")
             #expect(seen["finished"] == "complete", "\(seen)")
             #expect(seen["message"] == "", "\(seen)")
+            #expect(seen["bar_moved"] == "true", "\(seen)")
+            #expect(seen["second"] == "active", "\(seen)")
+            #expect(seen["removed"] == "removed", "\(seen)")
+            #expect(seen["socket"] == "open", "\(seen)")
+            #expect(seen["notified"] == "True", "\(seen)")
             let name = try #require(seen["name"])
             let file = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             #expect(file == Data(FixtureContent.bytes(count: 8 << 20, seed: 41)))

@@ -17,6 +17,8 @@ public final class DownloadList: Sendable {
     public static let schemaVersion = 1
 
     private let database: Mutex<SQLiteDatabase>
+    /// Told of every status change once it is committed (``observe(_:)``).
+    private let observers = Mutex<[@Sendable (ManagedDownload, ItemEvent) -> Void]>([])
     /// The file the list lives in.
     public let path: String
 
@@ -115,9 +117,18 @@ public final class DownloadList: Sendable {
     public func apply(_ event: ItemEvent, to gid: String, error: (code: Int, message: String)? = nil) throws
         -> ManagedDownload
     {
-        try database.withLock { db in
+        let item = try database.withLock { db in
             try db.transaction { try Self.apply(event, to: gid, error: error, in: db) }
         }
+        for observer in observers.withLock({ $0 }) { observer(item, event) }
+        return item
+    }
+
+    /// Calls `observer` with the item and the event after every status change, once it is committed
+    /// (on the thread that made it, which may hold the queue's lock: an observer must not block, nor
+    /// call back into the queue).
+    public func observe(_ observer: @escaping @Sendable (ManagedDownload, ItemEvent) -> Void) {
+        observers.withLock { $0.append(observer) }
     }
 
     /// Moves a waiting or paused item in the queue, as `aria2.changePosition`: `offset` from the start

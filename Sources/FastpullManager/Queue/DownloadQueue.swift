@@ -125,6 +125,7 @@ public final class DownloadQueue: Sendable {
 
     /// Applies an event that ends an item's transfer: the list first, then the transfer stops.
     private func stopping(_ event: ItemEvent, _ gid: String) throws -> ManagedDownload {
+        recordName(gid)
         let item = try list.apply(event, to: gid)
         stopTransfer(gid)
         return item
@@ -219,6 +220,15 @@ public final class DownloadQueue: Sendable {
         return Running(batch: batch, task: task, launch: launch, path: Self.path(of: item))
     }
 
+    /// Keeps the name the server gave a running item's file, so that its row says which file it is
+    /// once stopped, and a later transfer writes the same one.
+    private func recordName(_ gid: String) {
+        guard let item = try? list.download(gid), item.outputName == nil,
+            let path = live(gid)?.path, let name = path.split(separator: "/").last
+        else { return }
+        try? list.recordOutputName(gid, String(name))
+    }
+
     /// The file an item writes, when it names one.
     private static func path(of item: ManagedDownload) -> String? {
         item.outputName.map { FileSystem.join(item.directory, $0) }
@@ -239,6 +249,7 @@ public final class DownloadQueue: Sendable {
                 }
                 _ = try? list.apply(.finish, to: gid)
             case .failure(let error):
+                recordName(gid)
                 _ = try? list.apply(
                     .fail, to: gid, error: (code: Self.aria2Code(error), message: error.message))
             case nil:

@@ -57,20 +57,23 @@ public final class ManagerDaemon: Sendable {
             onShutdown: { asked.request() })
         let cors = settings.allowsAnyOrigin
         let loopbackOnly = !settings.listensOnAllInterfaces
+        let hub = NotificationHub()
+        list.observe { item, event in hub.notify(item.gid, event: event, status: item.status) }
         // What a crash left active is back in line before the first call can add anything.
         try queue.start()
         server = try RPCHTTPServer(
             address: settings.listensOnAllInterfaces ? "0.0.0.0" : "127.0.0.1", port: settings.port
         ) { request in
             Self.respond(
-                to: request, rpc: rpc, cors: cors, loopbackOnly: loopbackOnly, asked: asked,
+                to: request, rpc: rpc, hub: hub, cors: cors, loopbackOnly: loopbackOnly, asked: asked,
                 shutdown: shutdown)
         }
         self.queue = queue
     }
 
-    /// The answer to one HTTP request: JSON-RPC on `POST /jsonrpc`, a CORS preflight where allowed,
-    /// 404 otherwise. A shutdown call ends the daemon once its answer is written.
+    /// The answer to one HTTP request: JSON-RPC on `POST /jsonrpc` and over a WebSocket opened on
+    /// `GET /jsonrpc`, the web page on `GET /`, a CORS preflight where allowed, 404 otherwise. A
+    /// shutdown call ends the daemon once its answer is written.
     ///
     /// Unless any origin is allowed, a request a browser sends for a web page (it carries `Origin`) is
     /// refused with 403, whatever its content type: a page's `no-cors` POST needs no preflight, and
@@ -78,7 +81,8 @@ public final class ManagerDaemon: Sendable {
     /// loopback, a `Host` other than a loopback name is refused too, which a page that rebinds its
     /// own name to 127.0.0.1 (DNS rebinding) cannot avoid.
     private static func respond(
-        to request: RPCHTTPServer.Request, rpc: Aria2RPC, cors: Bool, loopbackOnly: Bool,
+        to request: RPCHTTPServer.Request, rpc: Aria2RPC, hub: NotificationHub, cors: Bool,
+        loopbackOnly: Bool,
         asked: ShutdownSignal, shutdown: ShutdownSignal
     ) -> RPCHTTPServer.Response {
         // The daemon's own page (served at `/`, same origin) may call it; no other page may.
@@ -115,11 +119,48 @@ public final class ManagerDaemon: Sendable {
             let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
             return RPCHTTPServer.Response(
                 status: 200, reason: "OK", headers: headers, body: body, afterwards: ends)
+        case ("GET", "/jsonrpc") where request.headers["upgrade"]?.lowercased() == "websocket":
+            return webSocket(request, rpc: rpc, hub: hub, asked: asked, shutdown: shutdown)
         case ("OPTIONS", "/jsonrpc") where cors:
             return RPCHTTPServer.Response(status: 204, reason: "No Content", headers: headers, body: [])
         default:
             return RPCHTTPServer.Response(status: 404, reason: "Not Found", headers: [], body: [])
         }
+    }
+
+    /// The handshake that turns a request into a WebSocket (RFC 6455 §4.2), and the connection served
+    /// from then on: each text message a JSON-RPC call or batch, answered on it, and every
+    /// notification sent to it.
+    private static func webSocket(
+        _ request: RPCHTTPServer.Request, rpc: Aria2RPC, hub: NotificationHub, asked: ShutdownSignal,
+        shutdown: ShutdownSignal
+    ) -> RPCHTTPServer.Response {
+        guard request.headers["sec-websocket-version"] == "13" else {
+            return RPCHTTPServer.Response(
+                status: 426, reason: "Upgrade Required", headers: [("Sec-WebSocket-Version", "13")], body: [])
+        }
+        guard let key = request.headers["sec-websocket-key"], Data(base64Encoded: key)?.count == 16 else {
+            return RPCHTTPServer.Response(status: 400, reason: "Bad Request", headers: [], body: [])
+        }
+        var response = RPCHTTPServer.Response(
+            status: 101, reason: "Switching Protocols",
+            headers: [
+                ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                ("Sec-WebSocket-Accept", WebSocketFrame.acceptValue(forKey: key)),
+            ], body: [])
+        response.upgrade = { fd, buffered in
+            let connection = WebSocketConnection(fd: fd)
+            let ticket = hub.join(connection)
+            defer { hub.leave(ticket) }
+            connection.run(buffered: buffered, largestMessage: RPCHTTPServer.largestBody) { text in
+                connection.send(text: String(decoding: rpc.answer(Array(text.utf8)), as: UTF8.self))
+                if asked.isRequested {
+                    connection.flush()
+                    shutdown.request()
+                }
+            }
+        }
+        return response
     }
 
     /// Whether `origin` is the daemon's own (`http://` and the request's loopback `Host`): its page.

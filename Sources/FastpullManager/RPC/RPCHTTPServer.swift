@@ -23,6 +23,9 @@ final class RPCHTTPServer: Sendable {
         var body: [UInt8]
         /// Run once the answer is written (a shutdown the answer announces).
         var afterwards: (@Sendable () -> Void)? = nil
+        /// For `101 Switching Protocols`: serves the connection from then on, given its socket and
+        /// the bytes read past the request; the socket is closed when it returns.
+        var upgrade: (@Sendable (Int32, [UInt8]) -> Void)? = nil
     }
 
     /// The largest request body read (aria2's own limit is 2 MiB).
@@ -117,13 +120,18 @@ final class RPCHTTPServer: Sendable {
             buffer = rest
             let response = handle(request)
             let closing = request.headers["connection"]?.lowercased() == "close"
-            var head =
-                "HTTP/1.1 \(response.status) \(response.reason)\r\nContent-Length: \(response.body.count)\r\n"
+            var head = "HTTP/1.1 \(response.status) \(response.reason)\r\n"
+            // A 1xx answer has no body, and no length (RFC 9110 §8.6).
+            if response.status >= 200 { head += "Content-Length: \(response.body.count)\r\n" }
             for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
-            if closing { head += "Connection: close\r\n" }
+            if closing, response.upgrade == nil { head += "Connection: close\r\n" }
             head += "\r\n"
             let written = Self.writeAll(fd, Array(head.utf8) + response.body)
             response.afterwards?()
+            if let upgrade = response.upgrade {
+                if written { upgrade(fd, buffer) }
+                return
+            }
             guard written, !closing else { return }
         }
     }
