@@ -1,9 +1,11 @@
 /// The options of `fastpull daemon` — aria2c's daemon flags, so that a program that starts
 /// `aria2c --enable-rpc …` (or finds `aria2c` on `PATH` as a link to fastpull) gets the manager:
 /// `--enable-rpc`, `--rpc-listen-port`, `--rpc-secret`, `--rpc-listen-all`, `--rpc-allow-origin-all`,
-/// `--dir`/`-d`, `--max-concurrent-downloads`/`-j`, `--quiet`/`-q`, and fastpull's own `--list PATH`
-/// (the SQLite file of the list). aria2's other options are accepted and left alone, as its
-/// front-ends pass many; anything aria2 does not know either is an error that names it.
+/// `--dir`/`-d`, `--max-concurrent-downloads`/`-j`, `--quiet`/`-q`, `--input-file`/`-i`,
+/// `--save-session`, `--save-session-interval`, `--conf-path`/`--no-conf`, `--max-download-limit`,
+/// and fastpull's own `--list PATH` (the SQLite file of the list), `--rpc-secret-file PATH` and
+/// `--allow-any-dir`. aria2's other options are accepted and left alone, as its front-ends pass many;
+/// anything aria2 does not know either is an error that names it.
 package struct DaemonOptions: Equatable, Sendable {
     /// The list's SQLite file (default: `$XDG_DATA_HOME/fastpull/downloads.sqlite`).
     package var listPath: String?
@@ -16,6 +18,22 @@ package struct DaemonOptions: Equatable, Sendable {
     package var allowsAnyOrigin = false
     package var maximumActive = 5
     package var quiet = false
+    /// A file holding the secret (fastpull's own; never the secret itself on the command line).
+    package var secretFile: String?
+    /// Whether a call's `dir` may leave the download folder (aria2's behaviour; off by default).
+    package var allowsAnyFolder = false
+    /// aria2's session file: read at the start, written at the end and every ``sessionInterval``.
+    package var sessionPath: String?
+    /// Seconds between session saves (0: only at the end).
+    package var sessionInterval = 0
+    /// An aria2 input file whose downloads are added at the start (those already in the list are not
+    /// added twice).
+    package var inputPath: String?
+    /// aria2's configuration file (`--conf-path`), and whether none is read (`--no-conf`).
+    package var configurationPath: String?
+    package var readsNoConfiguration = false
+    /// The speed limit of each download, when no call sets one (aria2's `--max-download-limit`).
+    package var downloadLimit: String?
     /// aria2 options given that the manager does not use.
     package var ignored: [String] = []
 
@@ -33,8 +51,7 @@ package struct DaemonOptions: Equatable, Sendable {
 
     /// aria2 options the manager accepts and does not use (each may take a value).
     static let acceptedFromAria2: Set<String> = [
-        "input-file", "i", "save-session", "save-session-interval", "conf-path", "daemon", "D",
-        "max-download-limit", "max-overall-download-limit", "continue", "c", "split", "s",
+        "daemon", "D", "max-overall-download-limit", "continue", "c", "split", "s",
         "max-connection-per-server", "x", "min-split-size", "k", "check-certificate", "log", "l",
         "console-log-level", "log-level", "rpc-max-request-size", "disable-ipv6", "file-allocation",
         "auto-file-renaming", "allow-overwrite", "user-agent", "U", "summary-interval",
@@ -47,7 +64,7 @@ package struct DaemonOptions: Equatable, Sendable {
     /// Options that take no value (a following word is not theirs).
     static let flags: Set<String> = [
         "enable-rpc", "rpc-listen-all", "rpc-allow-origin-all", "quiet", "q", "daemon", "D", "continue", "c",
-        "no-conf", "disable-ipv6", "show-console-readout",
+        "no-conf", "disable-ipv6", "show-console-readout", "allow-any-dir",
     ]
 
     /// Parses `arguments` (`--name=value`, `--name value`, `-n value`, and flags with an optional
@@ -107,6 +124,14 @@ package struct DaemonOptions: Equatable, Sendable {
             case "rpc-allow-origin-all": allowsAnyOrigin = try boolean()
             case "max-concurrent-downloads", "j": maximumActive = try number(1...1000)
             case "quiet", "q": quiet = try boolean()
+            case "rpc-secret-file": secretFile = try required()
+            case "allow-any-dir": allowsAnyFolder = try boolean()
+            case "save-session": sessionPath = try required()
+            case "save-session-interval": sessionInterval = try number(0...86_400)
+            case "input-file", "i": inputPath = try required()
+            case "conf-path": configurationPath = try required()
+            case "no-conf": readsNoConfiguration = try boolean()
+            case "max-download-limit": downloadLimit = try required()
             case _ where Self.acceptedFromAria2.contains(name): ignored.append(name)
             default:
                 throw UsageError(
@@ -118,7 +143,30 @@ package struct DaemonOptions: Equatable, Sendable {
     }
 
     /// Booleans that may be followed by a word that is not theirs.
-    static let booleans: Set<String> = ["enable-rpc", "rpc-listen-all", "rpc-allow-origin-all", "quiet", "q"]
+    static let booleans: Set<String> = [
+        "enable-rpc", "rpc-listen-all", "rpc-allow-origin-all", "quiet", "q", "allow-any-dir", "no-conf",
+    ]
+
+    /// The options of an aria2 configuration file (`name=value` lines, `#` comments) as arguments,
+    /// to go before the command line's (whose options then win).
+    package static func configurationArguments(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).compactMap { raw in
+            let line = raw.drop { $0 == " " || $0 == "\t" }
+            guard !line.isEmpty, !line.hasPrefix("#"), line.contains("=") else { return nil }
+            return "--" + line
+        }
+    }
+
+    /// Where the list lives when `--list` is not given. `fastpull daemon` keeps one list per user
+    /// (``defaultListPath(environment:)``); started as `aria2c`, the list is scoped as aria2 scopes
+    /// its state: beside the `--save-session` file when there is one, else in the download folder, so
+    /// two daemons with two folders never see each other's items.
+    package func listPath(asAria2c: Bool, workingFolder: String, environment: [String: String]) -> String {
+        if let listPath { return listPath }
+        guard asAria2c else { return Self.defaultListPath(environment: environment) }
+        if let sessionPath { return sessionPath + ".fastpull.sqlite" }
+        return (directory ?? workingFolder) + "/.fastpull-downloads.sqlite"
+    }
 
     /// Where the RPC secret is in `arguments` (without the program name): `--rpc-secret VALUE` or
     /// `--rpc-secret=VALUE`, hidden from the process table like fastpull's passwords.

@@ -19,7 +19,7 @@ struct FastpullCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let daemon = DaemonOptions.invocation(executable: CommandLine.arguments[0], arguments: arguments) {
             ProcessArguments.hide(DaemonOptions.secretSpans(in: arguments), of: arguments)
-            await DaemonCommand.run(daemon, environment: environment)
+            await DaemonCommand.run(daemon, asAria2c: arguments.first != "daemon", environment: environment)
         }
         // Copied: the passwords among them leave the process table now, not when the download ends.
         ProcessArguments.hide(ArgumentSecrets.spans(in: arguments), of: arguments)

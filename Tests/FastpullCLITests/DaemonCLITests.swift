@@ -37,10 +37,11 @@ struct DaemonCLITests {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let handle = out.fileHandleForReading
-        // The first line says where it listens: `… http://127.0.0.1:PORT/jsonrpc, list …`.
+        // The first line says where it listens: `… http://127.0.0.1:PORT/jsonrpc, list …`; the
+        // second, its web page and where its secret is.
         let line = await CLIRunner.offPool { () -> String in
             var bytes = Data()
-            while !bytes.contains(UInt8(ascii: "\n")) {
+            while bytes.count(where: { $0 == UInt8(ascii: "\n") }) < 2 {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 bytes += chunk
@@ -55,16 +56,22 @@ struct DaemonCLITests {
             greeting: line)
     }
 
-    /// Calls `method` with `params` (JSON text); returns the parsed answer.
-    func call(_ port: Int, _ method: String, _ params: String = "[]") async throws -> [String: Any] {
+    /// Calls `method` with `params` (JSON text), `token` first when given; returns the parsed answer.
+    func call(_ port: Int, _ method: String, _ params: String = "[]", token: String? = nil) async throws
+        -> [String: Any]
+    {
+        var params = params
+        if let token {
+            params = #"["token:\#(token)""# + (params == "[]" ? "]" : "," + params.dropFirst())
+        }
         let body = #"{"jsonrpc":"2.0","id":"t","method":"\#(method)","params":\#(params)}"#
         let response = try await LoopbackHTTPClient(port: port).send(
             .init(method: "POST", target: "/jsonrpc", body: Data(body.utf8)))
         return try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
     }
 
-    func status(_ port: Int, _ gid: String) async throws -> String? {
-        let answer = try await call(port, "aria2.tellStatus", #"["\#(gid)", ["status"]]"#)
+    func status(_ port: Int, _ gid: String, token: String? = nil) async throws -> String? {
+        let answer = try await call(port, "aria2.tellStatus", #"["\#(gid)", ["status"]]"#, token: token)
         return (answer["result"] as? [String: Any])?["status"] as? String
     }
 
@@ -78,14 +85,24 @@ struct DaemonCLITests {
     }
 
     /// `kill -9` while a download runs; started again on the same list, the item is active again and
-    /// resumes from its journal to the right bytes. `aria2.shutdown` then ends the daemon with 0.
+    /// resumes from its journal to the right bytes. `aria2.shutdown` then ends the daemon with 0. The
+    /// secret made at the first start (a file only its user reads) is the one the second start uses.
     @Test func aKillLosesNothing() async throws {
         let server = try FixtureServer()
         let size = 24 << 20
         let list = folder.appendingPathComponent("list.sqlite").path
         let first = try await start(["daemon", "--list", list, "--dir", folder.path])
+        let secretFile = folder.appendingPathComponent("rpc-secret").path
+        #expect(first.greeting.contains("secret in \(secretFile)"), "\(first.greeting)")
+        let mode = try FileManager.default.attributesOfItem(atPath: secretFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let secret = try String(contentsOfFile: secretFile, encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(secret.count >= 32)
+        let refused = try await call(first.port, "aria2.getVersion")
+        #expect((refused["error"] as? [String: Any])?["message"] as? String == "Unauthorized")
         let url = server.url("/gen/\(size)?seed=3&rate=3000000").absoluteString
-        let added = try await call(first.port, "aria2.addUri", #"[["\#(url)"], {"out": "big.bin"}]"#)
+        let added = try await call(
+            first.port, "aria2.addUri", #"[["\#(url)"], {"out": "big.bin"}]"#, token: secret)
         let gid = try #require(added["result"] as? String, "\(added)")
         #expect(try await waitFor { server.stats.bodyBytesSent > 6 << 20 })
         kill(first.process.processIdentifier, SIGKILL)
@@ -93,13 +110,13 @@ struct DaemonCLITests {
         #expect(first.process.terminationReason == .uncaughtSignal)
 
         let second = try await start(["daemon", "--list", list, "--dir", folder.path])
-        #expect(try await waitFor { try await status(second.port, gid) == "complete" })
+        #expect(try await waitFor { try await status(second.port, gid, token: secret) == "complete" })
         #expect(
             try Data(contentsOf: folder.appendingPathComponent("big.bin"))
                 == Data(FixtureContent.bytes(count: size, seed: 3)))
         // Resumed: not fetched again from its start.
         #expect(server.stats.bodyBytesSent < Int64(size) + (6 << 20), "\(server.stats)")
-        let shutdown = try await call(second.port, "aria2.shutdown")
+        let shutdown = try await call(second.port, "aria2.shutdown", token: secret)
         #expect(shutdown["result"] as? String == "OK")
         let result = await CLIRunner.finish(second.process, second.out, second.err)
         #expect(result.status == 0, "\(result.stderr)")
@@ -126,7 +143,7 @@ struct DaemonCLITests {
         _ = try await call(running.port, "aria2.shutdown", #"["token:hunter2"]"#)
         let result = await CLIRunner.finish(running.process, running.out, running.err)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect((running.greeting + result.stdout).contains("left alone: --save-session --continue"))
+        #expect((running.greeting + result.stdout).contains("left alone: --continue"), "\(running.greeting)")
     }
 
     /// What it does not know is a usage error that names it (exit 2), as is a URL on its command line.

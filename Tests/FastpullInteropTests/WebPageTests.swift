@@ -15,7 +15,7 @@ struct WebPageTests {
             var settings = FixtureServer.Configuration()
             settings.totalRate = 2_000_000
             let server = try FixtureServer(settings)
-            let (daemon, port) = try await DaemonHarness.start(in: folder)
+            let (daemon, port) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "pw"])
             let url = server.url("/gen/\(8 << 20)?seed=41").absoluteString
             let second = server.url("/gen/\((8 << 20) + 1)?seed=42").absoluteString
             let script = """
@@ -56,8 +56,9 @@ struct WebPageTests {
                 def bar():
                     return float(retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr progress").get_attribute("value")))
                 try:
-                    driver.get("http://127.0.0.1:\(port)/")
+                    driver.get("http://127.0.0.1:\(port)/#token=pw")
                     seen["title"] = driver.title
+                    seen["address"] = driver.current_url
                     driver.find_element(By.ID, "url").send_keys("\(url)")
                     driver.find_element(By.CSS_SELECTOR, "#add button").click()
                     seen["added"] = wait_for("active")
@@ -99,6 +100,7 @@ struct WebPageTests {
                 (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:])
                 .mapValues { "\($0)" }
             #expect(seen["title"] == "fastpull")
+            #expect(seen["address"] == "http://127.0.0.1:\(port)/", "the secret left the address bar")
             #expect(seen["added"] == "active", "\(seen)")
             #expect(seen["paused"] == "paused", "\(seen)")
             #expect(seen["finished"] == "complete", "\(seen)")

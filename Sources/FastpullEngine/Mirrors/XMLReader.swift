@@ -8,7 +8,7 @@
 /// skipped; CDATA sections are text.
 package struct XMLReader {
     /// What the reader met.
-    enum Event {
+    package enum Event {
         /// An element began. `attributes` holds the unprefixed attributes by name and prefixed ones by
         /// their qualified name; namespace declarations are not among them.
         case start(name: String, namespace: String?, attributes: [String: String])
@@ -19,9 +19,9 @@ package struct XMLReader {
     }
 
     /// Why a document is not well-formed, and the line where that was seen.
-    struct Failure: Error, Equatable {
-        var line: Int
-        var reason: String
+    package struct Failure: Error, Equatable {
+        package var line: Int
+        package var reason: String
     }
 
     private let bytes: [UInt8]
@@ -31,7 +31,7 @@ package struct XMLReader {
 
     /// Reads `document`, handing each event to `visit` until it returns false (then the reading
     /// stops, with no error) or the document ends.
-    static func read(_ document: some Collection<UInt8>, _ visit: (Event) -> Bool) throws(Failure) {
+    package static func read(_ document: some Collection<UInt8>, _ visit: (Event) -> Bool) throws(Failure) {
         var reader = XMLReader(bytes: Array(document))
         try reader.run(visit)
     }

@@ -60,21 +60,28 @@ public final class DownloadList: Sendable {
     }
 
     /// Adds a download of `uris` (the first asked for, the rest its mirrors), waiting at the end of the
-    /// queue, or at `position` among the waiting ones (0 is first). Returns it with its new GID.
+    /// queue, or at `position` among the waiting ones (0 is first); `paused`, it waits for an unpause.
+    /// Returns it with its GID: `gid` when given (16 hexadecimal digits, unused; aria2's `gid`
+    /// option), else a new one.
     @discardableResult
     public func add(
         uris: [String], directory: String, outputName: String? = nil, options: [String: String] = [:],
-        position: Int? = nil
+        position: Int? = nil, gid given: String? = nil, paused: Bool = false
     ) throws -> ManagedDownload {
         guard !uris.isEmpty else { throw DownloadListError.noURI }
+        if let given, given.utf8.count != 16 || !given.allSatisfy(\.isHexDigit) {
+            throw DownloadListError.badGID(given)
+        }
         return try database.withLock { db in
             try db.transaction {
-                var gid = Self.newGID()
+                var gid = given?.lowercased() ?? Self.newGID()
                 while try !db.rows("SELECT 1 FROM items WHERE gid = ?", [.text(gid)]).isEmpty {
+                    guard given == nil else { throw DownloadListError.gidInUse(gid) }
                     gid = Self.newGID()
                 }
-                let item = ManagedDownload(
+                var item = ManagedDownload(
                     gid: gid, uris: uris, directory: directory, outputName: outputName, options: options)
+                if paused { item.status = .paused }
                 let end = try Self.queueEnd(db)
                 try db.run(
                     """
@@ -106,6 +113,19 @@ public final class DownloadList: Sendable {
             return try db.rows(
                 "SELECT \(Self.columns) FROM items WHERE status IN (\(marks)) ORDER BY position",
                 statuses.sorted { $0.rawValue < $1.rawValue }.map { .text($0.rawValue) }
+            ).map(Self.item(from:))
+        }
+    }
+
+    /// The finished, failed and removed items, in the order they stopped (`aria2.tellStopped`).
+    public func stoppedDownloads() throws -> [ManagedDownload] {
+        try database.withLock { db in
+            try db.rows(
+                "SELECT \(Self.columns) FROM items WHERE status IN (?, ?, ?) ORDER BY changed_at, rowid",
+                [
+                    .text(ItemStatus.complete.rawValue), .text(ItemStatus.error.rawValue),
+                    .text(ItemStatus.removed.rawValue),
+                ]
             ).map(Self.item(from:))
         }
     }
@@ -162,6 +182,36 @@ public final class DownloadList: Sendable {
         case set = "POS_SET"
         case current = "POS_CUR"
         case end = "POS_END"
+    }
+
+    /// Sets options of a waiting, paused or active item (`aria2.changeOption`): `dir` and `out` move
+    /// where it is saved (not while active), every other one is kept verbatim (an empty value removes
+    /// it). Returns the item as it is now.
+    @discardableResult
+    public func changeOptions(_ gid: String, _ changes: [String: String]) throws -> ManagedDownload {
+        try database.withLock { db in
+            try db.transaction {
+                guard var item = try Self.item(gid, in: db) else { throw DownloadListError.unknown(gid: gid) }
+                guard !item.status.isStopped else {
+                    throw DownloadListError.notQueued(gid: gid, status: item.status)
+                }
+                if item.status == .active, changes["dir"] != nil || changes["out"] != nil {
+                    throw DownloadListError.movingActive(gid: gid)
+                }
+                for (key, value) in changes where key != "dir" && key != "out" {
+                    item.options[key] = value.isEmpty ? nil : value
+                }
+                if let directory = changes["dir"] { item.directory = directory }
+                if let name = changes["out"] { item.outputName = name.isEmpty ? nil : name }
+                try db.run(
+                    "UPDATE items SET options = ?, directory = ?, output_name = ? WHERE gid = ?",
+                    [
+                        .text(try Self.json(item.options)), .text(item.directory),
+                        item.outputName.map { .text($0) } ?? .null, .text(gid),
+                    ])
+                return item
+            }
+        }
     }
 
     /// Records the item's size and the bytes saved so far, for display (the journal is exact).

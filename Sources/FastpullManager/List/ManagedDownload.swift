@@ -51,6 +51,12 @@ public enum DownloadListError: Error, Equatable, CustomStringConvertible {
     case newerSchema(path: String, version: Int)
     /// An item was given no URL.
     case noURI
+    /// A GID given is not 16 hexadecimal digits.
+    case badGID(String)
+    /// A GID given is another item's.
+    case gidInUse(String)
+    /// `dir` or `out` changed while the item downloads.
+    case movingActive(gid: String)
 
     /// What went wrong, in a sentence.
     public var description: String {
@@ -63,6 +69,9 @@ public enum DownloadListError: Error, Equatable, CustomStringConvertible {
         case .newerSchema(let path, let version):
             "\(path) holds a download list of schema \(version), written by a newer fastpull; use that one"
         case .noURI: "a download needs at least one URL"
+        case .badGID(let gid): "GID \(gid) is not 16 hexadecimal digits"
+        case .gidInUse(let gid): "GID \(gid) is already in use"
+        case .movingActive(let gid): "download \(gid) is active: pause it before changing dir or out"
         }
     }
 }

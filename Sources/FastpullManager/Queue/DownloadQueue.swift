@@ -86,14 +86,16 @@ public final class DownloadQueue: Sendable {
         fill()
     }
 
-    /// Adds a download (waiting) and starts it if a place is free.
+    /// Adds a download (waiting, or `paused`) and starts it if a place is free; `gid` is the one it
+    /// gets, when given (``DownloadList/add(uris:directory:outputName:options:position:gid:paused:)``).
     @discardableResult
     public func add(
         uris: [String], directory: String, outputName: String? = nil, options: [String: String] = [:],
-        position: Int? = nil
+        position: Int? = nil, gid: String? = nil, paused: Bool = false
     ) throws -> ManagedDownload {
         let item = try list.add(
-            uris: uris, directory: directory, outputName: outputName, options: options, position: position)
+            uris: uris, directory: directory, outputName: outputName, options: options, position: position,
+            gid: gid, paused: paused)
         fill()
         return try list.download(item.gid) ?? item
     }
@@ -121,6 +123,18 @@ public final class DownloadQueue: Sendable {
     @discardableResult
     public func retry(_ gid: String) throws -> ManagedDownload {
         try queueing(.retry, gid)
+    }
+
+    /// Changes an item's options (``DownloadList/changeOptions(_:_:)``); an active one's transfer
+    /// starts again with them, first in line, from its journal.
+    @discardableResult
+    public func changeOptions(_ gid: String, _ changes: [String: String]) throws -> ManagedDownload {
+        let item = try list.changeOptions(gid, changes)
+        guard item.status == .active else { return item }
+        _ = try list.apply(.interrupt, to: gid)
+        _ = try list.changePosition(gid, by: 0, from: .set)
+        stopTransfer(gid)
+        return try list.download(gid) ?? item
     }
 
     /// Applies an event that ends an item's transfer: the list first, then the transfer stops.

@@ -14,8 +14,19 @@ public final class ManagerDaemon: Sendable {
     public struct Settings: Sendable {
         /// The SQLite file of the list.
         public var listPath: String
-        /// Where downloads go when a call names no `dir`.
-        public var directory: String
+        /// Where downloads go when a call names no `dir`, and (unless it allows any) the only folder
+        /// they may go.
+        public var folder: DownloadFolder
+        /// aria2's session file: its downloads added at the start (once), the list written to it at
+        /// the end, every ``sessionInterval`` seconds when above 0, and at `aria2.saveSession`.
+        public var sessionPath: String? = nil
+        /// Seconds between session saves (0: at the end only).
+        public var sessionInterval = 0
+        /// An aria2 input file whose downloads are added at the start (none twice: an entry whose
+        /// `gid` is in the list already is skipped).
+        public var inputPath: String? = nil
+        /// Each new download's speed limit when its call sets none (aria2's `max-download-limit`).
+        public var downloadLimit: String? = nil
         /// The RPC port (aria2's default 6800; 0 picks a free one).
         public var port: Int = 6800
         /// The secret every call must carry as `token:SECRET` (aria2's `--rpc-secret`).
@@ -27,10 +38,10 @@ public final class ManagerDaemon: Sendable {
         /// Downloads at once (`--max-concurrent-downloads`, aria2's default 5).
         public var maximumActive = 5
 
-        /// Settings for a list at `listPath`, saving into `directory`.
+        /// Settings for a list at `listPath`, saving into `directory` and nowhere else.
         public init(listPath: String, directory: String) {
             self.listPath = listPath
-            self.directory = directory
+            self.folder = DownloadFolder(directory)
         }
     }
 
@@ -42,6 +53,11 @@ public final class ManagerDaemon: Sendable {
     private let lock: Int32
     /// The port the RPC listens on.
     public var port: Int { server.port }
+    /// Where the session is saved, when it is.
+    private let sessionPath: String?
+    private let saver: Task<Void, Never>?
+    /// The session's or input file's downloads that could not be added at the start, each with why.
+    public let skippedAtStart: [String]
 
     /// Opens the list, resumes what was active when it last stopped, and starts listening.
     public init(_ settings: Settings, client: FastpullClient = FastpullClient()) throws {
@@ -53,14 +69,23 @@ public final class ManagerDaemon: Sendable {
         // A shutdown call is answered first, and the daemon ends once that answer is written.
         let asked = ShutdownSignal()
         let rpc = Aria2RPC(
-            queue: queue, secret: settings.secret, defaultDirectory: settings.directory,
+            queue: queue, secret: settings.secret, folder: settings.folder, sessionPath: settings.sessionPath,
             onShutdown: { asked.request() })
+        if let limit = settings.downloadLimit {
+            rpc.globalOptions.withLock { $0["max-download-limit"] = limit }
+        }
         let cors = settings.allowsAnyOrigin
         let loopbackOnly = !settings.listensOnAllInterfaces
         let hub = NotificationHub()
         list.observe { item, event in hub.notify(item.gid, event: event, status: item.status) }
         // What a crash left active is back in line before the first call can add anything.
         try queue.start()
+        // Then the session's and input file's downloads, those not in the list yet.
+        var skipped: [String] = []
+        for path in [settings.sessionPath, settings.inputPath].compactMap({ $0 }) {
+            skipped += try Self.importSession(path, into: rpc, list: list)
+        }
+        skippedAtStart = skipped
         server = try RPCHTTPServer(
             address: settings.listensOnAllInterfaces ? "0.0.0.0" : "127.0.0.1", port: settings.port
         ) { request in
@@ -69,6 +94,36 @@ public final class ManagerDaemon: Sendable {
                 shutdown: shutdown)
         }
         self.queue = queue
+        sessionPath = settings.sessionPath
+        if let path = settings.sessionPath, settings.sessionInterval > 0 {
+            let interval = settings.sessionInterval
+            saver = Task {
+                while (try? await Task.sleep(for: .seconds(interval))) != nil {
+                    try? SessionFile.write(try list.downloads(), to: path)
+                }
+            }
+        } else {
+            saver = nil
+        }
+    }
+
+    /// Adds the downloads of an aria2 session or input file at `path` (none when it does not exist),
+    /// skipping those whose `gid` the list has already: a restart adds nothing twice. Returns those
+    /// refused (a folder outside the download folder, a malformed option), each with why.
+    private static func importSession(_ path: String, into rpc: Aria2RPC, list: DownloadList) throws
+        -> [String]
+    {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        var skipped: [String] = []
+        for entry in SessionFile.entries(String(decoding: data, as: UTF8.self)) {
+            if let gid = entry.options["gid"], try list.download(gid.lowercased()) != nil { continue }
+            do {
+                _ = try rpc.add(uris: entry.uris, options: entry.options, position: nil)
+            } catch let error as Aria2RPC.CallError {
+                skipped.append("\(entry.uris[0]) in \(path): \(error.message)")
+            }
+        }
+        return skipped
     }
 
     /// The answer to one HTTP request: JSON-RPC on `POST /jsonrpc` and over a WebSocket opened on
@@ -121,6 +176,12 @@ public final class ManagerDaemon: Sendable {
                 status: 200, reason: "OK", headers: headers, body: body, afterwards: ends)
         case ("GET", "/jsonrpc") where request.headers["upgrade"]?.lowercased() == "websocket":
             return webSocket(request, rpc: rpc, hub: hub, asked: asked, shutdown: shutdown)
+        case ("POST", "/rpc"):
+            let body = rpc.answer(xml: request.body)
+            let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
+            return RPCHTTPServer.Response(
+                status: 200, reason: "OK", headers: [("Content-Type", "text/xml")], body: body,
+                afterwards: ends)
         case ("OPTIONS", "/jsonrpc") where cors:
             return RPCHTTPServer.Response(status: 204, reason: "No Content", headers: headers, body: [])
         default:
@@ -213,7 +274,9 @@ public final class ManagerDaemon: Sendable {
     /// first when the daemon starts again.
     public func stop() async {
         server.stop()
+        saver?.cancel()
         await queue.stop()
+        if let sessionPath { try? SessionFile.write(try queue.list.downloads(), to: sessionPath) }
     }
 }
 

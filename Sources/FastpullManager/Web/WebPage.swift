@@ -2,7 +2,8 @@
 /// and state, its pause, resume, remove and move buttons, and a field to add a URL. It speaks the same
 /// JSON-RPC as every other front-end, over a WebSocket on `/jsonrpc` (plain `POST` while the socket is
 /// down): the list is drawn again at each of aria2's notifications, and once a second for the bars.
-/// The secret, when one is set, is typed once and kept in the tab's session storage.
+/// The secret, when one is set, is typed once (or given in the link, `/#token=SECRET`) and kept in
+/// the tab's session storage.
 enum WebPage {
     static let html = #"""
         <!doctype html>
@@ -116,6 +117,11 @@ enum WebPage {
           const url = document.getElementById("url"); rpc("aria2.addUri", [[url.value]]).then(() => { url.value = ""; refresh(); }).catch(show); };
         document.getElementById("secret-save").onclick = () => {
           sessionStorage.setItem("fastpull-secret", document.getElementById("secret").value); refresh(); };
+        // A link with the secret (`/#token=SECRET`) keeps it in this tab and leaves no trace of it in the address.
+        if (location.hash.startsWith("#token=")) {
+          sessionStorage.setItem("fastpull-secret", decodeURIComponent(location.hash.slice(7)));
+          history.replaceState(null, "", location.pathname);
+        }
         connect(); refresh(); setInterval(refresh, 1000);
         </script>
         </body>
