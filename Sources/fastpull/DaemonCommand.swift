@@ -59,7 +59,8 @@ enum DaemonCommand {
         try? FileManager.default.createDirectory(atPath: listFolder, withIntermediateDirectories: true)
         var settings = ManagerDaemon.Settings(
             listPath: listPath, directory: options.directory ?? workingFolder)
-        settings.folder.allowsAnyFolder = options.allowsAnyFolder
+        // A drop-in saves where the program that started it says, as aria2 does; fastpull daemon only in its folder.
+        settings.folder.allowsAnyFolder = options.allowsAnyFolder || asAria2c
         settings.port = options.port
         settings.listensOnAllInterfaces = options.listensOnAllInterfaces
         settings.allowsAnyOrigin = options.allowsAnyOrigin

@@ -26,11 +26,13 @@ enum DaemonHarness {
     }
 
     /// Runs `python3 -c script` off the cooperative pool; returns its status, stdout and stderr.
-    static func python(_ script: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+    static func python(_ script: String, arguments: [String] = []) async throws
+        -> (status: Int32, stdout: String, stderr: String)
+    {
         try await OffPool.run { () throws -> (Int32, String, String) in
             let python = Process()
             python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = ["python3", "-c", script]
+            python.arguments = ["python3", "-c", script] + arguments
             let out = Pipe()
             let err = Pipe()
             python.standardOutput = out

@@ -57,6 +57,9 @@ final class FastpullProcess: Sendable {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }()
 
+    /// The built `fastpull`.
+    static var binary: String { binaryFolder.appendingPathComponent("fastpull").path }
+
     /// Proxy variables the child never inherits.
     static let proxyVariables: Set<String> = [
         "http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -77,12 +80,14 @@ final class FastpullProcess: Sendable {
     /// event) as it arrives, on the reading thread, with this process (to interrupt it at once: the
     /// reading thread never waits for Swift's pool, which other tests may keep busy).
     /// In `namespace`, it runs there (`ip netns exec`, which execs fastpull: the process is fastpull).
+    /// `executable` runs instead of the built `fastpull` (a link to it named `aria2c`, or aria2c itself).
     init(
-        _ arguments: [String], in directory: String, namespace: NetworkNamespace? = nil,
+        executable: String? = nil, _ arguments: [String], in directory: String,
+        namespace: NetworkNamespace? = nil,
         onStdoutLine: @escaping @Sendable (String, FastpullProcess) -> Void = { _, _ in }
     ) throws {
         let process = Process()
-        let binary = Self.binaryFolder.appendingPathComponent("fastpull").path
+        let binary = executable ?? Self.binary
         let command = namespace?.command(binary, arguments) ?? (executable: binary, arguments: arguments)
         process.executableURL = URL(fileURLWithPath: command.executable)
         process.arguments = command.arguments

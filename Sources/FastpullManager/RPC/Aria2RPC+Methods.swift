@@ -80,13 +80,15 @@ extension Aria2RPC {
                 code: 1, message: "aria2.changeUri is not supported: remove the download and add it again")
         case "aria2.getOption":
             let item = try item(params.gid())
-            var options = globalOptions.withLock { $0 }.merging(item.options) { $1 }
+            // The daemon's defaults that apply to one download, then the item's own.
+            let limit = globalOptions.withLock { $0["max-download-limit"] } ?? "0"
+            var options = ["max-download-limit": limit].merging(item.options) { $1 }
             options["dir"] = item.directory
             options["out"] = item.outputName
             return Self.object(options)
         case "aria2.changeOption":
             let gid = try params.gid()
-            var changes = params.options(1)
+            var changes = try Self.sizesInBytes(params.options(1))
             let current = try item(gid)
             if changes["dir"] != nil || changes["out"] != nil {
                 changes["dir"] = try place(
@@ -99,7 +101,7 @@ extension Aria2RPC {
         case "aria2.getGlobalOption":
             return Self.object(globalOptions.withLock { $0 })
         case "aria2.changeGlobalOption":
-            let changes = params.options(0)
+            let changes = try Self.sizesInBytes(params.options(0))
             if let text = changes["max-concurrent-downloads"] {
                 guard let count = Int(text), count > 0 else {
                     throw CallError(
@@ -169,7 +171,8 @@ extension Aria2RPC {
 
     /// Adds a download as `aria2.addUri` does: its options checked first (never added without the check
     /// it asked for), its place confined to the download folder, `gid` and `pause` honoured.
-    func add(uris: [String], options: [String: String], position: Int64?) throws -> ManagedDownload {
+    func add(uris: [String], options given: [String: String], position: Int64?) throws -> ManagedDownload {
+        let options = try Self.sizesInBytes(given)
         do {
             _ = try ItemOptions.configuration(options)
         } catch {
@@ -226,6 +229,20 @@ extension Aria2RPC {
             ("numStopped", count([.complete, .error, .removed])),
             ("numStoppedTotal", count([.complete, .error, .removed])),
         ])
+    }
+
+    /// The options with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them.
+    static func sizesInBytes(_ options: [String: String]) throws -> [String: String] {
+        var options = options
+        for key in ["max-download-limit", "max-overall-download-limit"] {
+            guard let text = options[key] else { continue }
+            do {
+                options[key] = String(try ItemOptions.bytes(text, option: key))
+            } catch {
+                throw CallError(code: 1, message: error.message)
+            }
+        }
+        return options
     }
 
     /// Options as aria2 answers them: an object of strings, sorted by name.

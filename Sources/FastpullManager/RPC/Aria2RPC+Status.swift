@@ -19,8 +19,11 @@ extension Aria2RPC {
             ("numPieces", .string("0")), ("pieceLength", .string("1048576")),
             ("dir", .string(item.directory)), ("files", files(item, live: live)),
         ]
-        if let code = item.errorCode { fields.append(("errorCode", .string(String(code)))) }
-        if let message = item.errorMessage { fields.append(("errorMessage", .string(message))) }
+        // A stopped item says how it ended, 0 for a success (aria2's fields).
+        if item.status.isStopped {
+            fields.append(("errorCode", .string(String(item.errorCode ?? 0))))
+            fields.append(("errorMessage", .string(item.errorMessage ?? "")))
+        }
         if let keys { fields = fields.filter { keys.contains($0.0) } }
         return .object(fields)
     }
@@ -38,12 +41,14 @@ extension Aria2RPC {
         ])
     }
 
-    /// `aria2.getUris`: the item's URIs, the first one in use.
+    /// `aria2.getUris`: the item's URIs, the first one used once the item has started.
     func uris(_ item: ManagedDownload) -> JSONValue {
-        .array(
+        let started = item.status == .active || item.status.isStopped
+        return .array(
             item.uris.enumerated().map {
                 .object([
-                    ("uri", .string($0.element)), ("status", .string($0.offset == 0 ? "used" : "waiting")),
+                    ("uri", .string($0.element)),
+                    ("status", .string(started && $0.offset == 0 ? "used" : "waiting")),
                 ])
             })
     }

@@ -79,7 +79,7 @@ public final class Aria2RPC: Sendable {
     public func answer(xml body: [UInt8]) -> [UInt8] {
         do {
             let (method, params) = try XMLRPC.call(body)
-            return XMLRPC.response(try result(of: method, params))
+            return XMLRPC.response(try result(of: method, params, faultKeys: ("faultCode", "faultString")))
         } catch let error as XMLElement.Malformed {
             return XMLRPC.fault(code: -32700, message: "Parse error: \(error.reason)")
         } catch let error as CallError {
@@ -112,22 +112,32 @@ public final class Aria2RPC: Sendable {
     }
 
     /// Runs `method` with `params`: `system.*` as they are, every other one once its token (where a
-    /// secret is set) is checked and taken off.
-    func result(of method: String, _ given: [JSONValue]) throws -> JSONValue {
+    /// secret is set) is checked and taken off. A failed call inside `system.multicall` is answered as
+    /// an object with `faultKeys` (JSON-RPC's `code` and `message`, XML-RPC's `faultCode` and
+    /// `faultString`).
+    func result(
+        of method: String, _ given: [JSONValue], faultKeys: (String, String) = ("code", "message")
+    ) throws -> JSONValue {
         var params = given
         switch method {
         case "system.multicall":
             return .array(
                 (params.first?.array ?? []).map { call in
+                    let failure: CallError
                     do {
                         return .array([
-                            try result(of: call["methodName"]?.string ?? "", call["params"]?.array ?? [])
+                            try result(
+                                of: call["methodName"]?.string ?? "", call["params"]?.array ?? [],
+                                faultKeys: faultKeys)
                         ])
                     } catch let error as CallError {
-                        return .object([("code", .integer(error.code)), ("message", .string(error.message))])
+                        failure = error
                     } catch {
-                        return .object([("code", .integer(1)), ("message", .string("\(error)"))])
+                        failure = CallError(code: 1, message: "\(error)")
                     }
+                    return .object([
+                        (faultKeys.0, .integer(failure.code)), (faultKeys.1, .string(failure.message)),
+                    ])
                 })
         case "system.listMethods": return .array(Self.methods.map { .string($0) })
         case "system.listNotifications": return .array(Self.notifications.map { .string($0) })
