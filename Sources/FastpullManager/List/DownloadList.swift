@@ -92,7 +92,7 @@ public final class DownloadList: Sendable {
                         .text(gid), .text(item.status.rawValue), .integer(end), .text(try Self.json(uris)),
                         .text(directory), outputName.map { .text($0) } ?? .null,
                         .text(try Self.json(options)),
-                        .integer(Self.now),
+                        .integer(try Self.stamp(db)),
                     ])
                 if let position { try Self.place(gid, at: position, in: db) }
                 return item
@@ -121,7 +121,7 @@ public final class DownloadList: Sendable {
     public func stoppedDownloads() throws -> [ManagedDownload] {
         try database.withLock { db in
             try db.rows(
-                "SELECT \(Self.columns) FROM items WHERE status IN (?, ?, ?) ORDER BY changed_at, rowid",
+                "SELECT \(Self.columns) FROM items WHERE status IN (?, ?, ?) ORDER BY changed_at",
                 [
                     .text(ItemStatus.complete.rawValue), .text(ItemStatus.error.rawValue),
                     .text(ItemStatus.removed.rawValue),
@@ -283,7 +283,7 @@ public final class DownloadList: Sendable {
             "UPDATE items SET status = ?, error_code = ?, error_message = ?, changed_at = ? WHERE gid = ?",
             [
                 .text(next.rawValue), item.errorCode.map { .integer(Int64($0)) } ?? .null,
-                item.errorMessage.map { .text($0) } ?? .null, .integer(now), .text(gid),
+                item.errorMessage.map { .text($0) } ?? .null, .integer(try stamp(db)), .text(gid),
             ])
         return item
     }
@@ -339,8 +339,13 @@ public final class DownloadList: Sendable {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// Seconds since 1970.
-    private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    /// When a change happens: milliseconds since 1970, made later than every stamp in the list, so
+    /// that the order of changes (``stoppedDownloads()``) is the order they were made even within one
+    /// millisecond or when the clock steps back.
+    private static func stamp(_ db: SQLiteDatabase) throws -> Int64 {
+        let latest = try db.rows("SELECT MAX(changed_at) FROM items").first?.first?.integer ?? 0
+        return max(Int64(Date().timeIntervalSince1970 * 1000), latest + 1)
+    }
 
     /// 16 random hexadecimal digits.
     private static func newGID() -> String {

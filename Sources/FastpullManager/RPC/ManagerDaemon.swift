@@ -49,8 +49,8 @@ public final class ManagerDaemon: Sendable {
     public let queue: DownloadQueue
     private let server: RPCHTTPServer
     private let shutdown = ShutdownSignal()
-    /// The lock on `<list>.lock`, held while the daemon lives.
-    private let lock: Int32
+    /// The lock on `<list>.lock`, held until the daemon stops.
+    private let lock: Mutex<Int32>
     /// The port the RPC listens on.
     public var port: Int { server.port }
     /// Where the session is saved, when it is.
@@ -62,7 +62,7 @@ public final class ManagerDaemon: Sendable {
     /// Opens the list, resumes what was active when it last stopped, and starts listening.
     public init(_ settings: Settings, client: FastpullClient = FastpullClient()) throws {
         // One daemon per list: a second would resume the same items and fetch them twice.
-        lock = try Self.lockList(settings.listPath)
+        lock = Mutex(try Self.lockList(settings.listPath))
         let list = try DownloadList(path: settings.listPath)
         let queue = DownloadQueue(list: list, client: client, maximumActive: settings.maximumActive)
         let shutdown = shutdown
@@ -268,7 +268,15 @@ public final class ManagerDaemon: Sendable {
         return fd
     }
 
-    deinit { close(lock) }
+    deinit { releaseList() }
+
+    /// Lets another daemon open the list.
+    private func releaseList() {
+        lock.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
 
     /// Stops listening and stops every transfer (journals saved); the items that were active resume
     /// first when the daemon starts again.
@@ -277,6 +285,7 @@ public final class ManagerDaemon: Sendable {
         saver?.cancel()
         await queue.stop()
         if let sessionPath { try? SessionFile.write(try queue.list.downloads(), to: sessionPath) }
+        releaseList()
     }
 }
 
