@@ -119,7 +119,7 @@ extension Aria2RPCTests {
     @Test func sessionsAreAria2s() async throws {
         let session = folder.appendingPathComponent("session.txt").path
         let url = server.url("/gen/1024?seed=4").absoluteString
-        try await withDaemon(configure: { $0.sessionPath = session }) {
+        try await withDaemon(sessionPath: session) {
             _ = try await call(
                 "aria2.addUri",
                 #"[["\#(url)", "\#(url)&mirror=1"], {"gid": "00000000000000c1", "pause": "true", "out": "s.bin", "header": ["X-A: 1", "X-B: 2"]}]"#
@@ -140,7 +140,7 @@ extension Aria2RPCTests {
         // A fresh list started from the session has the item, paused, with its GID; a restart adds it once.
         try FileManager.default.removeItem(atPath: folder.appendingPathComponent("list.sqlite").path)
         for _ in 0..<2 {
-            try await withDaemon(configure: { $0.sessionPath = session }) {
+            try await withDaemon(sessionPath: session) {
                 let items = try daemon.queue.list.downloads()
                 #expect(items.map(\.gid) == ["00000000000000c1"])
                 #expect(items.first?.status == .paused)

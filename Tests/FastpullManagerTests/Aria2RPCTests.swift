@@ -25,15 +25,15 @@ final class Aria2RPCTests {
     /// Runs `body` with a daemon listening on a free port, and stops the daemon afterwards, whatever
     /// `body` did.
     func withDaemon(
-        secret: String? = nil, maximumActive: Int = 5,
-        configure: (inout ManagerDaemon.Settings) -> Void = { _ in }, _ body: () async throws -> Void
+        secret: String? = nil, maximumActive: Int = 5, sessionPath: String? = nil,
+        _ body: () async throws -> Void
     ) async throws {
         var settings = ManagerDaemon.Settings(
             listPath: folder.appendingPathComponent("list.sqlite").path, directory: folder.path)
         settings.port = 0
         settings.secret = secret
         settings.maximumActive = maximumActive
-        configure(&settings)
+        settings.sessionPath = sessionPath
         daemon = try ManagerDaemon(settings)
         do {
             try await body()
