@@ -64,14 +64,34 @@ public final class Aria2RPC: Sendable {
     }
 
     /// The answer to a JSON-RPC request body: one call, or a batch (an array of calls).
-    public func answer(_ body: [UInt8]) -> [UInt8] {
+    public func answer(_ body: [UInt8]) -> [UInt8] { respond(json: body).body }
+
+    /// How long an answer that refuses the secret waits before it leaves: guessing the secret costs
+    /// that much per connection, on a timer (the connection's thread sleeps), never a busy loop.
+    static let refusalDelay = Duration.milliseconds(500)
+
+    /// The answer to a JSON-RPC body, and whether it refuses a call's secret.
+    func respond(json body: [UInt8]) -> (body: [UInt8], refusesSecret: Bool) {
         guard let request = JSONInput.parse(body) else {
-            return Array(Self.failure(id: .null, CallError(code: -32700, message: "Parse error")).text.utf8)
+            return (
+                Array(Self.failure(id: .null, CallError(code: -32700, message: "Parse error")).text.utf8),
+                false
+            )
         }
-        if let calls = request.array {
-            return Array(JSONValue.array(calls.map(answer(call:))).text.utf8)
-        }
-        return Array(answer(call: request).text.utf8)
+        let answers = request.array.map { $0.map(answer(call:)) } ?? [answer(call: request)]
+        let refused = answers.contains { $0["error"]?["message"]?.string == Self.unauthorized }
+        return (Array((request.array == nil ? answers[0] : .array(answers)).text.utf8), refused)
+    }
+
+    /// aria2's message for a call without the right secret.
+    static let unauthorized = "Unauthorized"
+
+    /// The answer to an XML-RPC body, and whether it refuses the call's secret.
+    func respond(xml body: [UInt8]) -> (body: [UInt8], refusesSecret: Bool) {
+        let answer = answer(xml: body)
+        return (
+            answer, String(decoding: answer, as: UTF8.self).contains("<string>\(Self.unauthorized)</string>")
+        )
     }
 
     /// The answer to an XML-RPC request body (`POST /rpc`): a `methodResponse` with the result, or
@@ -145,7 +165,7 @@ public final class Aria2RPC: Sendable {
         }
         if let secret {
             guard let given = params.first?.string, Self.sameSecret(given, "token:\(secret)") else {
-                throw CallError(code: 1, message: "Unauthorized")
+                throw CallError(code: 1, message: Self.unauthorized)
             }
             params.removeFirst()
         } else if params.first?.string?.hasPrefix("token:") == true {

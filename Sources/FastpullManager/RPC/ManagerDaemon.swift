@@ -170,18 +170,19 @@ public final class ManagerDaemon: Sendable {
                 ],
                 body: Array(WebPage.html.utf8))
         case ("POST", "/jsonrpc"):
-            let body = rpc.answer(request.body)
+            let (body, refused) = rpc.respond(json: request.body)
             let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
             return RPCHTTPServer.Response(
-                status: 200, reason: "OK", headers: headers, body: body, afterwards: ends)
+                status: 200, reason: "OK", headers: headers, body: body,
+                delay: refused ? Aria2RPC.refusalDelay : nil, afterwards: ends)
         case ("GET", "/jsonrpc") where request.headers["upgrade"]?.lowercased() == "websocket":
             return webSocket(request, rpc: rpc, hub: hub, asked: asked, shutdown: shutdown)
         case ("POST", "/rpc"):
-            let body = rpc.answer(xml: request.body)
+            let (body, refused) = rpc.respond(xml: request.body)
             let ends: (@Sendable () -> Void)? = asked.isRequested ? { @Sendable in shutdown.request() } : nil
             return RPCHTTPServer.Response(
                 status: 200, reason: "OK", headers: [("Content-Type", "text/xml")], body: body,
-                afterwards: ends)
+                delay: refused ? Aria2RPC.refusalDelay : nil, afterwards: ends)
         case ("OPTIONS", "/jsonrpc") where cors:
             return RPCHTTPServer.Response(status: 204, reason: "No Content", headers: headers, body: [])
         default:
@@ -214,7 +215,9 @@ public final class ManagerDaemon: Sendable {
             let ticket = hub.join(connection)
             defer { hub.leave(ticket) }
             connection.run(buffered: buffered, largestMessage: RPCHTTPServer.largestBody) { text in
-                connection.send(text: String(decoding: rpc.answer(Array(text.utf8)), as: UTF8.self))
+                let (body, refused) = rpc.respond(json: Array(text.utf8))
+                if refused { RPCHTTPServer.sleep(Aria2RPC.refusalDelay) }
+                connection.send(text: String(decoding: body, as: UTF8.self))
                 if asked.isRequested {
                     connection.flush()
                     shutdown.request()

@@ -21,6 +21,8 @@ final class RPCHTTPServer: Sendable {
         var reason: String
         var headers: [(String, String)]
         var body: [UInt8]
+        /// How long the answer waits before it is written (a refused secret).
+        var delay: Duration? = nil
         /// Run once the answer is written (a shutdown the answer announces).
         var afterwards: (@Sendable () -> Void)? = nil
         /// For `101 Switching Protocols`: serves the connection from then on, given its socket and
@@ -116,9 +118,20 @@ final class RPCHTTPServer: Sendable {
         defer { close(fd) }
         var buffer: [UInt8] = []
         while true {
-            guard let (request, rest) = Self.readRequest(fd, buffered: buffer) else { return }
-            buffer = rest
+            let request: Request
+            switch Self.readRequest(fd, buffered: buffer) {
+            case .request(let read, let rest):
+                request = read
+                buffer = rest
+            case .tooLarge(let status):
+                // Said, then closed: the rest of what was sent is not read.
+                _ = Self.writeAll(
+                    fd, Array("HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                return
+            case .ended: return
+            }
             let response = handle(request)
+            if let delay = response.delay { Self.sleep(delay) }
             let closing = request.headers["connection"]?.lowercased() == "close"
             var head = "HTTP/1.1 \(response.status) \(response.reason)\r\n"
             // A 1xx answer has no body, and no length (RFC 9110 §8.6).
@@ -136,9 +149,18 @@ final class RPCHTTPServer: Sendable {
         }
     }
 
-    /// Reads one request (after `buffered` bytes already read); nil at end of stream or on a malformed
-    /// or oversized one. Returns the bytes read past it.
-    private static func readRequest(_ fd: Int32, buffered: [UInt8]) -> (Request, [UInt8])? {
+    /// What reading a request gave.
+    private enum Read {
+        /// A request, and the bytes read past it.
+        case request(Request, [UInt8])
+        /// A head or body over the limits: answered with `status`, then closed.
+        case tooLarge(String)
+        /// The end of the stream, or something malformed.
+        case ended
+    }
+
+    /// Reads one request (after `buffered` bytes already read).
+    private static func readRequest(_ fd: Int32, buffered: [UInt8]) -> Read {
         var bytes = buffered
         var headEnd: Int?
         while true {
@@ -146,29 +168,33 @@ final class RPCHTTPServer: Sendable {
                 headEnd = end
                 break
             }
-            guard bytes.count < largestHead, read(fd, into: &bytes) else { return nil }
+            guard bytes.count < largestHead else { return .tooLarge("431 Request Header Fields Too Large") }
+            guard read(fd, into: &bytes) else { return .ended }
         }
-        guard let headEnd else { return nil }
+        guard let headEnd else { return .ended }
         let lines = String(decoding: bytes[..<headEnd], as: UTF8.self).split(separator: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
-        guard parts.count == 3 else { return nil }
+        guard parts.count == 3 else { return .ended }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { return nil }
+            guard let colon = line.firstIndex(of: ":") else { return .ended }
             let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
             headers[line[..<colon].lowercased()] = String(
                 value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
         }
+        // A body in chunks is not read (no front-end sends one): refused as too large to read.
+        if headers["transfer-encoding"] != nil { return .tooLarge("411 Length Required") }
         let length = Int(headers["content-length"] ?? "0") ?? -1
-        guard length >= 0, length <= largestBody else { return nil }
+        guard length >= 0 else { return .ended }
+        guard length <= largestBody else { return .tooLarge("413 Content Too Large") }
         let bodyStart = headEnd + 4
         while bytes.count < bodyStart + length {
-            guard read(fd, into: &bytes) else { return nil }
+            guard read(fd, into: &bytes) else { return .ended }
         }
         let request = Request(
             method: String(parts[0]), target: String(parts[1]), headers: headers,
             body: Array(bytes[bodyStart..<bodyStart + length]))
-        return (request, Array(bytes[(bodyStart + length)...]))
+        return .request(request, Array(bytes[(bodyStart + length)...]))
     }
 
     /// Appends what the socket has; false at end of stream or on an error.
@@ -180,6 +206,14 @@ final class RPCHTTPServer: Sendable {
         guard count > 0 else { return false }
         bytes += chunk[..<count]
         return true
+    }
+
+    /// Sleeps on this connection's thread (never the cooperative pool).
+    static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

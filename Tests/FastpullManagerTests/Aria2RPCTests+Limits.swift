@@ -1,0 +1,95 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import FastpullManager
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What bounds a caller: the size of a request, and the time a wrong secret costs.
+extension Aria2RPCTests {
+    /// A request that says it is larger than the daemon reads is answered 413 at once and closed, its
+    /// body never read; one whose head never ends is answered 431. The daemon answers the next one.
+    @Test func oversizedRequestsAreCut() async throws {
+        try await withDaemon {
+            let body = await Self.exchange(
+                port: daemon.port,
+                "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(RPCHTTPServer.largestBody + 1)\r\n\r\n"
+            )
+            #expect(body.hasPrefix("HTTP/1.1 413 "), "\(body)")
+            let head = await Self.exchange(
+                port: daemon.port,
+                "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: \(String(repeating: "a", count: 70_000))\r\n")
+            #expect(head.hasPrefix("HTTP/1.1 431 "), "\(head)")
+            let chunked = await Self.exchange(
+                port: daemon.port,
+                "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(chunked.hasPrefix("HTTP/1.1 411 "), "\(chunked)")
+            let version = try await call("aria2.getVersion")
+            #expect(version?["result"]?["version"]?.string == "1.36.0")
+        }
+    }
+
+    /// A wrong secret is answered only after ``Aria2RPC/refusalDelay``, over HTTP and over XML-RPC:
+    /// guessing costs time on a timer, not the daemon's CPU.
+    @Test func aWrongSecretIsAnsweredLate() async throws {
+        try await withDaemon(secret: "right") {
+            let started = ContinuousClock.now
+            let refused = try await call("aria2.getVersion", #"["token:wrong"]"#)
+            #expect(refused?["error"]?["message"]?.string == "Unauthorized")
+            #expect(ContinuousClock.now - started >= Aria2RPC.refusalDelay)
+            let xml = try await LoopbackHTTPClient(port: daemon.port).send(
+                .init(
+                    method: "POST", target: "/rpc",
+                    body: Data(
+                        "<methodCall><methodName>aria2.getVersion</methodName><params><param><value>token:no</value></param></params></methodCall>"
+                            .utf8)))
+            #expect(xml.text.contains("Unauthorized"))
+            #expect(ContinuousClock.now - started >= Aria2RPC.refusalDelay * 2)
+        }
+    }
+
+    /// Writes `request` to the daemon and reads its answer until it closes, on a thread of its own.
+    static func exchange(port: Int, _ request: String) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: blockingExchange(port: port, request)) }.start()
+        }
+    }
+
+    private static func blockingExchange(port: Int, _ request: String) -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { return "connect failed" }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            // The server may answer and close before it has read everything: what it said is read below.
+            guard count > 0 else { break }
+            sent += count
+        }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            answer += chunk[..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
