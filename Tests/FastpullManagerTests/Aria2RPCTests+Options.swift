@@ -168,6 +168,13 @@ extension Aria2RPCTests {
             _ = try await call("aria2.remove", #"["\#(gids[0])"]"#)
             let stopped = try await call("aria2.tellStopped", #"[0, 10, ["gid"]]"#)?["result"]?.array
             #expect(stopped?.compactMap { $0["gid"]?.string } == [gids[1], gids[0]])
+            // Pages: from an offset, and from the end backwards (aria2's negative offset).
+            let second = try await call("aria2.tellStopped", #"[1, 5, ["gid"]]"#)?["result"]?.array
+            #expect(second?.compactMap { $0["gid"]?.string } == [gids[0]])
+            let fromEnd = try await call("aria2.tellStopped", #"[-1, 2, ["gid"]]"#)?["result"]?.array
+            #expect(fromEnd?.compactMap { $0["gid"]?.string } == [gids[0], gids[1]])
+            let beyond = try await call("aria2.tellStopped", #"[-3, 2, ["gid"]]"#)?["result"]?.array
+            #expect(beyond?.isEmpty == true)
         }
     }
 

@@ -105,26 +105,45 @@ public final class DownloadList: Sendable {
         try database.withLock { db in try Self.item(gid, in: db) }
     }
 
-    /// The items whose status is one of `statuses`, in queue order (oldest first among history).
-    public func downloads(_ statuses: Set<ItemStatus> = Set(ItemStatus.allCases)) throws -> [ManagedDownload]
-    {
+    /// The items whose status is one of `statuses`, in queue order (oldest first among history):
+    /// `limit` of them from the `offset`-th, or all.
+    public func downloads(
+        _ statuses: Set<ItemStatus> = Set(ItemStatus.allCases), offset: Int = 0, limit: Int? = nil
+    ) throws -> [ManagedDownload] {
         try database.withLock { db in
             let marks = statuses.map { _ in "?" }.joined(separator: ", ")
             return try db.rows(
-                "SELECT \(Self.columns) FROM items WHERE status IN (\(marks)) ORDER BY position",
-                statuses.sorted { $0.rawValue < $1.rawValue }.map { .text($0.rawValue) }
+                "SELECT \(Self.columns) FROM items WHERE status IN (\(marks)) ORDER BY position LIMIT ? OFFSET ?",
+                statuses.sorted { $0.rawValue < $1.rawValue }.map { .text($0.rawValue) } + [
+                    .integer(Int64(limit ?? -1)), .integer(Int64(max(offset, 0))),
+                ]
             ).map(Self.item(from:))
         }
     }
 
-    /// The finished, failed and removed items, in the order they stopped (`aria2.tellStopped`).
-    public func stoppedDownloads() throws -> [ManagedDownload] {
+    /// How many items have each status (those with none left out).
+    public func counts() throws -> [ItemStatus: Int] {
+        try database.withLock { db in
+            var counts: [ItemStatus: Int] = [:]
+            for row in try db.rows("SELECT status, COUNT(*) FROM items GROUP BY status") {
+                if let status = row[0].text.flatMap(ItemStatus.init(rawValue:)) {
+                    counts[status] = Int(row[1].integer ?? 0)
+                }
+            }
+            return counts
+        }
+    }
+
+    /// The finished, failed and removed items, in the order they stopped (`aria2.tellStopped`):
+    /// `limit` of them from the `offset`-th, or all.
+    public func stoppedDownloads(offset: Int = 0, limit: Int? = nil) throws -> [ManagedDownload] {
         try database.withLock { db in
             try db.rows(
-                "SELECT \(Self.columns) FROM items WHERE status IN (?, ?, ?) ORDER BY changed_at",
+                "SELECT \(Self.columns) FROM items WHERE status IN (?, ?, ?) ORDER BY changed_at LIMIT ? OFFSET ?",
                 [
                     .text(ItemStatus.complete.rawValue), .text(ItemStatus.error.rawValue),
-                    .text(ItemStatus.removed.rawValue),
+                    .text(ItemStatus.removed.rawValue), .integer(Int64(limit ?? -1)),
+                    .integer(Int64(max(offset, 0))),
                 ]
             ).map(Self.item(from:))
         }

@@ -193,16 +193,29 @@ public final class DownloadQueue: Sendable {
                 let busy = Set(state.running.keys)
                 // Two items naming one file never run at once: the second waits for the first.
                 let written = Set(state.running.values.compactMap(\.path))
-                guard
-                    let next = try? list.downloads([.waiting]).first(where: {
-                        !busy.contains($0.gid) && !(Self.path(of: $0).map(written.contains) ?? false)
-                    }),
+                guard let next = firstStartable(busy: busy, written: written),
                     let item = try? list.apply(.start, to: next.gid)
                 else { return }
                 state.launches += 1
                 if let running = launch(item, as: state.launches) { state.running[item.gid] = running }
             }
         }
+    }
+
+    /// The first waiting item that may start: not still stopping, and naming no file a running one
+    /// writes. Read a page at a time, so a long queue costs one short read, not the whole list.
+    private func firstStartable(busy: Set<String>, written: Set<String>) -> ManagedDownload? {
+        let page = 32
+        var offset = 0
+        while let items = try? list.downloads([.waiting], offset: offset, limit: page), !items.isEmpty {
+            if let next = items.first(where: {
+                !busy.contains($0.gid) && !(Self.path(of: $0).map(written.contains) ?? false)
+            }) {
+                return next
+            }
+            offset += page
+        }
+        return nil
     }
 
     /// The transfer of `item`, started; nil (the item failed) when its URL is none.

@@ -54,19 +54,10 @@ extension Aria2RPC {
             ])
         case "aria2.tellActive":
             return .array(try queue.list.downloads([.active]).map { status($0, keys: params.keys(0)) })
-        case "aria2.tellWaiting", "aria2.tellStopped":
-            let waiting = method == "aria2.tellWaiting"
-            let all =
-                waiting
-                ? try queue.list.downloads([.waiting, .paused])
-                : try queue.list.stoppedDownloads()
-            let offset = Int(params[0]?.integer ?? 0)
-            let count = Int(params[1]?.integer ?? 0)
-            // A negative offset counts from the end, and the items then come in reverse (aria2's rule).
-            let ordered = offset < 0 ? Array(all.reversed()) : all
-            let start = offset < 0 ? -offset - 1 : offset
-            return .array(
-                ordered.dropFirst(start).prefix(max(count, 0)).map { status($0, keys: params.keys(2)) })
+        case "aria2.tellWaiting":
+            return .array(try page(of: [.waiting, .paused], params).map { status($0, keys: params.keys(2)) })
+        case "aria2.tellStopped":
+            return .array(try page(of: nil, params).map { status($0, keys: params.keys(2)) })
         case "aria2.changePosition":
             let how = params[2]?.string.flatMap(DownloadList.PositionAnchor.init(rawValue:))
             guard let how, let offset = params[1]?.integer else {
@@ -216,12 +207,11 @@ extension Aria2RPC {
     }
 
     private func globalStat() throws -> JSONValue {
-        let all = try queue.list.downloads()
-        func count(_ statuses: Set<ItemStatus>) -> JSONValue {
-            .string(String(all.count { statuses.contains($0.status) }))
+        let counts = try queue.list.counts()
+        func count(_ statuses: [ItemStatus]) -> JSONValue {
+            .string(String(statuses.reduce(0) { $0 + (counts[$1] ?? 0) }))
         }
-        let speed = all.filter { $0.status == .active }.compactMap { queue.live($0.gid)?.bytesPerSecond }
-            .reduce(0, +)
+        let speed = queue.runningGIDs.compactMap { queue.live($0)?.bytesPerSecond }.reduce(0, +)
         return .object([
             ("downloadSpeed", .string(String(speed))), ("uploadSpeed", .string("0")),
             ("numActive", count([.active])),
@@ -229,6 +219,26 @@ extension Aria2RPC {
             ("numStopped", count([.complete, .error, .removed])),
             ("numStoppedTotal", count([.complete, .error, .removed])),
         ])
+    }
+
+    /// The items tellWaiting (`statuses`) or tellStopped (nil) answer for `offset` and `num`: from the
+    /// start, or counted from the end and in reverse for a negative offset (aria2's rule). Only that
+    /// page is read from the list.
+    private func page(of statuses: Set<ItemStatus>?, _ params: Parameters) throws -> [ManagedDownload] {
+        let offset = Int(params[0]?.integer ?? 0)
+        let count = max(Int(params[1]?.integer ?? 0), 0)
+        func read(_ start: Int, _ limit: Int) throws -> [ManagedDownload] {
+            guard let statuses else { return try queue.list.stoppedDownloads(offset: start, limit: limit) }
+            return try queue.list.downloads(statuses, offset: start, limit: limit)
+        }
+        guard offset < 0 else { return try read(offset, count) }
+        let counts = try queue.list.counts()
+        let total = (statuses ?? [.complete, .error, .removed]).reduce(0) { $0 + (counts[$1] ?? 0) }
+        // The items from index total + offset backwards, `count` of them.
+        let last = total + offset
+        guard last >= 0 else { return [] }
+        let first = max(last - count + 1, 0)
+        return Array(try read(first, last - first + 1).reversed())
     }
 
     /// The options with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them.
