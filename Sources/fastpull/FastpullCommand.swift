@@ -17,6 +17,9 @@ struct FastpullCommand {
         let started = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if let command = arguments.first, ListCommands.names.contains(command) {
+            await ListCommands.run(command, Array(arguments.dropFirst()), environment: environment)
+        }
         if let daemon = DaemonOptions.invocation(executable: CommandLine.arguments[0], arguments: arguments) {
             ProcessArguments.hide(DaemonOptions.secretSpans(in: arguments), of: arguments)
             await DaemonCommand.run(daemon, asAria2c: arguments.first != "daemon", environment: environment)

@@ -220,6 +220,10 @@ public final class DownloadQueue: Sendable {
 
     /// The transfer of `item`, started; nil (the item failed) when its URL is none.
     private func launch(_ item: ManagedDownload, as launch: Int) -> Running? {
+        // The folders it names are made, as aria2 makes them (the list keeps them inside the
+        // download folder).
+        let parent = Self.path(of: item).map { FileSystem.split($0).folder } ?? item.directory
+        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         let folder = URL(filePath: item.directory, directoryHint: .isDirectory)
         let destination: BatchItem.Destination =
             item.outputName.map { .file(folder.appending(path: $0, directoryHint: .notDirectory)) }

@@ -34,9 +34,9 @@ struct JSONInput: Decodable {
 
 extension JSONValue {
     /// The string, if this is one.
-    var string: String? { if case .string(let value) = self { value } else { nil } }
+    package var string: String? { if case .string(let value) = self { value } else { nil } }
     /// The number as an integer, if this is an integer (or a string of one, as aria2's clients send).
-    var integer: Int64? {
+    package var integer: Int64? {
         switch self {
         case .integer(let value): value
         case .string(let text): Int64(text)
@@ -44,9 +44,9 @@ extension JSONValue {
         }
     }
     /// The elements, if this is an array.
-    var array: [JSONValue]? { if case .array(let values) = self { values } else { nil } }
+    package var array: [JSONValue]? { if case .array(let values) = self { values } else { nil } }
     /// The value of `key`, if this is an object that has it.
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let fields) = self { fields.first { $0.0 == key }?.1 } else { nil }
     }
 }

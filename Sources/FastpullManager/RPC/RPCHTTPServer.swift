@@ -230,7 +230,7 @@ final class RPCHTTPServer: Sendable {
         return true
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
             if Array(haystack[start..<start + needle.count]) == needle { return start }
