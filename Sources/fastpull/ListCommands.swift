@@ -71,10 +71,13 @@ enum ListCommands {
             if let text = environment["FASTPULL_RPC_PORT"], let number = Int(text) { port = number }
             secretFromEnvironment = environment["FASTPULL_RPC_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
             defaultSecretFile =
-                FileSystem.split(DaemonOptions.defaultListPath(environment: environment)).folder + "/rpc-secret"
+                FileSystem.split(DaemonOptions.defaultListPath(environment: environment)).folder
+                + "/rpc-secret"
             var index = 0
             func value(_ option: String) throws(UsageError) -> String {
-                guard index < arguments.count else { throw UsageError(message: "error: \(option) needs a value") }
+                guard index < arguments.count else {
+                    throw UsageError(message: "error: \(option) needs a value")
+                }
                 index += 1
                 return arguments[index - 1]
             }
@@ -85,7 +88,8 @@ enum ListCommands {
                 case "--rpc-port":
                     let text = try value(argument)
                     guard let number = Int(text), (1...65535).contains(number) else {
-                        throw UsageError(message: "error: --rpc-port expects a number in 1-65535, got '\(text)'")
+                        throw UsageError(
+                            message: "error: --rpc-port expects a number in 1-65535, got '\(text)'")
                     }
                     port = number
                 case "--rpc-secret-file": secretFile = try value(argument)
@@ -110,7 +114,8 @@ enum ListCommands {
                 guard let data = FileManager.default.contents(atPath: secretFile) else {
                     throw UsageError(message: "error: cannot read the secret file \(secretFile)")
                 }
-                return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+                return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(
+                    String.init)
             }
             if let secretFromEnvironment { return secretFromEnvironment }
             return FileManager.default.contents(atPath: defaultSecretFile).flatMap {
@@ -120,14 +125,18 @@ enum ListCommands {
     }
 
     private static func add(_ options: Options, _ client: ManagerClient) async throws {
-        guard !options.words.isEmpty else { throw UsageError(message: "error: fastpull add needs at least one URL") }
+        guard !options.words.isEmpty else {
+            throw UsageError(message: "error: fastpull add needs at least one URL")
+        }
         guard options.name == nil || options.words.count == 1 else {
             throw UsageError(message: "error: -o names one file; give one URL with it")
         }
         var fields: [(String, JSONValue)] = []
         if let directory = options.directory {
             // The daemon resolves a relative folder against its own; the user means theirs.
-            let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+            let absolute =
+                directory.hasPrefix("/")
+                ? directory : FileManager.default.currentDirectoryPath + "/" + directory
             fields.append(("dir", .string(absolute)))
         }
         if let name = options.name { fields.append(("out", .string(name))) }
@@ -154,11 +163,15 @@ enum ListCommands {
 
     private static func change(_ command: String, _ options: Options, _ client: ManagerClient) async throws {
         if options.all {
-            guard command != "rm" else { throw UsageError(message: "error: fastpull rm takes GIDs, not --all") }
+            guard command != "rm" else {
+                throw UsageError(message: "error: fastpull rm takes GIDs, not --all")
+            }
             _ = try await client.call(command == "pause" ? "aria2.pauseAll" : "aria2.unpauseAll")
             return
         }
-        guard !options.words.isEmpty else { throw UsageError(message: "error: fastpull \(command) needs GIDs (or --all)") }
+        guard !options.words.isEmpty else {
+            throw UsageError(message: "error: fastpull \(command) needs GIDs (or --all)")
+        }
         let known = try await allGIDs(client)
         let method = ["pause": "aria2.pause", "resume": "aria2.unpause", "rm": "aria2.remove"][command]!
         var failed = false
@@ -166,7 +179,9 @@ enum ListCommands {
             let matches = known.filter { $0.hasPrefix(word.lowercased()) }
             guard matches.count == 1 else {
                 FastpullCommand.printError(
-                    matches.isEmpty ? "no download has GID \(word)" : "\(word) names \(matches.count) downloads; give more of the GID")
+                    matches.isEmpty
+                        ? "no download has GID \(word)"
+                        : "\(word) names \(matches.count) downloads; give more of the GID")
                 failed = true
                 continue
             }
@@ -183,7 +198,8 @@ enum ListCommands {
 
     private static func list(_ options: Options, _ client: ManagerClient) async throws {
         let keys = JSONValue.array(
-            ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "files", "errorMessage"].map { .string($0) })
+            ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "files", "errorMessage"].map
+            { .string($0) })
         let terminal = isatty(STDOUT_FILENO) == 1
         while true {
             var items: [JSONValue] = []

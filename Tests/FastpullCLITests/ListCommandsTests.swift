@@ -12,7 +12,9 @@ extension DaemonCLITests {
         let daemon = try await start(["daemon", "--list", list, "--dir", folder.path])
         let port = String(daemon.port)
         let secretFile = folder.appendingPathComponent("rpc-secret").path
-        func fastpull(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIRunner.Result {
+        func fastpull(_ arguments: [String], environment: [String: String] = [:]) async throws
+            -> CLIRunner.Result
+        {
             try await CLIRunner.run(
                 arguments + ["--rpc-port", port, "--rpc-secret-file", secretFile], in: folder.path,
                 environment: environment)

@@ -1,3 +1,4 @@
+import FastpullFixtures
 import Foundation
 import Synchronization
 import Testing
@@ -6,12 +7,15 @@ import Testing
 enum DaemonHarness {
     /// Starts `fastpull daemon` on a free port with its list in `folder` and `arguments` added; returns
     /// the process and the port it said it listens on.
-    static func start(in folder: String, _ arguments: [String] = []) async throws -> (FastpullProcess, Int) {
+    /// In `namespace`, it runs there.
+    static func start(in folder: String, _ arguments: [String] = [], namespace: NetworkNamespace? = nil)
+        async throws -> (FastpullProcess, Int)
+    {
         let port = Mutex<Int?>(nil)
         let daemon = try FastpullProcess(
             ["daemon", "--rpc-listen-port", "0", "--list", folder + "/list.sqlite", "--dir", folder]
                 + arguments,
-            in: folder
+            in: folder, namespace: namespace
         ) { line, _ in
             let found = line.components(separatedBy: "127.0.0.1:").dropFirst().first.flatMap {
                 Int($0.prefix { $0.isNumber })
@@ -26,13 +30,16 @@ enum DaemonHarness {
     }
 
     /// Runs `python3 -c script` off the cooperative pool; returns its status, stdout and stderr.
-    static func python(_ script: String, arguments: [String] = []) async throws
-        -> (status: Int32, stdout: String, stderr: String)
+    static func python(_ script: String, arguments: [String] = [], namespace: NetworkNamespace? = nil)
+        async throws -> (status: Int32, stdout: String, stderr: String)
     {
         try await OffPool.run { () throws -> (Int32, String, String) in
             let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = ["python3", "-c", script] + arguments
+            let command =
+                namespace?.command("/usr/bin/env", ["python3", "-c", script] + arguments)
+                ?? (executable: "/usr/bin/env", arguments: ["python3", "-c", script] + arguments)
+            python.executableURL = URL(fileURLWithPath: command.executable)
+            python.arguments = command.arguments
             let out = Pipe()
             let err = Pipe()
             python.standardOutput = out

@@ -161,6 +161,38 @@ public final class NetworkNamespace: Sendable {
             ])
     }
 
+    /// A link between this machine's own namespace and the test's: a veth pair, each end with an
+    /// address of a /30 of its own.
+    public struct HostLink: Sendable {
+        /// The host's end, in the host's namespace.
+        public var hostInterface: String
+        /// The host end's address.
+        public var hostAddress: String
+        /// The namespace end's address: what the host reaches a server inside at.
+        public var namespaceAddress: String
+        /// The namespace's end, inside the namespace: its only way out (no default route).
+        public var namespaceInterface: String
+    }
+
+    /// Links the namespace to the host with a veth pair (`10.213.N.1` on the host, `10.213.N.2`
+    /// inside), both ends up. Deleting the namespace deletes the pair.
+    public func linkToHost() async throws -> HostLink {
+        let ip = Self.ip!
+        let tag = String(UInt16.random(in: 0...0xFFFF), radix: 16)
+        let subnet = Int.random(in: 0...63) * 4
+        let inside = "fpn\(tag)"
+        let link = HostLink(
+            hostInterface: "fph\(tag)", hostAddress: "10.213.\(subnet / 4).1",
+            namespaceAddress: "10.213.\(subnet / 4).2", namespaceInterface: inside)
+        try await Self.run(ip, ["link", "add", link.hostInterface, "type", "veth", "peer", "name", inside])
+        try await Self.run(ip, ["link", "set", inside, "netns", name])
+        try await Self.run(ip, ["addr", "add", link.hostAddress + "/30", "dev", link.hostInterface])
+        try await Self.run(ip, ["link", "set", link.hostInterface, "up"])
+        try await Self.run(ip, ["-n", name, "addr", "add", link.namespaceAddress + "/30", "dev", inside])
+        try await Self.run(ip, ["-n", name, "link", "set", inside, "up"])
+        return link
+    }
+
     /// What runs a command inside the namespace: `ip netns exec NAME`.
     public var commandPrefix: [String] { [Self.ip ?? "ip", "netns", "exec", name] }
 

@@ -76,10 +76,14 @@ public struct ManagerClient: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                SystemCall.restarting { connect(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                SystemCall.restarting {
+                    connect(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
-        guard connected == 0 else { return .failure(.noDaemon(port: port, reason: NetError.errnoText(errno))) }
+        guard connected == 0 else {
+            return .failure(.noDaemon(port: port, reason: NetError.errnoText(errno)))
+        }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let head =
@@ -89,7 +93,9 @@ public struct ManagerClient: Sendable {
         var sent = 0
         while sent < request.count {
             let count = request.withUnsafeBytes { buffer in
-                SystemCall.restarting { send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL)) }
+                SystemCall.restarting {
+                    send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                }
             }
             guard count > 0 else { return .failure(.noDaemon(port: port, reason: NetError.errnoText(errno))) }
             sent += count

@@ -37,6 +37,9 @@ public enum ItemEvent: String, Sendable, CaseIterable {
     /// The manager stopped (quit, crash, power cut) while it was active: it waits again, first in
     /// line, and resumes from its journal.
     case interrupt
+    /// Its transfer failed because the network is away (no route to its host): it waits again, to
+    /// resume from its journal once the network is back, instead of failing.
+    case networkLost
 }
 
 extension ItemStatus {
@@ -51,7 +54,7 @@ extension ItemStatus {
         case (.fail, .active): .error
         case (.remove, .waiting), (.remove, .active), (.remove, .paused): .removed
         case (.retry, .error): .waiting
-        case (.interrupt, .active): .waiting
+        case (.interrupt, .active), (.networkLost, .active): .waiting
         default: nil
         }
     }

@@ -15,7 +15,7 @@ public final class DownloadQueue: Sendable {
     public let list: DownloadList
     private let client: FastpullClient
 
-    private struct Running {
+    fileprivate struct Running {
         var batch: Batch
         var task: Task<Void, Never>
         /// Which launch this is, so that a transfer's end removes its own entry only.
@@ -53,15 +53,17 @@ public final class DownloadQueue: Sendable {
             connections: progress.activeConnections, path: download.destination.path(percentEncoded: false))
     }
 
-    private struct State {
+    struct State {
         var maximumActive: Int
-        var running: [String: Running] = [:]
+        fileprivate var running: [String: Running] = [:]
         var launches = 0
         var stopped = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Items waiting for the network, until when (``NetworkHold``).
+        var held: [String: NetworkHold] = [:]
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     /// A queue over `list`, downloading through `client`, at most `maximumActive` at once.
     public init(list: DownloadList, client: FastpullClient = .shared, maximumActive: Int = 5) {
@@ -140,6 +142,7 @@ public final class DownloadQueue: Sendable {
     /// Applies an event that ends an item's transfer: the list first, then the transfer stops.
     private func stopping(_ event: ItemEvent, _ gid: String) throws -> ManagedDownload {
         recordName(gid)
+        release(gid)
         let item = try list.apply(event, to: gid)
         stopTransfer(gid)
         return item
@@ -148,6 +151,7 @@ public final class DownloadQueue: Sendable {
     /// Applies an event that puts an item back in line, and starts what fits.
     private func queueing(_ event: ItemEvent, _ gid: String) throws -> ManagedDownload {
         let item = try list.apply(event, to: gid)
+        release(gid)
         fill()
         return try list.download(gid) ?? item
     }
@@ -187,10 +191,12 @@ public final class DownloadQueue: Sendable {
     /// more than the limit. An item whose previous transfer is still stopping (paused and unpaused at
     /// once) waits for it: two transfers never share a file. (Lock order: the queue's, then the
     /// list's; the list never calls out.)
-    private func fill() {
+    func fill() {
         state.withLock { state in
+            let now = ContinuousClock.now
             while !state.stopped, state.running.count < state.maximumActive {
-                let busy = Set(state.running.keys)
+                // Still stopping, or waiting for the network: not started now.
+                let busy = Set(state.running.keys).union(state.held.filter { $0.value.until > now }.keys)
                 // Two items naming one file never run at once: the second waits for the first.
                 let written = Set(state.running.values.compactMap(\.path))
                 guard let next = firstStartable(busy: busy, written: written),
@@ -246,7 +252,14 @@ public final class DownloadQueue: Sendable {
             options: BatchOptions(parallelFiles: 1, keepsEvents: false), client: client)
         let task = Task { [self] in
             let outcome = await batch.run().first
-            finished(item.gid, launch: launch, outcome: outcome)
+            // A failure for want of a network is not the item's: it waits for the network instead.
+            let away: String?
+            if case .failure(let error) = outcome?.result, error.code == .network, !Task.isCancelled {
+                away = await networkAway(for: item, error)
+            } else {
+                away = nil
+            }
+            finished(item.gid, launch: launch, outcome: outcome, networkAway: away)
         }
         return Running(batch: batch, task: task, launch: launch, path: Self.path(of: item))
     }
@@ -269,11 +282,16 @@ public final class DownloadQueue: Sendable {
     /// paused or removed already), or the queue is stopping (it stays active, to resume first). The
     /// list is updated while the transfer still holds its place, so no new transfer of the item can
     /// start in between and have this end taken for its own.
-    private func finished(_ gid: String, launch: Int, outcome: BatchOutcome?) {
+    private func finished(_ gid: String, launch: Int, outcome: BatchOutcome?, networkAway: String? = nil) {
         let stopping = state.withLock { $0.stopped }
         if !stopping, (try? list.download(gid))?.status == .active {
             switch outcome?.result {
+            case .failure where networkAway != nil:
+                recordName(gid)
+                hold(gid, because: networkAway ?? "")
+                _ = try? list.apply(.networkLost, to: gid)
             case .success(let report):
+                release(gid)
                 try? list.recordProgress(gid, total: report.size, completed: report.size)
                 if let name = report.outputPath.split(separator: "/").last {
                     try? list.recordOutputName(gid, String(name))
@@ -281,6 +299,7 @@ public final class DownloadQueue: Sendable {
                 _ = try? list.apply(.finish, to: gid)
             case .failure(let error):
                 recordName(gid)
+                release(gid)
                 _ = try? list.apply(
                     .fail, to: gid, error: (code: Self.aria2Code(error), message: error.message))
             case nil:

@@ -24,6 +24,10 @@ extension Aria2RPC {
             fields.append(("errorCode", .string(String(item.errorCode ?? 0))))
             fields.append(("errorMessage", .string(item.errorMessage ?? "")))
         }
+        // Why a waiting item waits, when it waits for the network (fastpull's own; aria2 says nothing).
+        if item.status == .waiting, let note = queue.waitingForNetwork(item.gid) {
+            fields.append(("errorMessage", .string(note)))
+        }
         if let keys { fields = fields.filter { keys.contains($0.0) } }
         return .object(fields)
     }

@@ -56,6 +56,8 @@ public final class ManagerDaemon: Sendable {
     /// Where the session is saved, when it is.
     private let sessionPath: String?
     private let saver: Task<Void, Never>?
+    /// The kernel's news of links, addresses and routes, which wakes the items waiting for the network.
+    private let networkWatcher: NetworkWatcher?
     /// The session's or input file's downloads that could not be added at the start, each with why.
     public let skippedAtStart: [String]
 
@@ -78,6 +80,7 @@ public final class ManagerDaemon: Sendable {
         let loopbackOnly = !settings.listensOnAllInterfaces
         let hub = NotificationHub()
         list.observe { item, event in hub.notify(item.gid, event: event, status: item.status) }
+        networkWatcher = NetworkWatcher { queue.networkChanged() }
         // What a crash left active is back in line before the first call can add anything.
         try queue.start()
         // Then the session's and input file's downloads, those not in the list yet.
@@ -286,6 +289,7 @@ public final class ManagerDaemon: Sendable {
     public func stop() async {
         server.stop()
         saver?.cancel()
+        networkWatcher?.stop()
         await queue.stop()
         if let sessionPath { try? SessionFile.write(try queue.list.downloads(), to: sessionPath) }
         releaseList()
