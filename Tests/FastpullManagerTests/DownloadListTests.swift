@@ -29,6 +29,7 @@ final class DownloadListTests {
             .remove: [.waiting: .removed, .active: .removed, .paused: .removed],
             .retry: [.error: .waiting],
             .interrupt: [.active: .waiting],
+            .networkLost: [.active: .waiting],
         ]
         for event in ItemEvent.allCases {
             for status in ItemStatus.allCases {

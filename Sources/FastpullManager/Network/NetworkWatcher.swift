@@ -10,12 +10,14 @@ final class NetworkWatcher: Sendable {
     private let fd: Int32
     private let stopped = Atomic<Bool>(false)
 
-    /// The netlink groups read: links, IPv4 and IPv6 addresses and routes.
-    private static let groups: UInt32 = 0x1 | 0x10 | 0x40 | 0x100 | 0x400  // LINK, IPV4_IFADDR, IPV4_ROUTE, IPV6_IFADDR, IPV6_ROUTE
+    /// The netlink groups read: links, IPv4 and IPv6 addresses and routes (`RTMGRP_LINK`,
+    /// `RTMGRP_IPV4_IFADDR`, `RTMGRP_IPV4_ROUTE`, `RTMGRP_IPV6_IFADDR`, `RTMGRP_IPV6_ROUTE`).
+    private static let groups: UInt32 = 0x1 | 0x10 | 0x40 | 0x100 | 0x400
 
     /// Starts watching; nil where netlink is not available (the back-off alone then decides).
     init?(onChange: @escaping @Sendable () -> Void) {
-        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // NETLINK_ROUTE = 0
+        // Protocol 0: NETLINK_ROUTE.
+        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         var address = NetlinkAddress(family: UInt16(AF_NETLINK), pad: 0, pid: 0, groups: Self.groups)
         let bound = withUnsafePointer(to: &address) {
