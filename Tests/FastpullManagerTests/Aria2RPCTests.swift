@@ -248,6 +248,13 @@ final class Aria2RPCTests {
         #expect(
             ManagerDaemon.isLoopbackHost("[::1]:6800")
                 && !ManagerDaemon.isLoopbackHost("127.0.0.1.evil.example"))
+        // The page over the network (--rpc-listen-all): its own origin when reached by address, never
+        // by a name that may have been rebound, nor from another origin.
+        #expect(ManagerDaemon.isOwnOrigin("http://192.168.1.5:6800", host: "192.168.1.5:6800"))
+        #expect(ManagerDaemon.isOwnOrigin("http://[fd00::5]:6800", host: "[fd00::5]:6800"))
+        #expect(!ManagerDaemon.isOwnOrigin("http://evil.example:6800", host: "evil.example:6800"))
+        #expect(!ManagerDaemon.isOwnOrigin("http://evil.example", host: "192.168.1.5:6800"))
+        #expect(ManagerDaemon.isOwnOrigin("http://127.0.0.1:6800", host: "127.0.0.1:6800"))
     }
 
     /// With a secret, a call without it is refused; batches and multicall answer each call.

@@ -230,10 +230,23 @@ public final class ManagerDaemon: Sendable {
         return response
     }
 
-    /// Whether `origin` is the daemon's own (`http://` and the request's loopback `Host`): its page.
+    /// Whether `origin` is the daemon's own page: `http://` and the request's `Host`, where that
+    /// names this machine by its loopback name or by an IP address (the page reached over the
+    /// network with `--rpc-listen-all`). A `Host` that is some other DNS name may be a name an attacker
+    /// rebound to this address, so its page is not the daemon's.
     static func isOwnOrigin(_ origin: String, host: String?) -> Bool {
-        guard let host, isLoopbackHost(host) else { return false }
+        guard let host, isLoopbackHost(host) || isAddressLiteral(host) else { return false }
         return origin.lowercased() == "http://" + host.lowercased()
+    }
+
+    /// Whether a `Host` field is an IP address (with or without a port).
+    static func isAddressLiteral(_ field: String) -> Bool {
+        if field.hasPrefix("["), let end = field.firstIndex(of: "]") {
+            var address = in6_addr()
+            return inet_pton(AF_INET6, String(field[field.index(after: field.startIndex)..<end]), &address) == 1
+        }
+        var address = in_addr()
+        return inet_pton(AF_INET, String(field.split(separator: ":").first ?? ""), &address) == 1
     }
 
     /// Whether a `Host` field names this machine's loopback (with or without a port).
