@@ -16,7 +16,7 @@
 # A server that cannot be installed is a failure (exit 1 with a message), never a skip.
 set -euo pipefail
 
-debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver)
+debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver aria2 tmux)
 # What each package must leave behind for the tests: "package:path".
 required_files=(
     nginx:/usr/sbin/nginx
@@ -32,6 +32,8 @@ required_files=(
     libsqlite3-dev:/usr/include/sqlite3.h
     chromium:/usr/bin/chromium
     chromium-driver:/usr/bin/chromedriver
+    aria2:/usr/bin/aria2c
+    tmux:/usr/bin/tmux
 )
 # Pid files the Debian packages' services write, with the binary that must own the pid.
 service_pid_files=(
@@ -161,14 +163,18 @@ install_moto
 
 # aria2p, the aria2 client library and CLI, drives `fastpull daemon` in its interoperability test.
 # selenium drives headless Chromium through the daemon's own page in the web page's test.
+# install_python_module MODULE [PIP-SPEC]: pip installs PIP-SPEC (default MODULE) unless MODULE imports.
 install_python_module() {
+    local spec=${2:-$1}
     python3 -c "import $1" >/dev/null 2>&1 && return 0
-    echo "test-deps: installing $1 with pip"
-    python3 -m pip install --quiet "$1" \
-        || python3 -m pip install --quiet --break-system-packages "$1" \
-        || fail "pip could not install $1"
-    python3 -c "import $1" >/dev/null 2>&1 || fail "$1 is installed but python3 cannot import it"
+    echo "test-deps: installing $spec with pip"
+    python3 -m pip install --quiet "$spec" \
+        || python3 -m pip install --quiet --break-system-packages "$spec" \
+        || fail "pip could not install $spec"
+    python3 -c "import $1" >/dev/null 2>&1 || fail "$spec is installed but python3 cannot import $1"
 }
 install_python_module aria2p
+# aria2p's terminal interface (`aria2p top`), shown in tmux by its test.
+install_python_module asciimatics 'aria2p[tui]'
 install_python_module selenium
 echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, chromium, moto[server], aria2p and selenium are present"

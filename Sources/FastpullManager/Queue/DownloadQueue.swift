@@ -264,12 +264,14 @@ public final class DownloadQueue: Sendable {
         return Running(batch: batch, task: task, launch: launch, path: Self.path(of: item))
     }
 
-    /// Keeps the name the server gave a running item's file, so that its row says which file it is
-    /// once stopped, and a later transfer writes the same one.
+    /// Keeps what a running item's transfer knows — the name the server gave its file, its size and
+    /// the bytes in — so that its row still says which file it is and how far it got once stopped, and
+    /// a later transfer writes the same file.
     private func recordName(_ gid: String) {
-        guard let item = try? list.download(gid), item.outputName == nil,
-            let path = live(gid)?.path, let name = path.split(separator: "/").last
-        else { return }
+        guard let live = live(gid), let item = try? list.download(gid) else { return }
+        try? list.recordProgress(
+            gid, total: live.totalLength ?? item.totalLength, completed: live.completedLength)
+        guard item.outputName == nil, let name = live.path?.split(separator: "/").last else { return }
         try? list.recordOutputName(gid, String(name))
     }
 

@@ -243,7 +243,8 @@ public final class ManagerDaemon: Sendable {
     static func isAddressLiteral(_ field: String) -> Bool {
         if field.hasPrefix("["), let end = field.firstIndex(of: "]") {
             var address = in6_addr()
-            return inet_pton(AF_INET6, String(field[field.index(after: field.startIndex)..<end]), &address) == 1
+            return inet_pton(AF_INET6, String(field[field.index(after: field.startIndex)..<end]), &address)
+                == 1
         }
         var address = in_addr()
         return inet_pton(AF_INET, String(field.split(separator: ":").first ?? ""), &address) == 1
