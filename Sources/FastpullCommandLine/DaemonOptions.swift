@@ -3,6 +3,7 @@
 /// `--enable-rpc`, `--rpc-listen-port`, `--rpc-secret`, `--rpc-listen-all`, `--rpc-allow-origin-all`,
 /// `--dir`/`-d`, `--max-concurrent-downloads`/`-j`, `--quiet`/`-q`, `--input-file`/`-i`,
 /// `--save-session`, `--save-session-interval`, `--conf-path`/`--no-conf`, `--max-download-limit`,
+/// `--max-overall-download-limit`,
 /// and fastpull's own `--list PATH` (the SQLite file of the list), `--rpc-secret-file PATH` and
 /// `--allow-any-dir`. aria2's other options are accepted and left alone, as its front-ends pass many;
 /// anything aria2 does not know either is an error that names it.
@@ -34,6 +35,8 @@ package struct DaemonOptions: Equatable, Sendable {
     package var readsNoConfiguration = false
     /// The speed limit of each download, when no call sets one (aria2's `--max-download-limit`).
     package var downloadLimit: String?
+    /// The speed limit of all downloads together (aria2's `--max-overall-download-limit`).
+    package var overallLimit: String?
     /// aria2 options given that the manager does not use.
     package var ignored: [String] = []
 
@@ -51,7 +54,7 @@ package struct DaemonOptions: Equatable, Sendable {
 
     /// aria2 options the manager accepts and does not use (each may take a value).
     static let acceptedFromAria2: Set<String> = [
-        "daemon", "D", "max-overall-download-limit", "continue", "c", "split", "s",
+        "daemon", "D", "continue", "c", "split", "s",
         "max-connection-per-server", "x", "min-split-size", "k", "check-certificate", "log", "l",
         "console-log-level", "log-level", "rpc-max-request-size", "disable-ipv6", "file-allocation",
         "auto-file-renaming", "allow-overwrite", "user-agent", "U", "summary-interval",
@@ -132,6 +135,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "conf-path": configurationPath = try required()
             case "no-conf": readsNoConfiguration = try boolean()
             case "max-download-limit": downloadLimit = try required()
+            case "max-overall-download-limit": overallLimit = try required()
             case _ where Self.acceptedFromAria2.contains(name): ignored.append(name)
             default:
                 throw UsageError(

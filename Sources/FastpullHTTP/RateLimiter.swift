@@ -2,7 +2,9 @@ import FastpullNet
 import FoundationEssentials
 import Synchronization
 
-/// Paces the bytes every connection of one download receives to ``bytesPerSecond`` in total.
+/// Paces the bytes every connection of one download receives to ``bytesPerSecond`` in total — and,
+/// with a ``parent``, every connection of every download under it too (a client's overall limit): a
+/// read waits for the later of its two bookings.
 ///
 /// It is a virtual schedule (the generic cell rate algorithm): each read books its bytes in a shared
 /// timeline that advances by `count / rate`, and the reading connection waits until its booking is
@@ -15,30 +17,58 @@ import Synchronization
 /// connection's own thread (in steps of at most 10 ms, so cancellation is prompt), never the
 /// cooperative pool.
 package final class RateLimiter: Sendable {
-    /// The limit, in bytes per second.
-    package let bytesPerSecond: Int64
-    /// The most bytes one read may take at once.
-    package let sliceBytes: Int
+    private let rate: Atomic<Int64>
+    /// The limit every download under it shares, if any.
+    package let parent: RateLimiter?
     /// How far a booking may run ahead of the rate: the largest burst.
     package static let tolerance: Duration = .milliseconds(20)
     /// When the next byte is due, or nil before the first read.
     private let nextDue = Mutex<ContinuousClock.Instant?>(nil)
 
-    package init(bytesPerSecond: Int64) {
-        precondition(bytesPerSecond > 0)
-        self.bytesPerSecond = bytesPerSecond
-        self.sliceBytes = Int(min(max(bytesPerSecond / 50, 256), Int64(HTTPConnection.bufferSize)))
+    /// A limit of `bytesPerSecond` (0: none, until ``setRate(_:)``), under `parent` when given.
+    package init(bytesPerSecond: Int64, parent: RateLimiter? = nil) {
+        precondition(bytesPerSecond >= 0)
+        rate = Atomic(bytesPerSecond)
+        self.parent = parent
     }
 
-    /// Books `count` received bytes at `now` and returns when the caller may go on.
+    /// The limit, in bytes per second (0: none).
+    package var bytesPerSecond: Int64 { rate.load(ordering: .relaxed) }
+
+    /// Changes the limit for the reads from now on (0: none).
+    package func setRate(_ bytesPerSecond: Int64) {
+        rate.store(max(bytesPerSecond, 0), ordering: .relaxed)
+    }
+
+    /// The most bytes one read may take at once: 1/50 s worth of the lowest rate that applies.
+    package var sliceBytes: Int {
+        let own = bytesPerSecond
+        let slice =
+            own > 0
+            ? Int(min(max(own / 50, 256), Int64(HTTPConnection.bufferSize))) : HTTPConnection.bufferSize
+        return min(slice, parent?.sliceBytes ?? slice)
+    }
+
+    /// Books `count` received bytes at `now` (here and in the parent) and returns when the caller
+    /// may go on.
     package func book(_ count: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-        let cost = Duration.nanoseconds(Int64(count) * 1_000_000_000 / bytesPerSecond)
-        return nextDue.withLock { due in
+        due(count, now: now) ?? now
+    }
+
+    /// When `count` bytes booked at `now` are due under this limit and its parent's; nil where
+    /// neither limits.
+    private func due(_ count: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let inherited = parent?.due(count, now: now)
+        let own = bytesPerSecond
+        guard own > 0 else { return inherited }
+        let cost = Duration.nanoseconds(Int64(count) * 1_000_000_000 / own)
+        let mine = nextDue.withLock { due in
             let start = max(due ?? now, now)
             let end = start + cost
             due = end
             return end - Self.tolerance
         }
+        return max(mine, inherited ?? mine)
     }
 
     /// Books `count` received bytes and waits until they are due. Throws `.cancelled` as soon as

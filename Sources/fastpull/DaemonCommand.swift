@@ -30,6 +30,7 @@ enum DaemonCommand {
           --rpc-allow-origin-all          Answer web pages of any origin (CORS)
           -j, --max-concurrent-downloads N  Downloads at once (default: 5)
           --max-download-limit SPEED      Each download's speed limit when its call sets none (500K, 2M)
+          --max-overall-download-limit SPEED  All downloads' speed limit together
           -i, --input-file PATH           Add the downloads of an aria2 input file at the start (once)
           --save-session PATH             Read that aria2 session at the start; write it at the end
           --save-session-interval SEC     …and every SEC seconds
@@ -69,6 +70,7 @@ enum DaemonCommand {
         settings.sessionInterval = options.sessionInterval
         settings.inputPath = options.inputPath
         settings.downloadLimit = options.downloadLimit
+        settings.overallLimit = options.overallLimit
         let secretFile: String?
         do {
             (settings.secret, secretFile) = try secret(

@@ -86,6 +86,28 @@ struct ClientTests {
     /// Shutting down stops a download under way: it ends `interrupted` with its progress saved, and
     /// the same download through another client resumes it to the right bytes. A download asked of
     /// the client afterwards fails at once with a usage error, and touches nothing.
+    /// A client's overall limit holds for its downloads together: two at once of 1 MiB each under
+    /// 1,000,000 bytes per second cannot end sooner than 2 MiB at that rate (a lower bound, which the
+    /// limiter makes certain; how much later is the machine's business and not checked).
+    @Test func anOverallLimitHoldsForEveryDownloadTogether() async throws {
+        let client = FastpullClient()
+        client.maximumBytesPerSecond = 1_000_000
+        #expect(client.maximumBytesPerSecond == 1_000_000)
+        let started = ContinuousClock.now
+        async let first = client.download(
+            from: server.url("/gen/\(1 << 20)?seed=201"), to: folder.url("a.bin"))
+        async let second = client.download(
+            from: server.url("/gen/\(1 << 20)?seed=202"), to: folder.url("b.bin"))
+        let reports = try await [first, second]
+        let took = ContinuousClock.now - started
+        #expect(reports.allSatisfy { $0.size == 1 << 20 })
+        // 2 MiB at 1 MB/s is 2.097 s; the limiter lets each booking run ahead by its tolerance only.
+        #expect(took >= .milliseconds(2_097 - 80), "\(took)")
+        client.maximumBytesPerSecond = nil
+        #expect(client.maximumBytesPerSecond == nil)
+        await client.shutdown()
+    }
+
     @Test func shutdownStopsWhatRunsAndRefusesWhatComesAfter() async throws {
         let client = FastpullClient()
         let size = 8 << 20

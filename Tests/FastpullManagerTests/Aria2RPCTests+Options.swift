@@ -76,9 +76,23 @@ extension Aria2RPCTests {
         }
     }
 
-    /// `changeGlobalOption` sets how many run at once, for the queue there and then.
+    /// `changeGlobalOption` sets how many run at once, for the queue there and then, and the overall
+    /// speed limit of the client every download runs on.
     @Test func globalOptions() async throws {
         try await withDaemon(maximumActive: 3) {
+            #expect(
+                try await call("aria2.changeGlobalOption", #"[{"max-overall-download-limit": "3M"}]"#)?[
+                    "result"]?
+                    .string == "OK")
+            #expect(daemon.queue.overallLimit == 3 << 20)
+            #expect(
+                try await call("aria2.getGlobalOption")?["result"]?["max-overall-download-limit"]?.string
+                    == String(3 << 20))
+            _ = try await call("aria2.changeGlobalOption", #"[{"max-overall-download-limit": "0"}]"#)
+            #expect(daemon.queue.overallLimit == nil)
+            let malformed = try await call(
+                "aria2.changeGlobalOption", #"[{"max-overall-download-limit": "lots"}]"#)
+            #expect(malformed?["error"]?["code"]?.integer == 1)
             #expect(
                 try await call("aria2.getGlobalOption")?["result"]?["max-concurrent-downloads"]?.string == "3"
             )
@@ -226,5 +240,21 @@ extension Aria2RPCTests {
         #expect(version.contains("<name>version</name><value><string>1.36.0</string>"), "\(version)")
         let escaped = XMLRPC.encode(.string("a<b&c"))
         #expect(escaped == "<value><string>a&lt;b&amp;c</string></value>")
+    }
+}
+
+/// aria2's per-download options turned into a configuration.
+struct ItemOptionsTests {
+    @Test func connectionCeilingsAndSpeeds() throws {
+        let configuration = try ItemOptions.configuration([
+            "split": "4", "max-connection-per-server": "2", "max-download-limit": "500K",
+        ])
+        #expect(configuration.connections.maximum == 4)
+        #expect(configuration.connections.maximumPerHost == 2)
+        #expect(configuration.connections.maximumBytesPerSecond == 500 << 10)
+        #expect(try ItemOptions.configuration([:]).connections.maximum == Configuration().connections.maximum)
+        for bad in [["split": "0"], ["max-connection-per-server": "many"], ["max-download-limit": "-1"]] {
+            #expect(throws: FastpullError.self, "\(bad)") { try ItemOptions.configuration(bad) }
+        }
     }
 }

@@ -368,6 +368,27 @@ struct RateLimiterTests {
         #expect(throws: FastpullError.self) { try RateLimiter.make(-5) }
     }
 
+    /// Two downloads under one overall limit share it: each booking counts in the parent, and a read
+    /// waits for the later of its own and the parent's due time; the parent's rate changes at once,
+    /// and 0 means no limit.
+    @Test func anOverallLimitIsSharedByEveryDownloadUnderIt() throws {
+        let overall = RateLimiter(bytesPerSecond: 1000)
+        let first = try #require(try RateLimiter.make(1_000_000, overall: overall))
+        let second = try #require(try RateLimiter.make(nil, overall: overall))
+        #expect(second === overall, "a download without a limit of its own is paced by the overall one")
+        let start = ContinuousClock.now
+        #expect(first.book(100, now: start) == start + .milliseconds(100) - RateLimiter.tolerance)
+        #expect(second.book(100, now: start) == start + .milliseconds(200) - RateLimiter.tolerance)
+        #expect(first.sliceBytes == 256, "the slice follows the lowest rate")
+        overall.setRate(0)
+        let later = start + .seconds(10)
+        #expect(second.book(1_000_000, now: later) == later, "no overall limit: no wait")
+        #expect(
+            first.book(1000, now: later) == later + .milliseconds(1) - RateLimiter.tolerance,
+            "its own limit stays")
+        #expect(first.sliceBytes == 1_000_000 / 50)
+    }
+
     @Test func pacingStopsWhenCancelled() {
         let limiter = RateLimiter(bytesPerSecond: 1)
         #expect(throws: NetError.cancelled) {

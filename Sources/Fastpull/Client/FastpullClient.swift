@@ -68,6 +68,17 @@ public final class FastpullClient: Sendable {
         await Batch(items, configuration: configuration, options: options, client: self).run()
     }
 
+    /// The most bytes per second all of this client's downloads receive together; nil (the default)
+    /// for no limit. A change applies at once to the downloads started under a limit; those started
+    /// while there was none run unpaced by it until they start again.
+    public var maximumBytesPerSecond: Int64? {
+        get {
+            let rate = resources.overall.bytesPerSecond
+            return rate > 0 ? rate : nil
+        }
+        set { resources.overall.setRate(max(newValue ?? 0, 0)) }
+    }
+
     /// Whether ``shutdown()`` has been called: downloads started from then on fail at once.
     public var isShutDown: Bool { state.withLock { $0.shutDown } }
 

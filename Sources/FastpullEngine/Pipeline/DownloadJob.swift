@@ -62,6 +62,12 @@ package final class EngineResources: Sendable {
     package let hosts = HostConnectionLimiter()
     /// The connections open to each host now, and the most at once.
     package let census = ConnectionCensus()
+    /// The client's overall speed limit (0: none).
+    package let overall = RateLimiter(bytesPerSecond: 0)
+
+    /// The limit a new download's connections are paced under: the overall one once it is set (a
+    /// download started while there is none runs unpaced by it, and shares connections freely).
+    package var overallLimit: RateLimiter? { overall.bytesPerSecond > 0 ? overall : nil }
 
     private struct CacheKey: Hashable {
         var tls: TLSOptions

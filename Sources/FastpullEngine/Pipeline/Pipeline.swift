@@ -102,7 +102,8 @@ package struct Pipeline {
             settings: try RequestSettings(configuration: configuration, url: download.url),
             proxies: try ProxyRules(
                 configuration.request.proxy, environment: ProxyRules.environmentVariables),
-            limiter: try RateLimiter.make(configuration.connections.maximumBytesPerSecond),
+            limiter: try RateLimiter.make(
+                configuration.connections.maximumBytesPerSecond, overall: download.resources.overallLimit),
             shared: download.sharedConnections
                 ?? download.resources.connections(tls: tls, timeouts: timeouts),
             census: download.resources.census, onExchange: exchangeObserver)

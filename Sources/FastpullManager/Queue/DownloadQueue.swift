@@ -133,9 +133,7 @@ public final class DownloadQueue: Sendable {
     public func changeOptions(_ gid: String, _ changes: [String: String]) throws -> ManagedDownload {
         let item = try list.changeOptions(gid, changes)
         guard item.status == .active else { return item }
-        _ = try list.apply(.interrupt, to: gid)
-        _ = try list.changePosition(gid, by: 0, from: .set)
-        stopTransfer(gid)
+        restart(gid)
         return try list.download(gid) ?? item
     }
 
@@ -154,6 +152,31 @@ public final class DownloadQueue: Sendable {
         release(gid)
         fill()
         return try list.download(gid) ?? item
+    }
+
+    /// The most bytes per second all downloads receive together (aria2's
+    /// `max-overall-download-limit`); nil for none. Set where there was none, the running transfers
+    /// start again under it (from their journals), so it holds for them too.
+    public var overallLimit: Int64? {
+        get { client.maximumBytesPerSecond }
+        set {
+            let wasUnlimited = client.maximumBytesPerSecond == nil
+            client.maximumBytesPerSecond = newValue.flatMap { $0 > 0 ? $0 : nil }
+            if wasUnlimited, client.maximumBytesPerSecond != nil { restartRunning() }
+        }
+    }
+
+    /// Starts every running transfer again, first in line, from its journal.
+    private func restartRunning() {
+        for gid in runningGIDs where (try? list.download(gid))?.status == .active { restart(gid) }
+    }
+
+    /// Starts an active item's transfer again, first in line, from its journal: the list says
+    /// `waiting`, the transfer stops, and the place it frees starts it anew.
+    private func restart(_ gid: String) {
+        _ = try? list.apply(.interrupt, to: gid)
+        _ = try? list.changePosition(gid, by: 0, from: .set)
+        stopTransfer(gid)
     }
 
     /// The GIDs whose transfers run now.

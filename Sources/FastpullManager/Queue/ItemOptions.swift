@@ -4,9 +4,9 @@ import FoundationEssentials
 /// aria2's per-download options that the manager applies, turned into a `Configuration`: `checksum`
 /// (`sha-256=HEX`, also `sha-1`, `sha-512`, `md5`), `header` (one `Name: value` per line, or an array
 /// in the call), `http-user` and `http-passwd`, `user-agent`, `referer`, `max-download-limit`
-/// (`500K`, `2M`, bytes; 0 for none). Options that shape how aria2 itself splits a file (`split`,
-/// `max-connection-per-server`, `min-split-size`) are left to fastpull's own choice of connections;
-/// the rest are kept and left alone. An option whose value is malformed is refused, so a download is
+/// (`500K`, `2M`, bytes; 0 for none), and the connection ceilings `split` (connections in all) and
+/// `max-connection-per-server` (to one server): fastpull still chooses how many connections pay, up
+/// to those. `min-split-size` is left to fastpull's segment sizes; the rest are kept and left alone. An option whose value is malformed is refused, so a download is
 /// never added without the check it asked for.
 enum ItemOptions {
     static func configuration(_ options: [String: String]) throws(FastpullError) -> Configuration {
@@ -31,6 +31,17 @@ enum ItemOptions {
                 user: user, password: options["http-passwd"] ?? "")
         }
         if let agent = options["user-agent"] { configuration.request.userAgent = agent }
+        for (option, path) in [
+            ("split", \Configuration.connections.maximum),
+            ("max-connection-per-server", \Configuration.connections.maximumPerHost),
+        ] {
+            guard let text = options[option] else { continue }
+            guard let count = Int(text), (1...1024).contains(count) else {
+                throw FastpullError(
+                    .usage, "\(option): expected a number of connections from 1 to 1024, got '\(text)'")
+            }
+            configuration[keyPath: path] = count
+        }
         if let limit = options["max-download-limit"] {
             let rate = try bytes(limit, option: "max-download-limit")
             configuration.connections.maximumBytesPerSecond = rate > 0 ? rate : nil

@@ -100,8 +100,8 @@ extension Aria2RPC {
                 }
                 queue.maximumActive = count
             }
-            for key in ["max-overall-download-limit", "max-download-limit"] {
-                if let text = changes[key] { _ = try ItemOptions.bytes(text, option: key) }
+            if let text = changes["max-overall-download-limit"], let rate = Int64(text) {
+                queue.overallLimit = rate
             }
             globalOptions.withLock { options in
                 for (key, value) in changes where key != "dir" { options[key] = value }

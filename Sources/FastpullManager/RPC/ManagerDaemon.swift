@@ -27,6 +27,8 @@ public final class ManagerDaemon: Sendable {
         public var inputPath: String? = nil
         /// Each new download's speed limit when its call sets none (aria2's `max-download-limit`).
         public var downloadLimit: String? = nil
+        /// All downloads' speed limit together (aria2's `max-overall-download-limit`).
+        public var overallLimit: String? = nil
         /// The RPC port (aria2's default 6800; 0 picks a free one).
         public var port: Int = 6800
         /// The secret every call must carry as `token:SECRET` (aria2's `--rpc-secret`).
@@ -73,8 +75,13 @@ public final class ManagerDaemon: Sendable {
         let rpc = Aria2RPC(
             queue: queue, secret: settings.secret, folder: settings.folder, sessionPath: settings.sessionPath,
             onShutdown: { asked.request() })
-        if let limit = settings.downloadLimit {
-            rpc.globalOptions.withLock { $0["max-download-limit"] = limit }
+        // The limits given at the start, as changeGlobalOption would set them (a malformed one is refused).
+        var limits: [String: String] = [:]
+        limits["max-download-limit"] = settings.downloadLimit
+        limits["max-overall-download-limit"] = settings.overallLimit
+        if !limits.isEmpty {
+            let method = "aria2.changeGlobalOption"
+            _ = try rpc.perform(method, Parameters(method: method, values: [Aria2RPC.object(limits)]))
         }
         let cors = settings.allowsAnyOrigin
         let loopbackOnly = !settings.listensOnAllInterfaces
