@@ -134,6 +134,33 @@ final class DownloadListTests {
         #expect(try reopened.recoverAfterRestart().isEmpty)
     }
 
+    /// A list of schema 1 is upgraded in place: its items kept, the indexes of schema 2 made.
+    @Test func aListOfSchemaOneIsUpgraded() throws {
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(
+            """
+            CREATE TABLE items (gid TEXT PRIMARY KEY, status TEXT NOT NULL, position INTEGER NOT NULL,
+                uris TEXT NOT NULL, directory TEXT NOT NULL, output_name TEXT, options TEXT NOT NULL,
+                total_length INTEGER NOT NULL DEFAULT 0, completed_length INTEGER NOT NULL DEFAULT 0,
+                error_code INTEGER, error_message TEXT, changed_at INTEGER NOT NULL);
+            CREATE INDEX items_by_status ON items (status, position);
+            INSERT INTO items (gid, status, position, uris, directory, options, changed_at)
+                VALUES ('00000000000000aa', 'paused', 0, '["http://x/y"]', '/tmp', '{}', 1700000000);
+            PRAGMA user_version = 1;
+            """)
+        let list = try DownloadList(path: path)
+        #expect(try list.download("00000000000000aa")?.status == .paused)
+        let db = try SQLiteDatabase(path: path)
+        #expect(try db.userVersion == DownloadList.schemaVersion)
+        let indexes = try db.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap {
+            $0.first?.text
+        }
+        #expect(Set(indexes).isSuperset(of: ["items_by_position", "items_by_change"]), "\(indexes)")
+        // A change made now is later than the old one: stops keep their order.
+        _ = try list.apply(.remove, to: "00000000000000aa")
+        #expect(try list.stoppedDownloads().map(\.gid) == ["00000000000000aa"])
+    }
+
     /// A list a newer Fastpull wrote is refused with a message, not misread.
     @Test func aNewerSchemaIsRefused() throws {
         _ = try DownloadList(path: path)

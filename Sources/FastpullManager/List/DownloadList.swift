@@ -14,7 +14,7 @@ import Synchronization
 /// Thread-safe: every call takes the list's lock.
 public final class DownloadList: Sendable {
     /// The schema this version writes; ``init(path:)`` creates it, or upgrades an older one.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     private let database: Mutex<SQLiteDatabase>
     /// Told of every status change once it is committed (``observe(_:)``).
@@ -53,6 +53,18 @@ public final class DownloadList: Sendable {
                     );
                     CREATE INDEX items_by_status ON items (status, position);
                     PRAGMA user_version = 1;
+                    """)
+            }
+        }
+        if version < 2 {
+            // Version 2: where the queue ends and the latest change are read from an index, not a
+            // scan of the whole list (adding to a list of 10,000 was a scan per item).
+            try db.transaction {
+                try db.execute(
+                    """
+                    CREATE INDEX items_by_position ON items (position);
+                    CREATE INDEX items_by_change ON items (changed_at);
+                    PRAGMA user_version = 2;
                     """)
             }
         }
