@@ -62,6 +62,7 @@ struct WebPageTests {
                     driver.find_element(By.ID, "url").send_keys("\(url)")
                     driver.find_element(By.CSS_SELECTOR, "#add button").click()
                     seen["added"] = wait_for("active")
+                    seen["active_buttons"] = retry(lambda: ",".join(b.text for b in driver.find_elements(By.CSS_SELECTOR, "#rows tr button")))
                     first = bar()
                     for _ in range(400):
                         if bar() > first:
@@ -106,6 +107,7 @@ struct WebPageTests {
             #expect(seen["finished"] == "complete", "\(seen)")
             #expect(seen["message"] == "", "\(seen)")
             #expect(seen["bar_moved"] == "true", "\(seen)")
+            #expect(seen["active_buttons"] == "Pause,Remove", "\(seen)")
             #expect(seen["second"] == "active", "\(seen)")
             #expect(seen["removed"] == "removed", "\(seen)")
             #expect(seen["socket"] == "open", "\(seen)")

@@ -95,12 +95,12 @@ enum WebPage {
           if (item.status === "active" || item.status === "waiting") button("Pause", "aria2.pause");
           if (item.status === "paused") button("Resume", "aria2.unpause");
           if (["active", "waiting", "paused"].includes(item.status)) button("Remove", "aria2.remove");
+          else button("Forget", "aria2.removeDownloadResult");
           if (item.status === "waiting" || item.status === "paused") {
             const move = (label, offset) => { const b = document.createElement("button"); b.textContent = label; b.className = "move";
               b.onclick = () => rpc("aria2.changePosition", [item.gid, offset, "POS_CUR"]).then(refresh).catch(show); actions.append(b); };
             move("↑", -1); move("↓", 1);
           }
-          else button("Forget", "aria2.removeDownloadResult");
           tr.append(name, status, progress, speed, actions);
           return tr;
         }
