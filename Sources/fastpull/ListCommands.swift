@@ -68,7 +68,13 @@ enum ListCommands {
         var json = false
 
         init(_ arguments: [String], environment: [String: String]) throws(UsageError) {
-            if let text = environment["FASTPULL_RPC_PORT"], let number = Int(text) { port = number }
+            if let text = environment["FASTPULL_RPC_PORT"] {
+                guard let number = Int(text), (1...65535).contains(number) else {
+                    throw UsageError(
+                        message: "error: FASTPULL_RPC_PORT must be a port from 1 to 65535, got '\(text)'")
+                }
+                port = number
+            }
             secretFromEnvironment = environment["FASTPULL_RPC_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
             defaultSecretFile =
                 FileSystem.split(DaemonOptions.defaultListPath(environment: environment)).folder

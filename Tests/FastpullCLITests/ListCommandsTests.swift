@@ -57,6 +57,10 @@ extension DaemonCLITests {
         let finished = try await fastpull(["pause", quickGID])
         #expect(finished.status == 2)
         #expect(finished.stderr.contains("complete: it cannot pause"), "\(finished.stderr)")
+        let badPort = try await CLIRunner.run(
+            ["ls"], in: folder.path, environment: ["FASTPULL_RPC_PORT": "70000"])
+        #expect(badPort.status == 2)
+        #expect(badPort.stderr.contains("FASTPULL_RPC_PORT must be a port"))
         let noURL = try await fastpull(["add"])
         #expect(noURL.status == 2)
         #expect(noURL.stderr.contains("needs at least one URL"))

@@ -22,14 +22,22 @@ extension Aria2RPCTests {
         try await withDaemon {
             let url = server.url("/gen/1024?seed=1").absoluteString
             for options in [
-                #"{"dir": "\#(outside.path)"}"#, #"{"out": "../x.bin"}"#, #"{"dir": "sub/../.."}"#,
-                #"{"dir": "escape"}"#, #"{"out": "escape/authorized_keys"}"#, #"{"out": "/etc/x"}"#,
+                #"{"dir": "\#(outside.path)"}"#, #"{"dir": "sub/../.."}"#, #"{"dir": "escape"}"#,
+                #"{"out": "escape/authorized_keys"}"#,
             ] {
                 let answer = try await call("aria2.addUri", #"[["\#(url)"], \#(options)]"#)
                 #expect(answer?["error"]?["code"]?.integer == 1, "\(options) was accepted")
                 #expect(
                     answer?["error"]?["message"]?.string?.contains("outside the download folder") == true,
                     "\(options): \(answer?["error"]?["message"]?.string ?? "")")
+            }
+            // A name is plain parts: `..` would be resolved by the kernel after the link `escape`
+            // (past any check of the text), and a NUL would cut the path short in C.
+            for out in ["../x.bin", "/etc/x", "escape/../../x", "sub/./x", ".hidden", "a\\u0000b", ""] {
+                let answer = try await call("aria2.addUri", #"[["\#(url)"], {"out": "\#(out)"}]"#)
+                #expect(
+                    answer?["error"]?["message"]?.string?.contains("relative file name") == true,
+                    "\(out): \(String(describing: answer))")
             }
             #expect(try daemon.queue.list.downloads().isEmpty)
             // Inside is fine: a relative folder, a name with a folder in it.
@@ -165,6 +173,61 @@ extension Aria2RPCTests {
         try await withDaemon {
             let refused = try await call("aria2.saveSession")
             #expect(refused?["error"]?["message"]?.string?.contains("--save-session") == true)
+        }
+    }
+
+    /// An input file's entry without a GID gets one made from what it asks for: started twice, the
+    /// daemon adds it once. An entry the daemon refuses (outside the folder) is skipped with why.
+    @Test func anInputFileIsAddedOnce() async throws {
+        let input = folder.appendingPathComponent("input.txt").path
+        let url = server.url("/gen/1024?seed=7").absoluteString
+        try "\(url)\n out=i.bin\n pause=true\nhttp://127.0.0.1:1/x\n dir=/etc\n".write(
+            toFile: input, atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            try await withDaemon(inputPath: input) {
+                let names = try daemon.queue.list.downloads().map(\.outputName)
+                #expect(names == ["i.bin"])
+                #expect(daemon.skippedAtStart.count == 1)
+                #expect(daemon.skippedAtStart.first?.contains("outside the download folder") == true)
+            }
+        }
+    }
+
+    /// What a caller could use to take the daemon down or guess its secret is cut: a batch or a
+    /// multicall of more than 1,000 calls; a position or a speed beyond any number; and once one
+    /// call of a request gives a wrong secret, the later ones are refused without a look.
+    @Test func whatCouldTakeTheDaemonDownIsCut() async throws {
+        try await withDaemon(secret: "s") {
+            let many =
+                "["
+                + Array(repeating: #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#, count: 1001)
+                .joined(separator: ",") + "]"
+            let batch = try await post(many)
+            #expect(batch.answer?["error"]?["code"]?.integer == -32600, "\(String(describing: batch.answer))")
+            let calls = Array(repeating: #"{"methodName":"system.listMethods","params":[]}"#, count: 1001)
+                .joined(separator: ",")
+            let multicall = try await call("system.multicall", "[[\(calls)]]")
+            #expect(multicall?["error"]?["message"]?.string?.contains("at most 1000") == true)
+            // Guesses in one batch: after the first wrong one, even the right secret is refused.
+            let guesses = try await post(
+                #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:a"]},"#
+                    + #"{"jsonrpc":"2.0","id":2,"method":"aria2.getVersion","params":["token:s"]}]"#)
+            #expect(
+                guesses.answer?.array?.map { $0["error"]?["message"]?.string } == [
+                    "Unauthorized", "Unauthorized",
+                ])
+            let right = try await call("aria2.getVersion", #"["token:s"]"#)
+            #expect(right?["result"]?["version"]?.string == "1.36.0", "a new request is looked at afresh")
+            let url = server.url("/gen/1024?seed=8").absoluteString
+            let gid = try #require(
+                try await call("aria2.addUri", #"["token:s", ["\#(url)"], {"pause": "true"}]"#)?["result"]?
+                    .string)
+            let far = try await call(
+                "aria2.changePosition", #"["token:s", "\#(gid)", "9223372036854775807", "POS_CUR"]"#)
+            #expect(far?["result"]?.integer == 0)
+            let huge = try await call(
+                "aria2.changeOption", #"["token:s", "\#(gid)", {"max-download-limit": "9007199254740992K"}]"#)
+            #expect(huge?["error"]?["code"]?.integer == 1)
         }
     }
 

@@ -25,7 +25,7 @@ final class Aria2RPCTests {
     /// Runs `body` with a daemon listening on a free port, and stops the daemon afterwards, whatever
     /// `body` did.
     func withDaemon(
-        secret: String? = nil, maximumActive: Int = 5, sessionPath: String? = nil,
+        secret: String? = nil, maximumActive: Int = 5, sessionPath: String? = nil, inputPath: String? = nil,
         _ body: () async throws -> Void
     ) async throws {
         var settings = ManagerDaemon.Settings(
@@ -34,6 +34,7 @@ final class Aria2RPCTests {
         settings.secret = secret
         settings.maximumActive = maximumActive
         settings.sessionPath = sessionPath
+        settings.inputPath = inputPath
         daemon = try ManagerDaemon(settings)
         do {
             try await body()

@@ -37,6 +37,21 @@ public enum SessionFile {
         return entries
     }
 
+    /// A GID for an entry that names none, the same for the same entry (its URIs, folder and name):
+    /// 64 bits of FNV-1a, in hexadecimal.
+    public static func stableGID(_ entry: Entry) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let key =
+            entry.uris.joined(separator: "\t") + "\n" + (entry.options["dir"] ?? "") + "\n"
+            + (entry.options["out"] ?? "")
+        for byte in key.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let text = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
     /// The session text for `items`: those not finished (waiting, active, paused, failed), in the
     /// list's order; a paused one marked `pause=true`, as aria2 writes it.
     public static func text(_ items: [ManagedDownload]) -> String {

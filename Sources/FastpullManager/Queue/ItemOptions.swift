@@ -54,10 +54,12 @@ enum ItemOptions {
         let unit = text.last.map { $0.uppercased() }
         let multiplier: Int64 = unit == "K" ? 1 << 10 : unit == "M" ? 1 << 20 : 1
         let digits = multiplier == 1 ? Substring(text) : text.dropLast()
-        guard let number = Int64(digits), number >= 0 else {
+        guard let number = Int64(digits), number >= 0,
+            case (let bytes, let overflow) = number.multipliedReportingOverflow(by: multiplier), !overflow
+        else {
             throw FastpullError(
                 .usage, "\(option): expected a number of bytes such as 500K or 2M, got '\(text)'")
         }
-        return number * multiplier
+        return bytes
     }
 }

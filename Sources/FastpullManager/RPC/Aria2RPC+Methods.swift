@@ -8,10 +8,11 @@ extension Aria2RPC {
         switch method {
         case "aria2.addUri":
             let uris = params[0]?.array?.compactMap(\.string) ?? []
-            return .string(try add(uris: uris, options: params.options(1), position: params[2]?.integer).gid)
+            let position = params[2]?.integer.map { min(max($0, 0), 1_000_000_000) }
+            return .string(try add(uris: uris, options: params.options(1), position: position).gid)
         case "aria2.addMetalink":
-            return .array(
-                try addMetalink(params[0]?.string, options: params.options(1), position: params[2]?.integer))
+            let position = params[2]?.integer.map { min(max($0, 0), 1_000_000_000) }
+            return .array(try addMetalink(params[0]?.string, options: params.options(1), position: position))
         case "aria2.addTorrent":
             throw CallError(code: 1, message: "BitTorrent is not supported")
         case "aria2.remove", "aria2.forceRemove":
@@ -65,7 +66,9 @@ extension Aria2RPC {
                     code: 1,
                     message: "aria2.changePosition needs a GID, a position and POS_SET, POS_CUR or POS_END")
             }
-            return .integer(Int64(try queue.list.changePosition(params.gid(), by: Int(offset), from: how)))
+            // Clamped first: no position is further than the list is long.
+            let bounded = Int(min(max(offset, -1_000_000_000), 1_000_000_000))
+            return .integer(Int64(try queue.list.changePosition(params.gid(), by: bounded, from: how)))
         case "aria2.changeUri":
             throw CallError(
                 code: 1, message: "aria2.changeUri is not supported: remove the download and add it again")
@@ -153,6 +156,15 @@ extension Aria2RPC {
     /// The folder a download with `dir` and `out` goes to, or aria2's error when it is outside the
     /// download folder.
     private func place(dir: String?, out: String?) throws -> String {
+        // A name is a relative path of plain components: no `.` or `..` (which the kernel would
+        // resolve after a symbolic link, past any check of the text), no control characters.
+        if let out, OutputName.sanitizeRelativePath(out) != out {
+            throw CallError(
+                code: 1,
+                message:
+                    "out '\(out)' must be a relative file name without '.' or '..' parts, leading dots or control characters"
+            )
+        }
         do {
             return try folder.directory(dir, out: out)
         } catch {

@@ -70,6 +70,10 @@ public final class Aria2RPC: Sendable {
     /// that much per connection, on a timer (the connection's thread sleeps), never a busy loop.
     static let refusalDelay = Duration.milliseconds(500)
 
+    /// The most calls one request may carry, in a batch or a `system.multicall`: a 2 MiB body of tiny
+    /// calls would otherwise ask for answers hundreds of times its size.
+    static let mostCalls = 1000
+
     /// The answer to a JSON-RPC body, and whether it refuses a call's secret.
     func respond(json body: [UInt8]) -> (body: [UInt8], refusesSecret: Bool) {
         guard let request = JSONInput.parse(body) else {
@@ -78,9 +82,16 @@ public final class Aria2RPC: Sendable {
                 false
             )
         }
-        let answers = request.array.map { $0.map(answer(call:)) } ?? [answer(call: request)]
-        let refused = answers.contains { $0["error"]?["message"]?.string == Self.unauthorized }
-        return (Array((request.array == nil ? answers[0] : .array(answers)).text.utf8), refused)
+        if let calls = request.array, calls.count > Self.mostCalls {
+            let error = CallError(
+                code: -32600, message: "a batch of \(calls.count) calls; at most \(Self.mostCalls)")
+            return (Array(Self.failure(id: .null, error).text.utf8), false)
+        }
+        let scope = RefusalScope()
+        let answers =
+            request.array.map { calls in calls.map { answer(call: $0, scope: scope) } }
+            ?? [answer(call: request, scope: scope)]
+        return (Array((request.array == nil ? answers[0] : .array(answers)).text.utf8), scope.refused)
     }
 
     /// aria2's message for a call without the right secret.
@@ -88,18 +99,19 @@ public final class Aria2RPC: Sendable {
 
     /// The answer to an XML-RPC body, and whether it refuses the call's secret.
     func respond(xml body: [UInt8]) -> (body: [UInt8], refusesSecret: Bool) {
-        let answer = answer(xml: body)
-        return (
-            answer, String(decoding: answer, as: UTF8.self).contains("<string>\(Self.unauthorized)</string>")
-        )
+        let scope = RefusalScope()
+        return (answer(xml: body, scope: scope), scope.refused)
     }
 
     /// The answer to an XML-RPC request body (`POST /rpc`): a `methodResponse` with the result, or
     /// a fault with aria2's code and message.
-    public func answer(xml body: [UInt8]) -> [UInt8] {
+    public func answer(xml body: [UInt8]) -> [UInt8] { answer(xml: body, scope: RefusalScope()) }
+
+    private func answer(xml body: [UInt8], scope: RefusalScope) -> [UInt8] {
         do {
             let (method, params) = try XMLRPC.call(body)
-            return XMLRPC.response(try result(of: method, params, faultKeys: ("faultCode", "faultString")))
+            return XMLRPC.response(
+                try result(of: method, params, faultKeys: ("faultCode", "faultString"), scope: scope))
         } catch let error as XMLElement.Malformed {
             return XMLRPC.fault(code: -32700, message: "Parse error: \(error.reason)")
         } catch let error as CallError {
@@ -109,13 +121,13 @@ public final class Aria2RPC: Sendable {
         }
     }
 
-    private func answer(call: JSONValue) -> JSONValue {
+    private func answer(call: JSONValue, scope: RefusalScope) -> JSONValue {
         let id = call["id"] ?? .null
         guard let method = call["method"]?.string else {
             return Self.failure(id: id, CallError(code: -32600, message: "Invalid Request"))
         }
         do {
-            let result = try result(of: method, call["params"]?.array ?? [])
+            let result = try result(of: method, call["params"]?.array ?? [], scope: scope)
             return .object([("id", id), ("jsonrpc", .string("2.0")), ("result", result)])
         } catch let error as CallError {
             return Self.failure(id: id, error)
@@ -135,20 +147,30 @@ public final class Aria2RPC: Sendable {
     /// secret is set) is checked and taken off. A failed call inside `system.multicall` is answered as
     /// an object with `faultKeys` (JSON-RPC's `code` and `message`, XML-RPC's `faultCode` and
     /// `faultString`).
+    ///
+    /// Once one call of a request gives a wrong secret, every later call of that request is refused
+    /// without its secret being looked at: a batch or multicall of guesses learns nothing past the
+    /// first, and the whole answer waits ``refusalDelay``.
     func result(
-        of method: String, _ given: [JSONValue], faultKeys: (String, String) = ("code", "message")
+        of method: String, _ given: [JSONValue], faultKeys: (String, String) = ("code", "message"),
+        scope: RefusalScope = RefusalScope()
     ) throws -> JSONValue {
         var params = given
         switch method {
         case "system.multicall":
+            let calls = params.first?.array ?? []
+            guard calls.count <= Self.mostCalls else {
+                throw CallError(
+                    code: 1, message: "a multicall of \(calls.count) calls; at most \(Self.mostCalls)")
+            }
             return .array(
-                (params.first?.array ?? []).map { call in
+                calls.map { call in
                     let failure: CallError
                     do {
                         return .array([
                             try result(
                                 of: call["methodName"]?.string ?? "", call["params"]?.array ?? [],
-                                faultKeys: faultKeys)
+                                faultKeys: faultKeys, scope: scope)
                         ])
                     } catch let error as CallError {
                         failure = error
@@ -164,7 +186,9 @@ public final class Aria2RPC: Sendable {
         default: break
         }
         if let secret {
-            guard let given = params.first?.string, Self.sameSecret(given, "token:\(secret)") else {
+            guard !scope.refused, let given = params.first?.string, Self.sameSecret(given, "token:\(secret)")
+            else {
+                scope.refused = true
                 throw CallError(code: 1, message: Self.unauthorized)
             }
             params.removeFirst()
@@ -193,6 +217,11 @@ public final class Aria2RPC: Sendable {
         }
         return difference == 0
     }
+}
+
+/// What one request has shown so far: whether a call of it gave a wrong secret.
+final class RefusalScope {
+    var refused = false
 }
 
 /// A call's parameters (the token taken off), read by position as aria2 reads them.

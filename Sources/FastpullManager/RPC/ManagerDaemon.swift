@@ -126,11 +126,18 @@ public final class ManagerDaemon: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         var skipped: [String] = []
         for entry in SessionFile.entries(String(decoding: data, as: UTF8.self)) {
-            if let gid = entry.options["gid"], try list.download(gid.lowercased()) != nil { continue }
+            // An entry without a GID (an input file written by hand) gets one made from what it asks
+            // for, so a second start finds it in the list instead of adding it again.
+            var options = entry.options
+            let gid = (options["gid"] ?? SessionFile.stableGID(entry)).lowercased()
+            options["gid"] = gid
             do {
-                _ = try rpc.add(uris: entry.uris, options: entry.options, position: nil)
+                if try list.download(gid) != nil { continue }
+                _ = try rpc.add(uris: entry.uris, options: options, position: nil)
             } catch let error as Aria2RPC.CallError {
                 skipped.append("\(entry.uris[0]) in \(path): \(error.message)")
+            } catch {
+                skipped.append("\(entry.uris[0]) in \(path): \(error)")
             }
         }
         return skipped

@@ -43,6 +43,8 @@ final class RPCHTTPServer: Sendable {
     static let mostConnections = 64
     /// How long a connection may stay silent (between requests, or within one) before it is closed.
     static let idleSeconds = 60
+    /// How long a request may take from its first byte to its last.
+    static let requestSeconds = 60
     private let handle: @Sendable (Request) -> Response
 
     /// Listens on `address` (`127.0.0.1`, or `0.0.0.0` for every interface) at `port` (0: a free
@@ -163,13 +165,20 @@ final class RPCHTTPServer: Sendable {
     private static func readRequest(_ fd: Int32, buffered: [UInt8]) -> Read {
         var bytes = buffered
         var headEnd: Int?
+        var searched = 0
+        // Once a request has begun, it must be whole within ``requestSeconds``: a client that sends
+        // a byte now and then cannot hold its connection (and its thread) for ever.
+        var deadline: ContinuousClock.Instant? = bytes.isEmpty ? nil : .now + .seconds(requestSeconds)
         while true {
-            if let end = find([13, 10, 13, 10], in: bytes) {
+            if let end = find([13, 10, 13, 10], in: bytes, from: max(searched - 3, 0)) {
                 headEnd = end
                 break
             }
+            searched = bytes.count
             guard bytes.count < largestHead else { return .tooLarge("431 Request Header Fields Too Large") }
             guard read(fd, into: &bytes) else { return .ended }
+            deadline = deadline ?? .now + .seconds(requestSeconds)
+            if let deadline, ContinuousClock.now > deadline { return .ended }
         }
         guard let headEnd else { return .ended }
         let lines = String(decoding: bytes[..<headEnd], as: UTF8.self).split(separator: "\r\n")
@@ -190,6 +199,7 @@ final class RPCHTTPServer: Sendable {
         let bodyStart = headEnd + 4
         while bytes.count < bodyStart + length {
             guard read(fd, into: &bytes) else { return .ended }
+            if let deadline, ContinuousClock.now > deadline { return .ended }
         }
         let request = Request(
             method: String(parts[0]), target: String(parts[1]), headers: headers,
@@ -230,10 +240,12 @@ final class RPCHTTPServer: Sendable {
         return true
     }
 
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<start + needle.count]) == needle { return start }
+    /// Where `needle` first starts in `haystack`, looking from `from` on.
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int = 0) -> Int? {
+        guard haystack.count >= needle.count, from <= haystack.count - needle.count else { return nil }
+        next: for start in from...(haystack.count - needle.count) {
+            for offset in needle.indices where haystack[start + offset] != needle[offset] { continue next }
+            return start
         }
         return nil
     }

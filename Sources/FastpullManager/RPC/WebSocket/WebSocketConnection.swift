@@ -14,6 +14,10 @@ final class WebSocketConnection: Sendable {
     private let fd: Int32
     private let sends: DispatchQueue
     private let closed = Atomic<Bool>(false)
+    /// Bytes queued and not yet written; past ``mostQueued`` the client is not reading, and is closed.
+    private let queued = Atomic<Int>(0)
+    /// The most bytes waiting for a client that does not read.
+    static let mostQueued = 4 << 20
 
     init(fd: Int32) {
         self.fd = fd
@@ -28,7 +32,16 @@ final class WebSocketConnection: Sendable {
     private func send(_ frame: WebSocketFrame) {
         guard !closed.load(ordering: .relaxed) else { return }
         let bytes = frame.encoded
-        sends.async { [fd] in
+        guard queued.add(bytes.count, ordering: .relaxed).newValue <= Self.mostQueued else {
+            // A client that reads nothing while answers pile up: it is closed, not fed.
+            closed.store(true, ordering: .relaxed)
+            Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            return
+        }
+        sends.async { [self] in
+            defer { queued.subtract(bytes.count, ordering: .relaxed) }
+            // Checked here too: once the connection ends, its descriptor may be another's.
+            guard !closed.load(ordering: .relaxed) else { return }
             var sent = 0
             while sent < bytes.count {
                 let count = bytes.withUnsafeBytes { buffer in
@@ -36,7 +49,10 @@ final class WebSocketConnection: Sendable {
                         Glibc.send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
                     }
                 }
-                guard count > 0 else { return }
+                guard count > 0 else {
+                    closed.store(true, ordering: .relaxed)
+                    return
+                }
                 sent += count
             }
         }
@@ -109,8 +125,8 @@ final class WebSocketConnection: Sendable {
                 handle(text)
             }
         }
-        flush()
-        closed.store(true, ordering: .relaxed)
+        // What was queued is written; then, on the queue itself, nothing more will be.
+        sends.sync { closed.store(true, ordering: .relaxed) }
     }
 
     private enum Received { case data, silent, ended }
