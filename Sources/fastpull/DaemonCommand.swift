@@ -96,6 +96,10 @@ enum DaemonCommand {
             lines +=
                 "fastpull daemon: web page http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(daemon.port)/"
             lines += secretFile.map { ", secret in \($0)\n" } ?? "\n"
+            if settings.secret == nil {
+                lines +=
+                    "fastpull daemon: no RPC secret (as aria2 without --rpc-secret): any program on this machine can drive it\n"
+            }
             if !options.ignored.isEmpty {
                 lines +=
                     "fastpull daemon: left alone: \(options.ignored.map { "--\($0)" }.joined(separator: " "))\n"

@@ -46,13 +46,7 @@ struct Aria2pKillTests {
                 running = api.get_download("\(gids["running"] as? String ?? "")")
                 seen = {"held_after_restart": held.status, "running_after_restart": running.status}
                 api.resume([held])
-                def wait(download):
-                    for _ in range(1200):
-                        download.update()
-                        if download.status in ("complete", "error", "removed"):
-                            return download.status
-                        time.sleep(0.05)
-                    return download.status
+                \(DaemonHarness.aria2pWait)
                 seen["held"] = wait(held)
                 seen["running"] = wait(running)
                 print(json.dumps(seen))

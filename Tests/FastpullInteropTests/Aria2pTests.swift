@@ -20,13 +20,7 @@ struct Aria2pTests {
                 slow.update()
                 seen["after_pause"] = slow.status
                 api.resume([slow])
-                def wait(download):
-                    for _ in range(600):
-                        download.update()
-                        if download.status in ("complete", "error", "removed"):
-                            return download.status
-                        time.sleep(0.05)
-                    return download.status
+                \(DaemonHarness.aria2pWait)
                 seen["fast"] = wait(fast)
                 seen["slow"] = wait(slow)
                 seen["total_length"] = slow.total_length
@@ -37,12 +31,7 @@ struct Aria2pTests {
                 seen["left"] = [d.gid for d in api.get_downloads()]
                 print(json.dumps(seen))
                 """
-            let result = try await DaemonHarness.python(script)
-            daemon.interrupt()
-            let ended = await daemon.finished()
-            #expect(result.status == 0, "aria2p: \(result.stderr)")
-            let seen =
-                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+            let (seen, ended) = try await DaemonHarness.runThenStop(script, daemon)
             let added = seen["added"] as? [String] ?? []
             #expect(added.count == 2)
             #expect(seen["after_pause"] as? String == "paused", "\(seen)")

@@ -54,4 +54,29 @@ enum DaemonHarness {
             )
         }
     }
+
+    /// Python for aria2p scripts: `wait(download)` polls until the download ends (complete, error or
+    /// removed) or a minute passes, and returns its status.
+    static let aria2pWait = """
+        def wait(download):
+            for _ in range(1200):
+                download.update()
+                if download.status in ("complete", "error", "removed"):
+                    return download.status
+                time.sleep(0.05)
+            return download.status
+        """
+
+    /// Runs `script`, which prints one JSON object, then stops `daemon` (Ctrl-C); returns the object
+    /// and how the daemon ended. The script failing is recorded as an issue with what it printed.
+    static func runThenStop(_ script: String, _ daemon: FastpullProcess) async throws
+        -> (seen: [String: Any], ended: FastpullProcess.Result)
+    {
+        let result = try await python(script)
+        daemon.interrupt()
+        let ended = await daemon.finished()
+        #expect(result.status == 0, "python: \(result.stderr)")
+        let seen = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+        return (seen, ended)
+    }
 }

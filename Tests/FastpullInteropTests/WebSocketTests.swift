@@ -67,12 +67,7 @@ struct WebSocketTests {
                     seen["heard"] = heard
                 print(json.dumps(seen))
                 """
-            let result = try await DaemonHarness.python(script)
-            daemon.interrupt()
-            let ended = await daemon.finished()
-            #expect(result.status == 0, "python: \(result.stderr)")
-            let seen =
-                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+            let (seen, ended) = try await DaemonHarness.runThenStop(script, daemon)
             #expect(seen["version"] as? String == "1.36.0", "\(seen)")
             let batch = seen["batch"] as? [Any] ?? []
             #expect((batch.first as? [String])?.contains("numActive") == true, "\(seen)")
@@ -119,12 +114,7 @@ struct WebSocketTests {
                 version = json.loads(urllib.request.urlopen("http://127.0.0.1:\(rpcPort)/jsonrpc", body).read())["result"]["version"]
                 print(json.dumps({"sent": sent, "received": received, "version": version}))
                 """
-            let result = try await DaemonHarness.python(script)
-            daemon.interrupt()
-            let ended = await daemon.finished()
-            #expect(result.status == 0, "python: \(result.stderr)")
-            let seen =
-                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+            let (seen, ended) = try await DaemonHarness.runThenStop(script, daemon)
             let received = seen["received"] as? Int ?? -1
             // 60,000 answers of some 900 bytes would be 54 MB: far less came before the close.
             #expect(received >= 0 && received < 16 << 20, "\(seen)")
