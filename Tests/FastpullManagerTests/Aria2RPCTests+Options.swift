@@ -176,6 +176,21 @@ extension Aria2RPCTests {
         }
     }
 
+    /// With a save interval, the session is written while the daemon runs, not only at its end.
+    @Test func theSessionIsSavedEveryInterval() async throws {
+        let session = folder.appendingPathComponent("interval.txt").path
+        try await withDaemon(sessionPath: session, sessionInterval: 1) {
+            let url = server.url("/gen/1024?seed=9").absoluteString
+            _ = try await call(
+                "aria2.addUri", #"[["\#(url)"], {"gid": "00000000000000d1", "pause": "true"}]"#)
+            #expect(
+                try await waitFor {
+                    (try? String(contentsOfFile: session, encoding: .utf8))?.contains(" gid=00000000000000d1")
+                        == true
+                })
+        }
+    }
+
     /// An input file's entry without a GID gets one made from what it asks for: started twice, the
     /// daemon adds it once. An entry the daemon refuses (outside the folder) is skipped with why.
     @Test func anInputFileIsAddedOnce() async throws {

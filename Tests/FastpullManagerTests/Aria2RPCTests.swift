@@ -26,6 +26,7 @@ final class Aria2RPCTests {
     /// `body` did.
     func withDaemon(
         secret: String? = nil, maximumActive: Int = 5, sessionPath: String? = nil, inputPath: String? = nil,
+        sessionInterval: Int = 0,
         _ body: () async throws -> Void
     ) async throws {
         var settings = ManagerDaemon.Settings(
@@ -35,6 +36,7 @@ final class Aria2RPCTests {
         settings.maximumActive = maximumActive
         settings.sessionPath = sessionPath
         settings.inputPath = inputPath
+        settings.sessionInterval = sessionInterval
         daemon = try ManagerDaemon(settings)
         do {
             try await body()
