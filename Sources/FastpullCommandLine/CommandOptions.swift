@@ -214,7 +214,8 @@ package struct CommandOptions: Sendable {
         configuration.integrity.keepsPartialOnMismatch = parsed.has("keep-partial")
         // The SHA-256 of a file nobody checks costs as much CPU as TLS: computed when asked for (a
         // checksum to verify is computed whatever this says).
-        configuration.integrity.computesSHA256 = parsed.has("sha256")
+        configuration.integrity.computesSHA256 = parsed.has("sha256") || parsed.has("verify")
+        configuration.integrity.verifiesSavedFiles = parsed.has("verify")
         if let path = parsed.last("cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "error: --cacert: cannot read '\(path)'")

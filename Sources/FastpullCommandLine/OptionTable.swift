@@ -77,7 +77,7 @@ package enum OptionTable {
             help: "Save into DIR (created if missing)."),
         OptionSpec(
             "force", .flag, group: .output,
-            help: "Replace an existing file (one that matches its checksum is kept either way)."),
+            help: "Download again whatever is there, and replace it once the new file is verified."),
         OptionSpec(
             "dry-run", .flag, group: .output,
             help: "Probe and print the plan (size, validators, ranges, digests, segments); fetch nothing."),
@@ -171,6 +171,10 @@ package enum OptionTable {
         OptionSpec(
             "sha256", .flag, group: .integrity,
             help: "Compute the file's SHA-256 as it downloads and print it (~0.7 CPU-s per GiB)."),
+        OptionSpec(
+            "verify", .flag, group: .integrity,
+            help: "Re-hash a file already saved against its record instead of trusting its size and time "
+                + "(a changed one fails, or is fetched again with --force); implies --sha256."),
         OptionSpec(
             "keep-partial", .flag, group: .integrity,
             help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),

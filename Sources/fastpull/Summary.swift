@@ -33,7 +33,8 @@ enum Summary {
     /// can be compared with a published one; other digests shortened. Or for a file
     /// that was already in place `x.iso is already here (1.0 GiB) and matches sha256 from --checksum;
     /// nothing downloaded`, or, kept by its record, `x.iso is already complete (1.0 GiB) and unchanged
-    /// on the server; nothing downloaded` (with `, sha256 9f86… (read from the file now)` when asked).
+    /// on the server; nothing downloaded (its size and time as recorded; …)` (with `, sha256 9f86… (read
+    /// from the file now)` instead when asked).
     static func saved(_ report: Report, alreadyPresent: Bool) -> String {
         var verified: [String] = []
         for check in report.checks {
@@ -45,7 +46,11 @@ enum Summary {
             guard !verified.isEmpty else {
                 // Kept by its origin record: the server still offers the version saved. A SHA-256 asked
                 // for was computed from the file now.
-                let sha256 = report.sha256.isEmpty ? "" : ", sha256 \(report.sha256) (read from the file now)"
+                // Not hashed, it is trusted by its size and time: the line says so, and how not to.
+                let sha256 =
+                    report.sha256.isEmpty
+                    ? " (its size and time as recorded; --verify re-hashes it, --force fetches it again)"
+                    : ", sha256 \(report.sha256) (read from the file now)"
                 return
                     "\(report.outputPath) is already complete (\(ByteFormat.size(report.size))) and unchanged "
                     + "on the server; nothing downloaded\(sha256)"

@@ -146,10 +146,11 @@ struct RerunCLITests {
             unhashed.stdout.contains("\"recordedDigests\":{\"sha256\":\"\(recorded)\"}"), "\(unhashed.stdout)"
         )
 
+        // --force fetches it again, whatever the record says.
+        server.resetStats()
         let forced = try await CLIRunner.run([url, "-o", "d.bin", "--sha256", "--force"], in: folder)
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(forced.stderr.contains("changed since it was saved"), "\(forced.stderr)")
-        #expect(forced.stderr.contains("downloading it again"), "\(forced.stderr)")
+        #expect(server.stats.bodyBytesSent == Int64(size))
         #expect(contents("d.bin") == Data(original))
         #expect(Self.recorded(path, "sha256") == recorded)
     }
@@ -215,6 +216,49 @@ struct RerunCLITests {
     }
 
     /// A file changed here since it was saved is the user's: the rerun refuses it as before.
+    /// The case a user met: one byte of a saved file flipped and its modification time put back. A
+    /// plain rerun trusts the record and says on what ("its size and time as recorded"); `--verify`
+    /// re-hashes and fails, exit 6, fetching nothing; `--force` always fetches, and the bytes are
+    /// right again.
+    @Test func forceForcesAndVerifyRehashes() async throws {
+        let size = 1 << 20
+        let url = server.url("/gen/\(size)?seed=12").absoluteString
+        let original = Data(FixtureContent.bytes(count: size, seed: 12))
+        // Saved without a digest, it cannot be verified: --verify says so and keeps nothing as complete.
+        #expect(try await CLIRunner.run([url, "-o", "plain.bin"], in: folder).status == 0)
+        let unverifiable = try await CLIRunner.run([url, "-o", "plain.bin", "--verify"], in: folder)
+        #expect(unverifiable.status == 6, "\(unverifiable.stderr)")
+        #expect(unverifiable.stderr.contains("has no SHA-256 recorded"), "\(unverifiable.stderr)")
+        #expect(try await CLIRunner.run([url, "-o", "f.bin", "--sha256"], in: folder).status == 0)
+        let path = folder + "/f.bin"
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data([original[4096] ^ 0xFF]))
+        try handle.close()
+        var times = [info.st_atim, info.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let flipped = contents("f.bin")
+
+        let trusted = try await CLIRunner.run([url, "-o", "f.bin"], in: folder)
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(trusted.stderr.contains("already complete"), "\(trusted.stderr)")
+        #expect(
+            trusted.stderr.contains("its size and time as recorded; --verify re-hashes it"),
+            "\(trusted.stderr)")
+        server.resetStats()
+        let verified = try await CLIRunner.run([url, "-o", "f.bin", "--verify"], in: folder)
+        #expect(verified.status == 6, "\(verified.stderr)")
+        #expect(verified.stderr.contains("changed since it was saved"), "\(verified.stderr)")
+        #expect(server.stats.bodyBytesSent == 0)
+        #expect(contents("f.bin") == flipped)
+        let forced = try await CLIRunner.run([url, "-o", "f.bin", "--force"], in: folder)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(contents("f.bin") == original)
+        #expect(server.stats.bodyBytesSent == Int64(size))
+    }
+
     @Test func aFileChangedHereIsNeverReplaced() async throws {
         let url = server.url("/gen/20000").absoluteString
         let first = try await CLIRunner.run([url, "-o", "h.bin"], in: folder)

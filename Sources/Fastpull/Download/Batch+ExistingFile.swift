@@ -98,7 +98,13 @@ enum ExistingFile {
             // (not fetched again); the recorded one is reported as recorded, and a file whose bytes
             // no longer have it changed since it was saved.
             var sha256 = ""
-            if configuration.integrity.computesSHA256 {
+            if configuration.integrity.verifiesSavedFiles, record.sha256.isEmpty {
+                return .changedHere(
+                    reason:
+                        "\(path) has no SHA-256 recorded (it was saved without --sha256), so it cannot be verified",
+                    probed: planned.probed)
+            }
+            if configuration.integrity.computesSHA256 || configuration.integrity.verifiesSavedFiles {
                 let hashed = await hashOnAThread(path, algorithms: [.sha256])
                 guard let digest = hashed?.1[.sha256], hashed?.0 == record.size else { return nil }
                 sha256 = Digest.hex(digest)

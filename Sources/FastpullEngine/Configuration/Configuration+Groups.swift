@@ -121,6 +121,11 @@ extension Configuration {
         /// False leaves ``Report/sha256`` empty unless a checksum to verify is a SHA-256; every
         /// expected checksum is checked either way. The command line sets it only with `--sha256`.
         public var computesSHA256 = true
+        /// A file a download of this URL saved earlier (it carries its origin record) is kept only
+        /// once its bytes, hashed now, have the SHA-256 recorded then — not on its size and
+        /// modification time alone; one saved without a SHA-256 cannot be verified and is not kept
+        /// (default false; the command line's `--verify`). Needs ``computesSHA256``.
+        public var verifiesSavedFiles = false
         /// After a size or checksum mismatch, keep the bytes in `<output>.part` for inspection instead
         /// of deleting them (`--keep-partial`). The journal is deleted either way, so a later run
         /// starts over rather than resume into bytes known to be bad.
