@@ -216,6 +216,7 @@ package struct CommandOptions: Sendable {
         // checksum to verify is computed whatever this says).
         configuration.integrity.computesSHA256 = parsed.has("sha256") || parsed.has("verify")
         configuration.integrity.verifiesSavedFiles = parsed.has("verify")
+        configuration.resume.keepsServerTime = parsed.has("remote-time")
         if let path = parsed.last("cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "error: --cacert: cannot read '\(path)'")

@@ -79,6 +79,9 @@ package enum OptionTable {
             "force", .flag, group: .output,
             help: "Download again whatever is there, and replace it once the new file is verified."),
         OptionSpec(
+            "remote-time", short: "R", .flag, group: .output,
+            help: "Give the file the server's Last-Modified time, as wget does (curl and aria2: -R)."),
+        OptionSpec(
             "dry-run", .flag, group: .output,
             help: "Probe and print the plan (size, validators, ranges, digests, segments); fetch nothing."),
 

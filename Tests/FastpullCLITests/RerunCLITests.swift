@@ -259,6 +259,23 @@ struct RerunCLITests {
         #expect(server.stats.bodyBytesSent == Int64(size))
     }
 
+    /// `-R` gives the file the server's `Last-Modified` (the fixture's generated files: 2020-01-01),
+    /// before the record is written, so a rerun still finds it as saved; without it, the time it was
+    /// saved.
+    @Test func remoteTimeIsTheServers() async throws {
+        let url = server.url("/gen/4096?seed=13").absoluteString
+        let kept = try await CLIRunner.run([url, "-o", "r.bin", "-R"], in: folder)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        var info = stat()
+        #expect(stat(folder + "/r.bin", &info) == 0)
+        #expect(info.st_mtim.tv_sec == 1_577_836_800)
+        let again = try await CLIRunner.run([url, "-o", "r.bin", "--remote-time"], in: folder)
+        #expect(again.stderr.contains("already complete"), "\(again.stderr)")
+        #expect(try await CLIRunner.run([url, "-o", "now.bin"], in: folder).status == 0)
+        #expect(stat(folder + "/now.bin", &info) == 0)
+        #expect(info.st_mtim.tv_sec > 1_700_000_000)
+    }
+
     @Test func aFileChangedHereIsNeverReplaced() async throws {
         let url = server.url("/gen/20000").absoluteString
         let first = try await CLIRunner.run([url, "-o", "h.bin"], in: folder)

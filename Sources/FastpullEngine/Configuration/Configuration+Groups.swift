@@ -176,6 +176,10 @@ extension Configuration {
         /// and keeps the verified bytes in `<output>.part`, where a later run that may replace finds
         /// them complete. A device, FIFO or folder at the destination is never replaced.
         public var replacesExistingFile = true
+        /// Gives the saved file the server's `Last-Modified` as its modification time, as wget does
+        /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's
+        /// `-R`/`--remote-time`). A server that sends none leaves the time it was saved.
+        public var keepsServerTime = false
 
         /// The defaults.
         public init() {}

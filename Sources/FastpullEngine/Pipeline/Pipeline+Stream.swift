@@ -77,6 +77,7 @@ extension Pipeline {
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
             if let file {
+                if let time = serverTime(remote) { file.setModificationTime(time) }
                 file.record(
                     OriginRecord(
                         url: download.url, remote: remote, size: result.size,

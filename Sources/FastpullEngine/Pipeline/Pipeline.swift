@@ -93,6 +93,16 @@ package struct Pipeline {
     }
 
     /// The run once the `.part` file is ours.
+    /// The time the saved file takes from the server (``Configuration/Resume/keepsServerTime``), in
+    /// seconds since 1970: its `Last-Modified`, when asked for and given. Set before the origin
+    /// record, which records the file's time as it is then.
+    func serverTime(_ remote: RemoteFile) -> Int64? {
+        guard configuration.resume.keepsServerTime, let text = remote.lastModified,
+            let date = HTTPDate.parse(text)
+        else { return nil }
+        return Int64(date.timeIntervalSince1970)
+    }
+
     /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
     func makePool() throws -> ConnectionPool {
         let tls = TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure)
@@ -321,6 +331,7 @@ package struct Pipeline {
             throw failure
         }
         do {
+            if let time = serverTime(remote) { start.file.setModificationTime(time) }
             start.file.record(
                 OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
             try start.file.sync()

@@ -243,6 +243,13 @@ package final class OutputFile: Sendable {
     }
 
     /// Records where the file came from (``OriginRecord``) on it; best effort.
+    /// Sets the file's modification time to `seconds` since 1970 (its access time left alone).
+    func setModificationTime(_ seconds: Int64) {
+        // UTIME_OMIT ((1 << 30) - 2), which Glibc does not export to Swift: the access time stays.
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+        _ = futimens(descriptor, &times)
+    }
+
     func record(_ origin: OriginRecord) {
         // A file this run created has no attributes of an earlier run's version to remove (the record
         // is the last thing written before the rename, so no attempt of this run left one either).

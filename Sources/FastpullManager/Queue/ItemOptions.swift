@@ -4,7 +4,8 @@ import FoundationEssentials
 /// aria2's per-download options that the manager applies, turned into a `Configuration`: `checksum`
 /// (`sha-256=HEX`, also `sha-1`, `sha-512`, `md5`), `header` (one `Name: value` per line, or an array
 /// in the call), `http-user` and `http-passwd`, `user-agent`, `referer`, `max-download-limit`
-/// (`500K`, `2M`, bytes; 0 for none), and the connection ceilings `split` (connections in all) and
+/// (`500K`, `2M`, bytes; 0 for none), `remote-time` (the server's time on the file), and the
+/// connection ceilings `split` (connections in all) and
 /// `max-connection-per-server` (to one server): fastpull still chooses how many connections pay, up
 /// to those. `min-split-size` is left to fastpull's segment sizes; the rest are kept and left alone. An option whose value is malformed is refused, so a download is
 /// never added without the check it asked for.
@@ -31,6 +32,7 @@ enum ItemOptions {
                 user: user, password: options["http-passwd"] ?? "")
         }
         if let agent = options["user-agent"] { configuration.request.userAgent = agent }
+        configuration.resume.keepsServerTime = options["remote-time"] == "true"
         for (option, path) in [
             ("split", \Configuration.connections.maximum),
             ("max-connection-per-server", \Configuration.connections.maximumPerHost),
