@@ -30,7 +30,7 @@ struct FastpullCommand {
         let lines: [BatchFile.Line]
         let netrc: Netrc?
         do {
-            let parsed = try ArgumentParser.parse(arguments)
+            let parsed = try ArgumentParser.parse(try OptionAliases.rewrite(arguments))
             if parsed.has("help") {
                 print(HelpText.text(width: Terminal.columns(of: STDOUT_FILENO) ?? HelpText.defaultWidth))
                 exit(0)
