@@ -285,8 +285,6 @@ package struct CommandOptions: Sendable {
         package var item: BatchItem
         /// Where it came from, for messages: `argument 2`, `list.txt:7` or `x.meta4: docs/a.pdf`.
         package var origin: String
-        /// Whether the folder of its output may have to be made (a Metalink name with a folder in it).
-        package var makesFolder = false
     }
 
     /// One file of a `--metalink` document, with the document it came from.
@@ -325,7 +323,7 @@ package struct CommandOptions: Sendable {
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
-            metalink: (file: Metalink.File, document: String)? = nil, makesFolder: Bool = false
+            metalink: (file: Metalink.File, document: String)? = nil
         ) throws(UsageError) {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
@@ -349,7 +347,7 @@ package struct CommandOptions: Sendable {
             jobs.append(
                 Job(
                     item: BatchItem(url: clean, destination: destination, configuration: settings),
-                    origin: origin, makesFolder: makesFolder))
+                    origin: origin))
         }
         for (index, url) in urls.enumerated() {
             try add(url, output: output, checksums: [], origin: "argument \(index + 1)", mirrors: mirrors)
@@ -366,8 +364,7 @@ package struct CommandOptions: Sendable {
             try add(
                 first, output: output ?? entry.file.name, checksums: [],
                 origin: "\(entry.source): \(entry.file.name)",
-                metalink: (entry.file, "Metalink file \(entry.source)"),
-                makesFolder: output == nil && entry.file.name.contains("/"))
+                metalink: (entry.file, "Metalink file \(entry.source)"))
         }
         var seen: [String: String] = [:]
         for job in jobs {

@@ -33,11 +33,15 @@ struct Run {
                 return FastpullError.Code.localIO.rawValue
             }
         }
-        // A Metalink file may name its files in folders of their own.
-        for job in jobs where job.makesFolder {
+        // The folders an output names are made, as aria2 makes them (curl with --create-dirs): `-o
+        // sub/x`, a list's `out=sub/x`, a Metalink file's names in folders of their own.
+        for job in jobs {
             guard case .file(let file) = job.item.destination else { continue }
-            try? FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let folder = file.deletingLastPathComponent()
+            guard !FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else {
+                continue
+            }
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
         if options.configuration.tls.insecure && !options.quiet {
             console.note("warning: --insecure: TLS certificates are not verified")

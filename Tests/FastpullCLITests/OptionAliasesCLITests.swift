@@ -20,4 +20,19 @@ struct OptionAliasesCLITests {
         #expect(
             refused.stderr.contains("never replaces an existing file without --force"), "\(refused.stderr)")
     }
+
+    /// An output in folders that do not exist yet, given with `-o` or on a list's line: the folders
+    /// are made (aria2 makes them; curl with --create-dirs). Before: exit 7.
+    @Test func outputFoldersAreMade() async throws {
+        let workspace = try ServedWorkspace(label: "fastpull-folders")
+        let url = workspace.server.url("/gen/4096?seed=15").absoluteString
+        let single = try await CLIRunner.run([url, "-o", "a/b/one.bin"], in: workspace.folder)
+        #expect(single.status == 0, "\(single.stderr)")
+        #expect(FileManager.default.contents(atPath: workspace.folder + "/a/b/one.bin")?.count == 4096)
+        try "\(url) c/two.bin\n".write(
+            toFile: workspace.folder + "/list.txt", atomically: true, encoding: .utf8)
+        let listed = try await CLIRunner.run(["-i", "list.txt"], in: workspace.folder)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(FileManager.default.contents(atPath: workspace.folder + "/c/two.bin")?.count == 4096)
+    }
 }
