@@ -107,9 +107,10 @@ enum ArtifactList {
         }.joined()
     }
 
-    /// `fastpull`'s arguments: the input file, the package root as the folder, `--force` (a file
-    /// that matches its checksum is still kept), then what the user passed.
+    /// `fastpull`'s arguments: the input file, the package root as the folder, `--update` (a file
+    /// that matches its checksum is kept, one that does not is fetched again), then what the user
+    /// passed.
     static func arguments(input: String, root: String, passThrough: [String]) -> [String] {
-        ["-i", input, "-d", root, "--force"] + passThrough
+        ["-i", input, "-d", root, "--update"] + passThrough
     }
 }

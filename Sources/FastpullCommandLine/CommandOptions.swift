@@ -18,8 +18,10 @@ package struct CommandOptions: Sendable {
     package var parallelFiles = Configuration.Defaults.parallelFiles
     /// `--max-connections-per-host`.
     package var maximumConnectionsPerHost = Configuration.Defaults.maximumConnectionsPerHost
-    /// `--force`: replace existing files.
+    /// `--force`: always fetch again and replace existing files.
     package var force = false
+    /// `--update`: keep an existing file that verifies, replace one that does not.
+    package var update = false
     /// `--dry-run`: probe and plan only.
     package var dryRun = false
     /// `--json`: NDJSON events on stdout.
@@ -84,6 +86,7 @@ package struct CommandOptions: Sendable {
                 message: "error: --json and --output -: both write to standard output; drop one of them")
         }
         force = parsed.has("force")
+        update = parsed.has("update")
         dryRun = parsed.has("dry-run")
 
         if let path = parsed.last("output") {

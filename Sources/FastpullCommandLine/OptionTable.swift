@@ -79,6 +79,10 @@ package enum OptionTable {
             "force", .flag, group: .output,
             help: "Download again whatever is there, and replace it once the new file is verified."),
         OptionSpec(
+            "update", .flag, group: .output,
+            help: "Keep an existing file that matches its checksum (or its record); fetch again and "
+                + "replace one that does not."),
+        OptionSpec(
             "remote-time", short: "R", .flag, group: .output,
             help: "Give the file the server's Last-Modified time, as wget does (curl and aria2: -R)."),
         OptionSpec(

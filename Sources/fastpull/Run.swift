@@ -53,7 +53,8 @@ struct Run {
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(
                 parallelFiles: options.parallelFiles,
-                existingFiles: options.force ? .replace : .refuse, keepsEvents: listens))
+                existingFiles: options.force ? .replace : options.update ? .keepIfVerified : .refuse,
+                keepsEvents: listens))
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet

@@ -276,6 +276,29 @@ struct RerunCLITests {
         #expect(info.st_mtim.tv_sec > 1_700_000_000)
     }
 
+    /// `--update`: an existing file that matches its checksum is kept without a request; one that
+    /// does not is fetched again and replaced.
+    @Test func updateKeepsWhatVerifiesAndReplacesWhatDoesNot() async throws {
+        let size = 65536
+        let url = server.url("/gen/\(size)?seed=16").absoluteString
+        let original = Data(FixtureContent.bytes(count: size, seed: 16))
+        let checksum = "sha256=" + Digest.hex(Digest.compute(.sha256, of: Array(original)))
+        try original.write(to: URL(fileURLWithPath: folder + "/u.bin"))
+        server.resetStats()
+        let kept = try await CLIRunner.run(
+            [url, "-o", "u.bin", "--checksum", checksum, "--update"], in: folder)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(server.stats.requests == 0)
+        try Data(repeating: 0, count: size).write(to: URL(fileURLWithPath: folder + "/u.bin"))
+        let replaced = try await CLIRunner.run(
+            [url, "-o", "u.bin", "--checksum", checksum, "--update"], in: folder)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(contents("u.bin") == original)
+        try Data(repeating: 0, count: size).write(to: URL(fileURLWithPath: folder + "/u.bin"))
+        let refused = try await CLIRunner.run([url, "-o", "u.bin", "--checksum", checksum], in: folder)
+        #expect(refused.status == 7, "without --update or --force: \(refused.stderr)")
+    }
+
     @Test func aFileChangedHereIsNeverReplaced() async throws {
         let url = server.url("/gen/20000").absoluteString
         let first = try await CLIRunner.run([url, "-o", "h.bin"], in: folder)
