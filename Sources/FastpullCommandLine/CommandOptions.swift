@@ -165,6 +165,10 @@ package struct CommandOptions: Sendable {
         if let text = parsed.last("retries") {
             configuration.retries.limit = try Self.integer(text, option: "retries", in: 0...1000)
         }
+        if let text = parsed.last("retry-delay") {
+            configuration.retries.baseDelay = try Self.seconds(text, option: "retry-delay")
+        }
+        configuration.retries.retriesRefusedConnections = parsed.has("retry-connrefused")
         if let text = parsed.last("connect-timeout") {
             configuration.timeouts.connect = try Self.seconds(text, option: "connect-timeout")
         }

@@ -128,6 +128,13 @@ package enum OptionTable {
             "retries", .value(placeholder: "N"), group: .transfer,
             help: "Retries per segment after a failure (default: 5)."),
         OptionSpec(
+            "retry-delay", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Wait this long before the first retry, twice as long before each next, up to 8 s "
+                + "(default: 0.25)."),
+        OptionSpec(
+            "retry-connrefused", .flag, group: .transfer,
+            help: "Retry refused connections with the whole --retries budget (a service still starting)."),
+        OptionSpec(
             "restart", .flag, group: .transfer,
             help: "Discard the progress of an interrupted download and start from zero."),
         OptionSpec(

@@ -91,7 +91,9 @@ struct OptionParserTests {
             "--proxy", "proxy.local:3128", "--noproxy", "a.test, .b.test", "--checksum",
             "sha256=\(String(repeating: "ab", count: 32))", "--keep-partial", "-k", "--restart", "-j", "3",
             "--max-connections-per-host", "7", "--force", "--dry-run", "--json", "-q", "-d", "out",
-            "--trace", "t.jsonl", "-Y", "2K/s", "--speed-time", "15", "http://h/x",
+            "--trace", "t.jsonl", "-Y", "2K/s", "--speed-time", "15", "--retry-delay", "0.5",
+            "--retry-connrefused",
+            "-R", "--verify", "http://h/x",
         ])
         let configuration = parsed.configuration
         #expect(configuration.connections.count == .fixed(6))
@@ -104,6 +106,11 @@ struct OptionParserTests {
         #expect(configuration.timeouts.connect == .seconds(3))
         #expect(configuration.timeouts.stall == .seconds(4))
         #expect(configuration.retries.limit == 0)
+        #expect(configuration.retries.baseDelay == .milliseconds(500))
+        #expect(configuration.retries.retriesRefusedConnections)
+        #expect(configuration.resume.keepsServerTime)
+        #expect(configuration.integrity.verifiesSavedFiles && configuration.integrity.computesSHA256)
+        #expect(!(try options(["http://h/x"])).configuration.retries.retriesRefusedConnections)
         #expect(
             configuration.request.headers == [
                 Header(name: "X-Token", value: "abc"), Header(name: "Accept", value: "*/*"),

@@ -58,6 +58,24 @@ struct RetryBudgetTests {
         #expect(decisions.first == .after(RetryPolicy.refusedDelay, attempt: 1))
     }
 
+    /// Asked to (`--retry-connrefused`), a refused connection is tried like any failure: the whole
+    /// budget, with the backoff between tries.
+    @Test func refusedConnectionsMayHaveTheWholeBudget() {
+        var patient = policy
+        patient.retriesRefused = true
+        var budget = RetryBudget(retries: 4, policy: patient)
+        let decisions = (0..<5).map { _ in budget.decide(after: refused) }
+        #expect(attempts(decisions) == [1, 2, 3, 4, -1])
+        guard case .after(let first, _) = decisions[0], case .after(let third, _) = decisions[2] else {
+            Issue.record("\(decisions)")
+            return
+        }
+        #expect(
+            first != RetryPolicy.refusedDelay || third != RetryPolicy.refusedDelay,
+            "backoff, not a fixed wait")
+        #expect(third >= patient.baseDelay * 2, "the third waits at least half of four base delays")
+    }
+
     @Test func progressAndSuccessStartTheCountAgain() {
         var budget = RetryBudget(retries: 2, policy: policy)
         _ = budget.decide(after: reset)

@@ -47,6 +47,11 @@ extension Configuration {
         /// The first retry waits this long; each later one twice as long (with jitter), up to 8
         /// seconds.
         public var baseDelay: Duration = .milliseconds(250)
+        /// A refused connection (nothing listens on the port) is retried like any failure, with the
+        /// whole ``limit`` and the backoff — for a service still starting (curl's
+        /// `--retry-connrefused`). False (the default) tries it twice more, 100 ms apart: a port
+        /// nobody listens on seldom comes back in a second.
+        public var retriesRefusedConnections = false
 
         /// The defaults.
         public init() {}

@@ -39,7 +39,9 @@ extension Pipeline {
         let executors = ExecutorSet(threads: download.resources.threads)
         defer { executors.shutdown() }
         let trace = try configuration.diagnostics.traceFile.map { try TraceRecorder(path: $0) }
-        let policy = RetryPolicy(baseDelay: configuration.retries.baseDelay)
+        let policy = RetryPolicy(
+            baseDelay: configuration.retries.baseDelay,
+            retriesRefused: configuration.retries.retriesRefusedConnections)
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote

@@ -199,7 +199,9 @@ package struct Pipeline {
         pool: ConnectionPool, executors: ExecutorSet, trace: TraceRecorder?, started: ContinuousClock.Instant,
         oneSource: Bool
     ) async throws -> Report {
-        let policy = RetryPolicy(baseDelay: configuration.retries.baseDelay)
+        let policy = RetryPolicy(
+            baseDelay: configuration.retries.baseDelay,
+            retriesRefused: configuration.retries.retriesRefusedConnections)
         // A plan's placeholder destination has no journal to look for.
         let journaled = !download.planOnly && store.exists
         let (outcome, roundTrip) = try await probeAndAnnounce(

@@ -49,7 +49,7 @@ package struct RetryBudget: Sendable {
     mutating func decide(after failure: Failure, wroteBytes: Bool = false) -> Decision {
         if stale.isFree(failure, nothingWritten: !wroteBytes) { return .now }
         failures += 1
-        guard RetryPolicy.allowsAnother(failure, failures: failures, retries: retries) else { return .giveUp }
+        guard policy.allowsAnother(failure, failures: failures, retries: retries) else { return .giveUp }
         return .after(policy.delay(after: failure, attempt: failures), attempt: failures)
     }
 

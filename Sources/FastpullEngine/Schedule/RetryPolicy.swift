@@ -3,23 +3,27 @@ import FoundationEssentials
 /// How long to wait before retrying: exponential backoff with jitter, or what the server asked for.
 package struct RetryPolicy: Sendable {
     var baseDelay: Duration
+    /// Refused connections get the whole budget and the backoff, as any failure does
+    /// (``Configuration/Retries/retriesRefusedConnections``): a service that is still starting.
+    var retriesRefused = false
     var maximumDelay: Duration = .seconds(8)
     /// A server's `Retry-After` is honoured up to this long.
     var maximumRetryAfter: Duration = .seconds(60)
 
-    /// The delay before retry number `attempt` (1-based). `retryAfter` is the server's wish, if any.
-    /// Refused connections are retried at most this many times, ``refusedDelay`` apart.
+    /// Refused connections are retried at most this many times, ``refusedDelay`` apart, unless
+    /// ``retriesRefused``.
     static let refusedRetries = 2
     static let refusedDelay: Duration = .milliseconds(100)
 
     /// Whether `failure`, the `failures`-th in a row, may be tried again under a budget of `retries`.
-    static func allowsAnother(_ failure: Failure, failures: Int, retries: Int) -> Bool {
-        failures <= (failure.refused ? min(retries, refusedRetries) : retries)
+    func allowsAnother(_ failure: Failure, failures: Int, retries: Int) -> Bool {
+        failures <= (failure.refused && !retriesRefused ? min(retries, Self.refusedRetries) : retries)
     }
 
     /// How long to wait before trying again after `failure`, the `attempt`-th in a row.
     func delay(after failure: Failure, attempt: Int) -> Duration {
-        failure.refused ? Self.refusedDelay : delay(attempt: attempt, retryAfter: failure.retryAfter)
+        failure.refused && !retriesRefused
+            ? Self.refusedDelay : delay(attempt: attempt, retryAfter: failure.retryAfter)
     }
 
     func delay(attempt: Int, retryAfter: Duration? = nil) -> Duration {
