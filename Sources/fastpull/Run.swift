@@ -64,6 +64,9 @@ struct Run {
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
         let items = batch.items
         let events = listens ? batch.events : nil
+        // A batch says each file's outcome when it happens, on a terminal and in a pipe alike; the
+        // end then gives only what was not said yet, and the tally.
+        let told = Mutex<Set<Int>>([])
         let listener = Task {
             guard let events else { return }
             for await tagged in events {
@@ -72,8 +75,17 @@ struct Run {
                 switch tagged.event.detail {
                 case .finished(let finished):
                     board.finish(index, bytes: finished.size, failed: false)
-                case .failed:
+                    if !single && !quiet {
+                        console.note("[\(index + 1)/\(items.count)] " + Summary.finished(finished))
+                        told.withLock { _ = $0.insert(index) }
+                    }
+                case .failed(let error):
                     board.finish(index, bytes: 0, failed: true)
+                    if !single, error.code != .interrupted {
+                        console.note(
+                            Summary.failed(error, index: index, count: items.count, url: items[index].url))
+                        told.withLock { _ = $0.insert(index) }
+                    }
                 case .probe(let probe) where single && !quiet:
                     // Where the file goes, said when it starts (the summary says it again at the end).
                     if let path = batch.download(at: index)?.destination.path(percentEncoded: false) {
@@ -110,7 +122,10 @@ struct Run {
         await listener.value
 
         let code = ExitStatus.code(outcomes, interrupted: interruption.happened)
-        for outcome in outcomes {
+        let said = told.withLock { $0 }
+        for outcome in outcomes where !said.contains(outcome.index) {
+            // A file a signal stopped is counted in the tally, not called a failure.
+            if !single, outcome.error?.code == .interrupted { continue }
             switch outcome.result {
             case .success(let report):
                 guard !quiet else { continue }

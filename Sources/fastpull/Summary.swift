@@ -134,16 +134,36 @@ enum Summary {
         }
     }
 
-    /// `3 files: 2 saved, 1 failed; exit 4, the code of [2/3]`.
+    /// A file's outcome as it happens in a batch: `saved x.iso (1.0 GiB) in 3.2s`, or `x.iso is
+    /// already here (1.0 GiB); nothing downloaded` (the end's line says more: digests, checks).
+    static func finished(_ finished: Event.Finished) -> String {
+        finished.alreadyPresent
+            ? "\(finished.outputPath) is already here (\(ByteFormat.size(finished.size))); nothing downloaded"
+            : "saved \(finished.outputPath) (\(ByteFormat.size(finished.size))) in \(ByteFormat.printf("%.2f", finished.seconds))s"
+    }
+
+    /// A file's failure as it happens in a batch: `[2/3] error: HTTP 404 … (URL)`.
+    static func failed(_ error: FastpullError, index: Int, count: Int, url: URL) -> String {
+        let shown = url.redactedForDisplay
+        let named = error.message.contains(shown) ? "" : " (\(shown))"
+        return "[\(index + 1)/\(count)] \(failureLine(error))\(named)"
+    }
+
+    /// `3 files: 2 saved, 1 failed; exit 4, the code of [2/3]`; a file a signal stopped is `stopped`,
+    /// not failed (`5 files: 1 saved, 1 failed, 3 stopped; exit 130, stopped by a signal`).
     static func tally(_ outcomes: [BatchOutcome], exitCode: Int32) -> String {
-        let failed = outcomes.filter { $0.error != nil }
+        let stopped = outcomes.filter { $0.error?.code == .interrupted }
+        let failed = outcomes.filter { $0.error != nil && $0.error?.code != .interrupted }
         let kept = outcomes.filter(\.alreadyPresent).count
-        let saved = outcomes.count - failed.count - kept
+        let saved = outcomes.count - failed.count - stopped.count - kept
         var text = "\(outcomes.count) files: \(saved) saved"
         if kept > 0 { text += ", \(kept) already here" }
-        if let first = failed.first {
-            text +=
-                ", \(failed.count) failed; exit \(exitCode), the code of [\(first.index + 1)/\(outcomes.count)]"
+        if !failed.isEmpty { text += ", \(failed.count) failed" }
+        if !stopped.isEmpty { text += ", \(stopped.count) stopped" }
+        if exitCode == FastpullError.Code.interrupted.rawValue {
+            text += "; exit \(exitCode), stopped by a signal (run the same command to resume)"
+        } else if let culprit = failed.first(where: { $0.error?.code.rawValue == exitCode }) ?? failed.first {
+            text += "; exit \(exitCode), the code of [\(culprit.index + 1)/\(outcomes.count)]"
         }
         return text
     }
