@@ -331,7 +331,8 @@ struct ItemOptionsTests {
         #expect(configuration.connections.maximumPerHost == 2)
         #expect(configuration.connections.maximumBytesPerSecond == 500 << 10)
         #expect(!configuration.resume.keepsServerTime)
-        #expect(try ItemOptions.configuration(["remote-time": "true"]).resume.keepsServerTime)
+        let timed = try ItemOptions.configuration(["remote-time": "true"])
+        #expect(timed.resume.keepsServerTime)
         #expect(try ItemOptions.configuration([:]).connections.maximum == Configuration().connections.maximum)
         for bad in [["split": "0"], ["max-connection-per-server": "many"], ["max-download-limit": "-1"]] {
             #expect(throws: FastpullError.self, "\(bad)") { try ItemOptions.configuration(bad) }
