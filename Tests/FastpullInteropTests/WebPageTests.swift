@@ -10,14 +10,18 @@ import Testing
 struct WebPageTests {
     @Test func addPauseResumeInTheBrowser() async throws {
         try await InteropFolder.with("webpage") { folder in
-            // 8 MiB at 2 MB/s in all, however many connections: at least 4 s, so the row is still
+            // 8 MiB at 1.5 MB/s in all, however many connections: at least 5 s, so the row is still
             // active when its pause button is clicked, whatever the machine's load.
             var settings = FixtureServer.Configuration()
-            settings.totalRate = 2_000_000
+            settings.totalRate = 1_500_000
             let server = try FixtureServer(settings)
             let (daemon, port) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "pw"])
             let url = server.url("/gen/\(8 << 20)?seed=41").absoluteString
-            let second = server.url("/gen/\((8 << 20) + 1)?seed=42").absoluteString
+            // The second, slower still (8 MiB at 500 kB/s): active long enough to watch and remove.
+            var slower = FixtureServer.Configuration()
+            slower.totalRate = 500_000
+            let slowServer = try FixtureServer(slower)
+            let second = slowServer.url("/gen/\((8 << 20) + 1)?seed=42").absoluteString
             let script = """
                 import json, time
                 from selenium import webdriver
@@ -63,12 +67,6 @@ struct WebPageTests {
                     driver.find_element(By.CSS_SELECTOR, "#add button").click()
                     seen["added"] = wait_for("active")
                     seen["active_buttons"] = retry(lambda: ",".join(b.text for b in driver.find_elements(By.CSS_SELECTOR, "#rows tr button")))
-                    first = bar()
-                    for _ in range(400):
-                        if bar() > first:
-                            break
-                        time.sleep(0.05)
-                    seen["bar_moved"] = "true" if bar() > first else "false"
                     retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr button.aria2\\\\.pause").click())
                     seen["paused"] = wait_for("paused")
                     retry(lambda: driver.find_element(By.CSS_SELECTOR, "#rows tr button.aria2\\\\.unpause").click())
@@ -77,6 +75,13 @@ struct WebPageTests {
                     driver.find_element(By.ID, "url").send_keys("\(second)")
                     driver.find_element(By.CSS_SELECTOR, "#add button").click()
                     seen["second"] = wait_for("active", "\((8 << 20) + 1)")
+                    # The second comes slowly (16 s): its bar is watched moving, then it is removed.
+                    first = bar()
+                    for _ in range(400):
+                        if bar() > first:
+                            break
+                        time.sleep(0.05)
+                    seen["bar_moved"] = "true" if bar() > first else "false"
                     def remove():
                         for row in driver.find_elements(By.CSS_SELECTOR, "#rows tr"):
                             if row.find_element(By.CSS_SELECTOR, "td").text == "\((8 << 20) + 1)":

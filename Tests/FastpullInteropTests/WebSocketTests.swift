@@ -10,6 +10,10 @@ struct WebSocketTests {
     @Test func aria2pHearsEveryNotificationAndCallsAnswerOverTheSocket() async throws {
         try await InteropFolder.with("websocket") { folder in
             let server = try FixtureServer()
+            // The slow one at 1 MB/s in all, however many connections: still running when paused.
+            var slowSettings = FixtureServer.Configuration()
+            slowSettings.totalRate = 1_000_000
+            let slowServer = try FixtureServer(slowSettings)
             let (daemon, rpcPort) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "s3"])
             let script = """
                 import aria2p, json, threading, time, websocket
@@ -54,7 +58,7 @@ struct WebSocketTests {
                         break
                 fast = api.add_uris(["\(server.url("/gen/\(1 << 20)?seed=31").absoluteString)"], options={"out": "fast.bin"})
                 missing = api.add_uris(["\(server.url("/gen/1?status=404").absoluteString)"], options={"out": "missing.bin"})
-                slow = api.add_uris(["\(server.url("/gen/\(8 << 20)?seed=32&rate=1000000").absoluteString)"], options={"out": "slow.bin"})
+                slow = api.add_uris(["\(slowServer.url("/gen/\(8 << 20)?seed=32").absoluteString)"], options={"out": "slow.bin"})
                 seen["fast"] = [wait_for("start", fast.gid), wait_for("complete", fast.gid)]
                 seen["missing"] = [wait_for("start", missing.gid), wait_for("error", missing.gid)]
                 wait_for("start", slow.gid)
