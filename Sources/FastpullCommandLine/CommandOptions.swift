@@ -22,6 +22,8 @@ package struct CommandOptions: Sendable {
     package var force = false
     /// `--update`: keep an existing file that verifies, replace one that does not.
     package var update = false
+    /// `--total-rate`: the most bytes a second all files receive together.
+    package var totalRate: Int64?
     /// `--dry-run`: probe and plan only.
     package var dryRun = false
     /// `--json`: NDJSON events on stdout.
@@ -143,6 +145,12 @@ package struct CommandOptions: Sendable {
                 throw UsageError(option: "limit-rate", "expected a rate like 500K/s or 2MiB/s", got: text)
             }
             configuration.connections.maximumBytesPerSecond = rate
+        }
+        if let text = parsed.last("total-rate") {
+            guard let rate = ByteSize.parseRate(text), rate > 0 else {
+                throw UsageError(option: "total-rate", "expected a rate like 500K/s or 2MiB/s", got: text)
+            }
+            totalRate = rate
         }
         if let text = parsed.last("speed-limit") {
             if text == "0" {

@@ -39,6 +39,7 @@ package enum OptionAliases {
             fastpull: "(default: a rerun fetches only what changed)"),
         Alias(spelling: "-x N", tool: "aria2c", fastpull: "--max-connections N"),
         Alias(spelling: "-s N, --split N", tool: "aria2c", fastpull: "--max-connections N"),
+        Alias(spelling: "--max-overall-download-limit RATE", tool: "aria2c", fastpull: "--total-rate RATE"),
         Alias(
             spelling: "-k SIZE", tool: "aria2c",
             fastpull: "refused: --min-segment SIZE (-k is curl's --insecure)"),
@@ -85,6 +86,8 @@ package enum OptionAliases {
                 result.append("--proxy")
             case "--retry":
                 result.append("--retries")
+            case "--max-overall-download-limit":
+                result.append("--total-rate")
             case "-P", "--directory-prefix", "--output-dir":
                 result.append("--dir")
             case "-k" where next().map(isSize) ?? false:

@@ -110,6 +110,9 @@ package enum OptionTable {
             "limit-rate", .value(placeholder: "SIZE/s"), group: .transfer,
             help: "Receive at most this many bytes a second per file, e.g. 500K/s or 2MiB."),
         OptionSpec(
+            "total-rate", .value(placeholder: "SIZE/s"), group: .transfer,
+            help: "Receive at most this many bytes a second for all files together (-j 4 included)."),
+        OptionSpec(
             "speed-limit", short: "Y", .value(placeholder: "SIZE/s"), group: .transfer,
             help: "Stop (resumable) when slower than this for --speed-time; 0 turns it off (default: 1K/s)."),
         OptionSpec(

@@ -49,6 +49,8 @@ struct Run {
         // Quiet, without `--json` or `--verbose`, nothing is told while the batch runs: no event is
         // kept, and no task wakes for each.
         let listens = !options.quiet || options.json || options.configuration.diagnostics.verbose
+        // One limit for every file of the run: the client they all download through holds it.
+        if let rate = options.totalRate { FastpullClient.shared.maximumBytesPerSecond = rate }
         let batch = Batch(
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(

@@ -35,4 +35,22 @@ struct OptionAliasesCLITests {
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(FileManager.default.contents(atPath: workspace.folder + "/c/two.bin")?.count == 4096)
     }
+
+    /// `--total-rate` holds for every file of the run together: two files of 512 KiB at once under
+    /// 512 KiB/s cannot end before 2 s (a lower bound the limiter makes certain).
+    @Test func aTotalRateHoldsForAllFiles() async throws {
+        let workspace = try ServedWorkspace(label: "fastpull-total-rate")
+        let urls = (0..<2).map {
+            workspace.server.url("/gen/\((512 << 10) + $0)?seed=\(40 + $0)").absoluteString
+        }
+        let started = ContinuousClock.now
+        let result = try await CLIRunner.run(
+            ["-q", "-j", "2", "--total-rate", "512K/s"] + urls, in: workspace.folder)
+        let took = ContinuousClock.now - started
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(took >= .milliseconds(2000 - 40), "\(took)")
+        let bad = try await CLIRunner.run(["--total-rate", "fast"] + urls, in: workspace.folder)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--total-rate"), "\(bad.stderr)")
+    }
 }

@@ -22,6 +22,7 @@ struct OptionAliasesTests {
             (["-P", "out", "u"], ["--dir", "out", "u"]),
             (["--output-dir", "out", "u"], ["--dir", "out", "u"]),
             (["-N", "u"], ["u"]),
+            (["--max-overall-download-limit", "1M", "u"], ["--total-rate", "1M", "u"]),
             (["-k", "u"], ["-k", "u"]),
             (["u", "--", "-L"], ["u", "--", "-L"]),
         ]
