@@ -119,13 +119,15 @@ enum DaemonCommand {
     )
         throws(UsageError) -> [String]
     {
-        let named =
-            arguments.lazy.compactMap { argument -> String? in
-                argument.hasPrefix("--conf-path=") ? String(argument.dropFirst("--conf-path=".count)) : nil
-            }.first
-            ?? arguments.firstIndex(of: "--conf-path").flatMap {
-                arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+        // `--conf-path=PATH` or `--conf-path PATH`, the last one given.
+        var named: String?
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--conf-path=") {
+                named = String(argument.dropFirst("--conf-path=".count))
+            } else if argument == "--conf-path", index + 1 < arguments.count {
+                named = arguments[index + 1]
             }
+        }
         let path: String
         if let named {
             path = named

@@ -154,17 +154,17 @@ enum ListCommands {
         }
     }
 
-    /// Every item's GID, for prefixes.
-    private static func allGIDs(_ client: ManagerClient) async throws -> [String] {
-        let keys = JSONValue.array([.string("gid")])
-        var gids: [String] = []
+    /// Every item with `keys`: the active ones, then those waiting, then the history.
+    private static func items(_ client: ManagerClient, keys: [String]) async throws -> [JSONValue] {
+        let fields = JSONValue.array(keys.map { .string($0) })
+        var items: [JSONValue] = []
         for (method, params) in [
-            ("aria2.tellActive", [keys]), ("aria2.tellWaiting", [.integer(0), .integer(1 << 30), keys]),
-            ("aria2.tellStopped", [.integer(0), .integer(1 << 30), keys]),
+            ("aria2.tellActive", [fields]), ("aria2.tellWaiting", [.integer(0), .integer(1 << 30), fields]),
+            ("aria2.tellStopped", [.integer(0), .integer(1 << 30), fields]),
         ] as [(String, [JSONValue])] {
-            gids += try await client.call(method, params).array?.compactMap { $0["gid"]?.string } ?? []
+            items += try await client.call(method, params).array ?? []
         }
-        return gids
+        return items
     }
 
     private static func change(_ command: String, _ options: Options, _ client: ManagerClient) async throws {
@@ -178,7 +178,7 @@ enum ListCommands {
         guard !options.words.isEmpty else {
             throw UsageError(message: "error: fastpull \(command) needs GIDs (or --all)")
         }
-        let known = try await allGIDs(client)
+        let known = try await items(client, keys: ["gid"]).compactMap { $0["gid"]?.string }
         let method = ["pause": "aria2.pause", "resume": "aria2.unpause", "rm": "aria2.remove"][command]!
         var failed = false
         for word in options.words {
@@ -203,18 +203,12 @@ enum ListCommands {
     }
 
     private static func list(_ options: Options, _ client: ManagerClient) async throws {
-        let keys = JSONValue.array(
-            ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "files", "errorMessage"].map
-            { .string($0) })
+        let keys = [
+            "gid", "status", "totalLength", "completedLength", "downloadSpeed", "files", "errorMessage",
+        ]
         let terminal = isatty(STDOUT_FILENO) == 1
         while true {
-            var items: [JSONValue] = []
-            for (method, params) in [
-                ("aria2.tellActive", [keys]), ("aria2.tellWaiting", [.integer(0), .integer(1 << 30), keys]),
-                ("aria2.tellStopped", [.integer(0), .integer(1 << 30), keys]),
-            ] as [(String, [JSONValue])] {
-                items += try await client.call(method, params).array ?? []
-            }
+            let items = try await items(client, keys: keys)
             var text = options.json ? items.map { $0.text + "\n" }.joined() : table(items)
             if options.watch, terminal { text = "\u{1B}[H\u{1B}[2J" + text }
             StandardStream.write(text, to: STDOUT_FILENO)

@@ -128,9 +128,7 @@ enum Summary {
         case .success(let report):
             return "\(label) " + saved(report, alreadyPresent: outcome.alreadyPresent)
         case .failure(let error):
-            let url = outcome.item.url.redactedForDisplay
-            let named = error.message.contains(url) ? "" : " (\(url))"
-            return "\(label) \(failureLine(error))\(named)"
+            return failed(error, index: outcome.index, count: count, url: outcome.item.url)
         }
     }
 

@@ -33,14 +33,15 @@ struct CLIRunner {
 
     static var fastpull: URL { binaryFolder.appendingPathComponent("fastpull") }
 
-    /// Starts `fastpull` with `arguments` in `directory`; the caller waits or signals it.
-    /// `environment` adds to (or, with an empty value, clears from) the test's own; `input` is what the
-    /// child reads on stdin (nothing when nil).
+    /// Starts `fastpull` (or `executable`, a link to it under another name) with `arguments` in
+    /// `directory`; the caller waits or signals it. `environment` adds to (or, with an empty value,
+    /// clears from) the test's own; `input` is what the child reads on stdin (nothing when nil).
     static func start(
-        _ arguments: [String], in directory: String, environment: [String: String] = [:], input: Data? = nil
+        _ arguments: [String], in directory: String, environment: [String: String] = [:], input: Data? = nil,
+        executable: URL = fastpull
     ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = fastpull
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         if !environment.isEmpty {

@@ -26,16 +26,8 @@ struct DaemonCLITests {
     }
 
     func start(_ arguments: [String], executable: URL = CLIRunner.fastpull) async throws -> Running {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments + ["--rpc-listen-port", "0"]
-        process.currentDirectoryURL = folder
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let (process, out, err) = try CLIRunner.start(
+            arguments + ["--rpc-listen-port", "0"], in: folder.path, executable: executable)
         let handle = out.fileHandleForReading
         // The first line says where it listens: `… http://127.0.0.1:PORT/jsonrpc, list …`; the
         // second, its web page and where its secret is.
