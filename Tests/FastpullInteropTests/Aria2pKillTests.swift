@@ -38,13 +38,17 @@ struct Aria2pKillTests {
             _ = await first.finished()
             let sentBefore = server.stats.bodyBytesSent
 
-            let (second, secondPort) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "s3"])
+            // Restarted under an overall limit of 64 KiB/s, so the resumed item is still running when
+            // its status is read however long Python takes to start; the limit is lifted after.
+            let (second, secondPort) = try await DaemonHarness.start(
+                in: folder, ["--rpc-secret", "s3", "--max-overall-download-limit", "64K"])
             let after = """
                 import aria2p, json, time
                 api = aria2p.API(aria2p.Client(host="http://127.0.0.1", port=\(secondPort), secret="s3"))
                 held = api.get_download("\(gids["held"] as? String ?? "")")
                 running = api.get_download("\(gids["running"] as? String ?? "")")
                 seen = {"held_after_restart": held.status, "running_after_restart": running.status}
+                api.set_global_options({"max-overall-download-limit": "0"})
                 api.resume([held])
                 \(DaemonHarness.aria2pWait)
                 seen["held"] = wait(held)

@@ -92,29 +92,12 @@ struct XMLRPCTests {
         "purge-removed": "the removed download is still there to forget",
     ]
 
-    /// A port free now (the child binds it a moment later).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Runs the script against `executable` started with persepolis's flags in `folder`; returns the
     /// answers recorded and how the server ended.
     static func replay(
         _ executable: String, in folder: String, link: String, slow: String
     ) async throws -> (record: [[String: Any]], server: FastpullProcess.Result) {
-        let port = try freePort()
+        let port = try LoopbackPort.free()
         let server = try FastpullProcess(
             executable: executable,
             [

@@ -61,7 +61,17 @@ struct ServerLauncher {
                     break
                 }
                 if await allAccept(ports) {
-                    return RunningServer(folder: folder, process: process, ports: ports)
+                    // nginx keeps retrying a taken port for seconds before it exits: whatever accepted
+                    // there is not this server.
+                    let output = logTails()
+                    guard output.lowercased().contains("in use") else {
+                        return RunningServer(folder: folder, process: process, ports: ports)
+                    }
+                    await process.stop()
+                    lastError = RealServerError(
+                        "\(name) could not bind \(Self.describe(ports)): " + process.commandLine,
+                        serverOutput: output)
+                    break
                 }
                 if ContinuousClock.now >= deadline {
                     await process.stop()
