@@ -4,8 +4,9 @@ import Testing
 @testable import Fastpull
 @testable import FastpullEngine
 
-/// The transfer engine in the simulator: for every modelled link, the default (`auto`) against the
-/// best fixed connection count (the oracle) and the ideal.
+/// The transfer engine in the simulator: for every modelled link, `auto` under the stated model (the
+/// default) and under the measured rules it replaces, against the best fixed connection count (the
+/// oracle) and the ideal.
 @Suite("The engine in the simulator", .serialized)
 struct SimulatorTests {
     /// The default takes at most 1.1 × the best fixed count's time on every model.
@@ -15,11 +16,15 @@ struct SimulatorTests {
         let traced = ProcessInfo.processInfo.environment["FASTPULL_SIMULATOR_TRACE"] == name
         // Seconds of computation: on a thread of its own, never holding the cooperative pool that every
         // other test's downloads need.
-        let (automatic, best) = await Self.offPool {
-            () -> (Simulator.Result, (count: Int, result: Simulator.Result)?) in
+        let (automatic, modelled, best) = await Self.offPool {
+            () -> (Simulator.Result, Simulator.Result, (count: Int, result: Simulator.Result)?) in
             var simulator = Simulator(model: model, mode: .automatic)
             simulator.traced = traced
             let automatic = simulator.run()
+            var modelSimulator = Simulator(model: model, mode: .model)
+            modelSimulator.traced =
+                ProcessInfo.processInfo.environment["FASTPULL_SIMULATOR_TRACE_MODEL"] == name
+            let modelled = modelSimulator.run()
             var best: (count: Int, result: Simulator.Result)?
             for count in SimulatedModels.fixedCounts {
                 let fixed = Simulator(model: model, mode: .fixed(count)).run()
@@ -27,7 +32,7 @@ struct SimulatorTests {
                     best = (count, fixed)
                 }
             }
-            return (automatic, best)
+            return (automatic, modelled, best)
         }
         let oracle = try #require(best)
         let ratio = automatic.seconds / oracle.result.seconds
@@ -35,8 +40,24 @@ struct SimulatorTests {
         print(
             "simulator | \(name) | auto \(automatic) | best fixed -n \(oracle.count): \(oracle.result) | "
                 + "÷ oracle \(String(format: "%.3f", ratio)) | ÷ ideal \(String(format: "%.2f", ideal))")
+        print(
+            "simulator-model | \(name) | model \(modelled) | ÷ oracle \(String(format: "%.3f", modelled.seconds / oracle.result.seconds)) | rules ÷ oracle \(String(format: "%.3f", ratio))"
+        )
         #expect(automatic.finished)
         #expect(ratio <= 1.1, "auto \(automatic) against -n \(oracle.count) \(oracle.result)")
+        // The stated model (the default), side by side with the rules it replaces.
+        #expect(modelled.finished)
+        #expect(
+            modelled.seconds / oracle.result.seconds <= 1.1,
+            "model \(modelled) against -n \(oracle.count) \(oracle.result)")
+        // Polite by construction: a shared cap draws no more than twice the start (the first step).
+        if SimulatedModels.capNeeds[name] != nil {
+            let start = ConnectionController.Settings(
+                roundTrip: .nanoseconds(Int64(model.roundTrip * 1e9)),
+                requestCost: .nanoseconds(Int64((model.roundTrip + model.serverCost) * 1e9))
+            ).initial
+            #expect(modelled.peakConnections <= 2 * start, "model \(modelled)")
+        }
     }
 
     /// Runs `work` on a new thread and returns its result without holding a pool thread.

@@ -64,11 +64,15 @@ extension Pipeline {
                 settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
             }
             let maximum = min(configuration.connections.maximum, fitting, perHost, work)
-            if sources == nil, let remembered = link?.current {
-                controller = ConnectionController(
-                    automaticUpTo: maximum, settings: settings, remembering: remembered)
+            let remembered = sources == nil ? link?.current : nil
+            if ConnectionPolicy.rulesByEnvironment {
+                controller =
+                    remembered.map {
+                        ConnectionController(automaticUpTo: maximum, settings: settings, remembering: $0)
+                    } ?? ConnectionController(automaticUpTo: maximum, settings: settings)
             } else {
-                controller = ConnectionController(automaticUpTo: maximum, settings: settings)
+                controller = ConnectionController(
+                    modelUpTo: maximum, settings: settings, remembering: remembered)
             }
         }
         let writePath = WritePath(
@@ -174,11 +178,14 @@ extension Pipeline {
                         case .evict(let worker):
                             slots[worker]?.evict()
                         case .connections(let count):
+                            let decision = loop.controller.model?.decision
                             trace?.record(
                                 "connections",
                                 [
-                                    "count": count, "reason": loop.controller.lastReason.rawValue,
+                                    "count": count, "reason": loop.controller.reasonText,
                                     "throughput": Int(loop.controller.throughput),
+                                    "verdict": decision.map { "\($0.verdict)" } ?? "",
+                                    "evidence": decision?.evidence?.description ?? "",
                                 ])
                             download.emit(.connections(count))
                         case .warn(let message):

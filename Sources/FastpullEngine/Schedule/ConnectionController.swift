@@ -209,6 +209,27 @@ package struct ConnectionController: Sendable, Equatable {
     /// the CPU). False again once more connections pay.
     var limitIsShared = false
 
+    /// The stated model's policy (``ConnectionPolicy``), while it runs side by side with the measured
+    /// rules here; nil for those rules.
+    var model: ConnectionPolicy?
+
+    /// Adaptive under ``ConnectionPolicy``, up to `maximum`, starting where an earlier run of the same
+    /// download was when `memory` is given.
+    init(modelUpTo maximum: Int, settings: Settings = Settings(), remembering memory: LinkMemory? = nil) {
+        self.init(automaticUpTo: maximum, settings: settings)
+        let model =
+            memory.map { ConnectionPolicy(maximum: self.maximum, remembering: $0) }
+            ?? ConnectionPolicy(initial: settings.initial, maximum: self.maximum)
+        self.model = model
+        target = model.target
+        referenceCount = target
+        phase = model.isRising ? .ramping : .holding
+        limitIsShared = if case .shared = model.verdict { true } else { false }
+    }
+
+    /// Why the count is what it is, in words.
+    var reasonText: String { model?.decision.reason.rawValue ?? lastReason.rawValue }
+
     /// A fixed number of connections.
     init(fixed count: Int) {
         settings = Settings()
@@ -249,6 +270,7 @@ package struct ConnectionController: Sendable, Equatable {
     /// throughput it held, and whether the limit is shared. Nil while it ramps or trims (the count is
     /// still moving) and for a fixed count.
     var learned: (connections: Int, bytesPerSecond: Double, shared: Bool)? {
+        if let model { return model.learned }
         guard let reference, reference > 0 else { return nil }
         switch phase {
         // Trying fewer on a shared limit: those are what it expects to keep (a run resumed with too
@@ -280,6 +302,8 @@ package struct ConnectionController: Sendable, Equatable {
         var busy: Bool
         /// The connections that wrote during the step.
         var workers: Set<Int>
+        /// The process's share of the machine's cores.
+        var cpuShare = 0.0
     }
 
     /// How soon the loop should look again. While a ramp measures its steps, every 5 ms: a step is
@@ -315,15 +339,22 @@ package struct ConnectionController: Sendable, Equatable {
         // The step after it, from the starting count to the first multiple, is the ramp's biggest
         // relative change: half a step tells it.
         let needed =
-            reference == nil
-            ? step / 4 : phase == .ramping && referenceCount == settings.initial ? step / 2 : step
+            if let model { step * model.measurementShare } else {
+                reference == nil
+                    ? step / 4 : phase == .ramping && referenceCount == settings.initial ? step / 2 : step
+            }
         // Half as many after a step of eight are looked at from a quarter of the step on: if they
         // already carry far more than the many did, the many were measured in a moment
         // (``probeDown(_:now:)``), and every look at too few is time lost.
         let fewerMayDoBetter = phase == .probingDown && downFromEight
-        guard elapsed >= needed || fewerMayDoBetter && elapsed >= needed / 4 else { return target }
+        // Under the model, fewer are looked at from a quarter of the step on too, for a loss beyond the
+        // cut (``ConnectionPolicy/levelWasAMoment(_:)``).
+        let earlyLook = model?.state == .descending && elapsed >= needed / 4 && elapsed < needed
+        guard elapsed >= needed || fewerMayDoBetter && elapsed >= needed / 4 || earlyLook else {
+            return target
+        }
         var incumbents: Int64 = 0
-        for worker in self.incumbents {
+        for worker in model?.incumbents ?? self.incumbents {
             if let now = sample.perConnection[worker], let then = base.perConnection[worker] {
                 incumbents += now - then
             }
@@ -337,7 +368,30 @@ package struct ConnectionController: Sendable, Equatable {
             total: Double(total) / elapsed, incumbents: Double(incumbents) / elapsed,
             retiring: !sample.retiring.isEmpty,
             busy: isCPUBound(from: base, to: sample, elapsed: elapsed),
-            workers: Set(sample.perConnection.filter { $0.value > (base.perConnection[$0.key] ?? 0) }.keys))
+            workers: Set(sample.perConnection.filter { $0.value > (base.perConnection[$0.key] ?? 0) }.keys),
+            cpuShare: (sample.cpuSeconds - base.cpuSeconds) / elapsed / Double(settings.cores))
+        if var model {
+            // The model judges the connections the count has: those that stay (a connection that
+            // left or is leaving carried its last window, not a share of this count's).
+            var staying = measured
+            var kept: Int64 = 0
+            for (worker, bytes) in sample.perConnection where !sample.retiring.contains(worker) {
+                kept += bytes - (base.perConnection[worker] ?? 0)
+            }
+            staying.total = Double(kept) / elapsed
+            let toBeat = model.reference ?? .infinity
+            guard
+                elapsed >= needed && !earlyLook || staying.total >= toBeat * (1 + settings.gain)
+                    || earlyLook && model.levelWasAMoment(staying)
+            else { return target }
+            self.base = sample
+            throughput = measured.total
+            remainingBytes = sample.remaining
+            let decision = model.judge(staying, remaining: sample.remaining)
+            self.model = model
+            follow(model, decision, now: sample.now)
+            return target
+        }
         guard elapsed >= needed || measured.total >= (reference ?? .infinity) * (1 + settings.gain) else {
             return target
         }
@@ -406,9 +460,29 @@ package struct ConnectionController: Sendable, Equatable {
         incumbents = step.workers
     }
 
+    /// Takes the model's count and what the table and the link memory read from it.
+    mutating func follow(_ model: ConnectionPolicy, _ decision: PolicyDecision?, now: ContinuousClock.Instant)
+    {
+        phase = model.isRising ? .ramping : .holding
+        limitIsShared = if case .shared = model.verdict { true } else { false }
+        reference = model.reference
+        referenceCount = model.referenceCount
+        guard decision != nil, model.target != target else { return }
+        target = model.target
+        measureFrom = now + settings.warmUp
+        base = nil
+    }
+
     /// A server refused a connection (429/503) while `working` others transfer: hold at those, and do
     /// not probe for more for a while.
     mutating func refused(working: Int) {
+        if var model {
+            model.refused(working: working)
+            self.model = model
+            target = model.target
+            phase = .holding
+            return
+        }
         guard phase != .fixed, working > 0 else { return }
         target = max(1, min(target, working))
         referenceCount = target

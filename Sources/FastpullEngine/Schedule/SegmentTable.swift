@@ -104,10 +104,10 @@ package struct SegmentTable: Sendable, Equatable {
     /// the hash follows) by at most ``aheadBudget(throughput:)``, each its share of that.
     /// Windows are small where the controller found the limit shared (``Settings/sharedLimit``).
     /// While the count ramps (from the start, or on from a probe that paid), the work is shared out for
-    /// the connections its next steps may open (four times as many: the first step multiplies them by
-    /// eight, a later one by two, or by eight when the newcomers cost the others nothing; sharing for
-    /// the maximum at once made the simulator's `limit_rate` model slower, and sharing for eight
-    /// times as many changed no model): the first four would otherwise join pieces
+    /// the connections its next steps may open (four times as many: a step doubles them, or multiplies
+    /// them by eight when the newcomers cost the others nothing; sharing for the maximum at once made
+    /// the simulator's `limit_rate` model slower, and sharing for eight times as many changed no
+    /// model): the first four would otherwise join pieces
     /// into shares of a quarter of the file each, which the newcomers then steal, cutting the owners'
     /// requests and reconnecting them (on a link that limits each connection, into TCP's slow start,
     /// and into whatever speed the new port gets).

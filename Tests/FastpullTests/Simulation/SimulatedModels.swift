@@ -63,6 +63,32 @@ enum SimulatedModels {
         LinkModel(
             name: "10 GiB, 100 ms, 40 MB/s per connection", size: 10 * 1024 * mebibyte, roundTrip: 0.1,
             perConnection: { _, _ in 40 * megabyte }),
+        // A server that caps its own total at 5 MB/s (a token bucket in the server); one connection
+        // fills it.
+        LinkModel(
+            name: "a server's own cap of 5 MB/s", size: 32 * mebibyte, roundTrip: 0.001,
+            sharedCap: 5 * megabyte),
+        // A server capped at 40 MB/s in all, 10 MB/s per connection: four fill it.
+        LinkModel(
+            name: "a 40 MB/s cap, 10 MB/s per connection", size: 256 * mebibyte, roundTrip: 0.002,
+            perConnection: { _, _ in 10 * megabyte }, sharedCap: 40 * megabyte),
+        // `--limit-rate 8M/s` on an unlimited server: the client's own limit, shared by its connections.
+        LinkModel(
+            name: "--limit-rate 8 MB/s", size: 64 * mebibyte, roundTrip: 0.001,
+            sharedCap: 8 * megabyte),
+        // One connection goes silent two seconds in; the others deliver 10 MB/s each.
+        LinkModel(
+            name: "a connection goes silent", size: 512 * mebibyte, roundTrip: 0.002,
+            perConnection: { index, time in index == 1 && time > 2 ? 0 : 10 * megabyte }),
+    ]
+
+    /// The models whose limit is shared by every connection, with what each cap needs: the fewest
+    /// connections that reach it.
+    static let capNeeds: [String: Int] = [
+        "a server's own cap of 5 MB/s": 1,
+        "a 40 MB/s cap, 10 MB/s per connection": 4,
+        "--limit-rate 8 MB/s": 1,
+        "shared 100 MB/s link": 4,
     ]
 
     /// The fixed counts the oracle tries.

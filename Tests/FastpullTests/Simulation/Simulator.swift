@@ -14,7 +14,10 @@
 struct Simulator {
     /// How the download chose its connections.
     enum Mode: Sendable {
+        /// `auto` under the measured rules (``ConnectionController``).
         case automatic
+        /// `auto` under the stated model (``ConnectionPolicy``).
+        case model
         case fixed(Int)
     }
 
@@ -98,12 +101,16 @@ struct Simulator {
         let roundTrip = Duration.nanoseconds(Int64(model.roundTrip * 1e9))
         let controller: ConnectionController
         switch mode {
-        case .automatic:
+        case .automatic, .model:
             // What a probe would have seen: a connection's setup, and a request's wait.
             let wait = Duration.nanoseconds(Int64((model.roundTrip + model.serverCost) * 1e9))
-            controller = ConnectionController(
-                automaticUpTo: 64,
-                settings: .init(roundTrip: roundTrip, requestCost: wait, cores: model.cores))
+            let settings = ConnectionController.Settings(
+                roundTrip: roundTrip, requestCost: wait, cores: model.cores)
+            if case .model = mode {
+                controller = ConnectionController(modelUpTo: 64, settings: settings)
+            } else {
+                controller = ConnectionController(automaticUpTo: 64, settings: settings)
+            }
         case .fixed(let count):
             controller = ConnectionController(fixed: count)
         }
@@ -331,9 +338,11 @@ struct Simulator {
                 if traced, loop.controller.target != before || !stalled.isEmpty {
                     print(
                         String(format: "  %.3f s", now), "\(before) → \(loop.controller.target)",
-                        loop.controller.lastReason.rawValue, "phase \(loop.controller.phase)",
+                        loop.controller.reasonText,
+                        "phase \(loop.controller.model.map { "\($0.state)" } ?? "\(loop.controller.phase)")",
                         stalled.isEmpty ? "" : "evicted \(stalled)",
-                        "written \(table.writtenBytes >> 20) MiB")
+                        "written \(table.writtenBytes >> 20) MiB",
+                        loop.controller.model?.decision.evidence.map { "| \($0)" } ?? "")
                 }
             }
         }

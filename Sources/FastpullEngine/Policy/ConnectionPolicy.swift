@@ -1,0 +1,413 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How many connections a download keeps, decided from the ``LinkVerdict`` its steps give.
+///
+/// **The model.** Each step measures the total rate and the rate of the connections that ran before the
+/// last change (the incumbents). A step up after which the incumbents kept their rate while the total
+/// grew says *each connection has its own limit*; one after which the total did not grow by
+/// ``gain`` says *a shared limit* of about the best total of the last steps; one in which the process
+/// used ``busyCPU`` of the cores says *the CPU is the limit*.
+///
+/// **The policy.** It starts with a few connections (more on long round trips) and tries half again as
+/// many. While each connection has its own limit it multiplies the count, by ``freeMultiplier`` when
+/// the newcomers cost the incumbents nothing, else by two. At a shared limit or the CPU it halves the
+/// count it had while the total holds within ``tolerance`` of the limit — it keeps the fewest that
+/// reach it — and goes back to the last count that held when fewer lose. Held there, every
+/// ``probeInterval`` steps it tries half again as many, kept only when they pay twice in a row, and on
+/// a shared limit every other probe tries a third fewer, kept when the total holds twice; a total that
+/// falls under ``decline`` of the held level probes at once. A server refusing connections holds the
+/// count at those that work. A step that cannot be judged — its newcomers had not started, connections
+/// leaving still took their share — is measured again; in the last second's worth of bytes the count
+/// only holds.
+package struct ConnectionPolicy: Sendable, Equatable {
+    /// The gain a step up must show, twice for a probe.
+    static let gain = 0.15
+    /// The loss a count of fewer connections may show and still hold the total.
+    static let tolerance = 0.05
+    /// The share of their rate the incumbents keep when the newcomers cost them nothing (a busy
+    /// machine and the server's scheduling take 10–25 % from them on a limit of each one's own).
+    static let freeShare = 0.8
+    /// The count's factor after a step that cost the incumbents nothing.
+    static let freeMultiplier = 8
+    /// The first step's factor: a doubling, whose signal (the total doubles, or the incumbents lose
+    /// half) stands out of a link's noise, and a server at its cap sees twice the start at most.
+    static let firstFactor = 2.0
+    /// A probe's factor from a held count.
+    static let probeFactor = 1.5
+    /// The factor of a probe for fewer on a shared limit.
+    static let fewerFactor = 2.0 / 3
+    /// Held steps between probes.
+    static let probeInterval = 8
+    /// A held total falling below this share of its level probes at once.
+    static let decline = 0.6
+    /// Steps without probes after a server refused connections.
+    static let refusedQuiet = 32
+    /// A loss of at least the cut less this share of it says the connections cut carried their own
+    /// share: the limit is each connection's own after all.
+    static let proportionalLoss = 0.15
+
+    enum State: Sendable, Equatable {
+        /// Measuring the first count.
+        case starting
+        /// Stepping the count up while it pays.
+        case rising
+        /// Halving from the count that held while fewer hold the total.
+        case descending
+        /// At a count that works.
+        case steady
+        /// Trying more than the held count.
+        case probingUp
+        /// Trying fewer than the held count.
+        case probingDown
+    }
+
+    /// `FASTPULL_CONNECTION_POLICY=rules` runs the measured rules this model replaces, for the
+    /// benchmark harness's side-by-side runs until they are gone.
+    static var rulesByEnvironment: Bool {
+        getenv("FASTPULL_CONNECTION_POLICY").map { String(cString: $0) == "rules" } ?? false
+    }
+    let maximum: Int
+    private(set) var target: Int
+    private(set) var state: State = .starting
+    private(set) var verdict: LinkVerdict = .unknown
+    private(set) var decision: PolicyDecision
+    /// The total to beat (rising, probing up) or to hold (descending, steady, probing down).
+    private(set) var reference: Double?
+    /// The count `reference` was measured at.
+    private(set) var referenceCount: Int
+    /// The connections `reference` was measured with.
+    private(set) var incumbents: Set<Int> = []
+    /// The best totals of the last steps, newest last.
+    private var totals: [Double] = []
+    private var heldSteps = 0
+    private var quietSteps = 0
+    private var paidSteps = 0
+    private var probesUp = 0
+    private var remeasured = false
+    private var lookedAgain = false
+    /// Whether fewer losing their share already started the rise over (once per download).
+    private var roseAgain = false
+    /// Looks at a step whose incumbents were still climbing.
+    private var climbLooks = 0
+    /// The numbers of the step being judged.
+    private var evidence: PolicyEvidence?
+
+    /// Starts at `initial` connections, at most `maximum`.
+    init(initial: Int, maximum: Int) {
+        self.maximum = max(1, maximum)
+        target = min(max(initial, 1), self.maximum)
+        referenceCount = target
+        decision = PolicyDecision(count: target, reason: .start, verdict: .unknown)
+        if target >= self.maximum { state = .steady }
+    }
+
+    /// Starts at the count an earlier run of the same download held, with its verdict; its first probe
+    /// comes two steps in.
+    init(maximum: Int, remembering memory: LinkMemory) {
+        self.init(initial: memory.connections, maximum: maximum)
+        state = .steady
+        let rate = Double(memory.bytesPerSecond)
+        verdict = memory.shared ? .shared(capacity: rate) : .ownLimit(bytesPerSecond: rate / Double(target))
+        heldSteps = Self.probeInterval - 2
+        probesUp = memory.shared ? 1 : 0
+        decision = PolicyDecision(count: target, reason: .remembered, verdict: verdict)
+    }
+
+    /// The best total of the last ten steps.
+    var capacity: Double { totals.max() ?? 0 }
+
+    /// What this download has learned of its link once it holds a count it measured: that count, the
+    /// total it held, and whether the limit is shared. Nil while the count still moves.
+    var learned: (connections: Int, bytesPerSecond: Double, shared: Bool)? {
+        guard let reference, reference > 0 else { return nil }
+        switch state {
+        case .steady, .probingDown: return (target, reference, verdict.isShared)
+        case .probingUp: return (referenceCount, reference, verdict.isShared)
+        case .starting, .rising, .descending: return nil
+        }
+    }
+
+    /// Whether the count is still being stepped up (the table shares work for the counts to come).
+    var isRising: Bool { state == .starting || state == .rising }
+
+    /// The share of a full step the next measurement needs: the first count is a reference only, and
+    /// the first step up, a doubling, the largest relative change: a quarter each.
+    var measurementShare: Double {
+        reference == nil || state == .rising && probesUp == 0 && totals.count <= 1 ? 0.25 : 1
+    }
+
+    /// Whether fewer, tried against a shared limit, already lost more than the cut: the level they were
+    /// held to was a moment (every request's first burst), not the link, so the verdict built on it is
+    /// void. Judged early: every look at too few is time lost.
+    func levelWasAMoment(_ step: ConnectionController.Step) -> Bool {
+        guard state == .descending, !roseAgain, !step.retiring, let reference else { return false }
+        let cut = 1 - Double(target) / Double(max(referenceCount, 1))
+        return 1 - step.total / max(reference, 1) > (1 + Self.proportionalLoss) * cut
+    }
+
+    /// Judges one measured step; returns the decision when the count or the verdict changed.
+    mutating func judge(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
+        totals.append(step.total)
+        if totals.count > 10 { totals.removeFirst() }
+        let before = reference ?? step.total
+        evidence = PolicyEvidence(
+            countBefore: referenceCount, totalBefore: before, count: target, total: step.total,
+            incumbentsKept: step.incumbents / max(before, 1), capacity: capacity, cpuShare: step.cpuShare)
+        switch state {
+        case .starting: return start(step)
+        case .rising: return rise(step, remaining: remaining)
+        case .descending: return descend(step)
+        case .steady: return hold(step, remaining: remaining)
+        case .probingUp: return probeUp(step)
+        case .probingDown: return probeDown(step)
+        }
+    }
+
+    /// A server refused a connection while `working` others transfer: hold at those, without probes
+    /// for a while.
+    mutating func refused(working: Int) {
+        guard working > 0 else { return }
+        target = max(1, min(target, working))
+        referenceCount = target
+        state = .steady
+        heldSteps = 0
+        quietSteps = Self.refusedQuiet
+        decision = PolicyDecision(count: target, reason: .refused, verdict: verdict)
+    }
+
+    // MARK: - States
+
+    private mutating func start(_ step: ConnectionController.Step) -> PolicyDecision? {
+        adopt(step)
+        if step.busy {
+            verdict = .cpu(share: step.cpuShare)
+            state = .steady
+            return decide(target, .cpuLimit)
+        }
+        state = .rising
+        return decide(stepped(target, by: Self.firstFactor), .start)
+    }
+
+    private mutating func rise(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
+        guard let reference else { return start(step) }
+        let kept = step.incumbents / max(reference, 1)
+        let free = kept >= Self.freeShare
+        let paid =
+            !step.busy
+            && (step.total >= reference * (1 + Self.gain)
+                || free && step.total >= reference * (1 + Self.gain / 2))
+        // The incumbents grew beyond the gain themselves: they were still climbing (TCP's slow start),
+        // and the step cannot tell the newcomers' share from theirs. That rate is then the one to
+        // compare with, and the step is measured again (a few times at most: a link whose rate keeps
+        // rising is judged as it is).
+        if kept > 1 + Self.gain, climbLooks < 4 {
+            climbLooks += 1
+            self.reference = step.incumbents
+            return nil
+        }
+        // A step that did not pay is measured twice before the limit is called shared: newcomers not
+        // started yet (a first window on its way), or a reference that was a moment (a server's burst
+        // at the start of every request) read once as a shared limit.
+        if !paid, !step.busy, !remeasured {
+            remeasured = true
+            return nil
+        }
+        let ending = Double(remaining) < max(reference, step.total)
+        if paid {
+            let before = referenceCount
+            adopt(step)
+            // The total grew, but the incumbents lost most of what they had: a shared limit lies
+            // between the two counts, and the fewest that reach it are looked for.
+            if kept < 0.5, target > 2 * before {
+                verdict = .shared(capacity: capacity)
+                if ending { return steadyToTheEnd() }
+                state = .descending
+                return decide(max(1, target / 2), .sharedLimit)
+            }
+            verdict = .ownLimit(bytesPerSecond: step.total / Double(max(target, 1)))
+            if ending || target >= maximum { return steadyToTheEnd(reason: .ownLimit) }
+            return decide(min(target * (free ? Self.freeMultiplier : 2), maximum), .ownLimit)
+        }
+        // Near the end a step that did not pay proves nothing (the work runs out), unless the CPU was
+        // busy: then the count before is the known better one.
+        if ending {
+            guard step.busy else { return steadyToTheEnd() }
+            verdict = .cpu(share: step.cpuShare)
+            state = .steady
+            heldSteps = 0
+            return decide(referenceCount, .cpuLimit)
+        }
+        // Not paid: the limit is shared (or the CPU's). Half the count before is tried against it.
+        verdict = step.busy ? .cpu(share: step.cpuShare) : .shared(capacity: capacity)
+        self.reference = max(reference, step.total)
+        state = .descending
+        let fewer = step.busy ? referenceCount * 3 / 4 : referenceCount / 2
+        guard fewer >= 1, fewer < referenceCount else {
+            state = .steady
+            heldSteps = 0
+            return decide(referenceCount, step.busy ? .cpuLimit : .sharedLimit)
+        }
+        return decide(fewer, step.busy ? .cpuLimit : .sharedLimit)
+    }
+
+    private mutating func descend(_ step: ConnectionController.Step) -> PolicyDecision? {
+        let level = reference ?? step.total
+        if step.total >= level * (1 - Self.tolerance) {
+            lookedAgain = false
+            // Fewer that did better set the level the next fewer must hold (on a busy CPU every
+            // connection costs, so fewer can do better).
+            reference = max(level, step.total)
+            referenceCount = target
+            incumbents = step.workers
+            let fewer = verdict.isCPU ? target * 3 / 4 : target / 2
+            guard fewer >= 1, fewer < target else { return settle(.fewerHold) }
+            return decide(fewer, .fewerHold)
+        }
+        return fewerLost(step, level: level)
+    }
+
+    private mutating func hold(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
+        guard let level = reference else {
+            adopt(step)
+            return nil
+        }
+        heldSteps += 1
+        if quietSteps > 0 { quietSteps -= 1 }
+        let ending = Double(remaining) < level * 2
+        if step.busy, target > 1, !ending, !step.retiring {
+            verdict = .cpu(share: step.cpuShare)
+            adopt(step)
+            state = .descending
+            return decide(max(1, target * 3 / 4), .cpuLimit)
+        }
+        if step.retiring { return nil }
+        let falling = step.total < level * Self.decline && !ending
+        reference = falling ? level : 0.75 * level + 0.25 * step.total
+        guard quietSteps == 0, !ending, falling || heldSteps >= Self.probeInterval else { return nil }
+        referenceCount = target
+        incumbents = step.workers
+        paidSteps = 0
+        heldSteps = 0
+        if !falling, verdict.isShared, target > 1, probesUp >= 1 || target >= maximum {
+            probesUp = 0
+            state = .probingDown
+            return decide(max(1, Int((Double(target) * Self.fewerFactor).rounded(.down))), .probeDown)
+        }
+        guard target < maximum else { return nil }
+        probesUp += 1
+        // More must beat what the count does now: the held level, or the latest step if that was
+        // better; after a fall, the latest step (the level is gone).
+        reference = falling ? step.total : max(reference ?? 0, step.total)
+        state = .probingUp
+        return decide(stepped(target, by: Self.probeFactor), falling ? .fell : .probeUp)
+    }
+
+    private mutating func probeUp(_ step: ConnectionController.Step) -> PolicyDecision? {
+        let reference = self.reference ?? step.total
+        let kept = step.incumbents / max(reference, 1)
+        let free = kept >= Self.freeShare
+        let paid =
+            !step.busy
+            && (step.total >= reference * (1 + Self.gain)
+                || free && step.total >= reference * (1 + Self.gain / 2))
+        guard paid else {
+            state = .steady
+            heldSteps = 0
+            return decide(referenceCount, .probeLost)
+        }
+        paidSteps += 1
+        guard paidSteps >= 2 else { return nil }
+        adopt(step)
+        verdict = .ownLimit(bytesPerSecond: step.total / Double(max(target, 1)))
+        guard target < maximum else { return settle(.ownLimit) }
+        state = .rising
+        return decide(min(target * (free ? 4 : 2), maximum), .ownLimit)
+    }
+
+    private mutating func probeDown(_ step: ConnectionController.Step) -> PolicyDecision? {
+        let level = reference ?? step.total
+        guard step.total >= level * (1 - Self.tolerance) else { return fewerLost(step, level: level) }
+        lookedAgain = false
+        paidSteps += 1
+        guard paidSteps >= 2 else { return nil }
+        referenceCount = target
+        incumbents = step.workers
+        state = .descending
+        return decide(target, .fewerHold)
+    }
+
+    /// Fewer than the count that held lost against its level.
+    private mutating func fewerLost(_ step: ConnectionController.Step, level: Double) -> PolicyDecision? {
+        // Connections just asked to leave still carry their last windows: nothing to judge yet.
+        if step.retiring { return nil }
+        let cut = 1 - Double(target) / Double(max(referenceCount, 1))
+        let loss = 1 - step.total / max(level, 1)
+        // A loss far smaller than the cut is looked at again: the bytes the leaving connections had in
+        // flight (the server's buffers, a shaper's queue) still take the link for a step.
+        if !lookedAgain, loss < 0.75 * cut {
+            lookedAgain = true
+            return nil
+        }
+        lookedAgain = false
+        // Fewer lost in proportion to the cut or more: each of the connections cut carried its own
+        // share, so the limit is each connection's own (the step that said otherwise met a busy moment
+        // or a burst; a loss beyond the cut says the level itself was one). The rise starts over from
+        // the count before, once.
+        if !roseAgain, !verdict.isCPU, loss >= (1 - Self.proportionalLoss) * cut {
+            roseAgain = true
+            verdict = .ownLimit(bytesPerSecond: level / Double(max(referenceCount, 1)))
+            state = .rising
+            reference = nil
+            incumbents = []
+            totals.removeAll()
+            return decide(referenceCount, .fewerLostTheirShare)
+        }
+        state = .steady
+        heldSteps = 0
+        return decide(referenceCount, .fewerLost)
+    }
+
+    // MARK: - Helpers
+
+    private mutating func adopt(_ step: ConnectionController.Step) {
+        reference = step.total
+        referenceCount = target
+        incumbents = step.workers
+    }
+
+    private mutating func settle(_ reason: PolicyReason) -> PolicyDecision {
+        state = .steady
+        heldSteps = 0
+        return decide(target, reason)
+    }
+
+    private mutating func steadyToTheEnd(reason: PolicyReason = .ending) -> PolicyDecision {
+        state = .steady
+        heldSteps = 0
+        return decide(target, reason)
+    }
+
+    private func stepped(_ count: Int, by factor: Double) -> Int {
+        min(maximum, max(count + 1, Int((Double(count) * factor).rounded(.down))))
+    }
+
+    /// Records and returns the decision to move to `count` for `reason`, with the numbers of the step
+    /// judged.
+    private mutating func decide(_ count: Int, _ reason: PolicyReason) -> PolicyDecision {
+        remeasured = false
+        lookedAgain = false
+        climbLooks = 0
+        target = min(max(count, 1), maximum)
+        decision = PolicyDecision(count: target, reason: reason, verdict: verdict, evidence: evidence)
+        return decision
+    }
+}
+
+extension LinkVerdict {
+    var isCPU: Bool {
+        if case .cpu = self { return true }
+        return false
+    }
+}

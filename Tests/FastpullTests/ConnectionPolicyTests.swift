@@ -1,0 +1,259 @@
+import Testing
+
+@testable import FastpullEngine
+
+/// The stated model's policy, one event at a time: each decision's reason, verdict and evidence.
+@Suite("ConnectionPolicy")
+struct ConnectionPolicyTests {
+    typealias Step = ConnectionController.Step
+    static let megabyte = 1_000_000.0
+
+    /// A step at `total` bytes per second of which the incumbents carried `incumbents`, by connections
+    /// `0..<count`.
+    func step(_ total: Double, incumbents: Double, count: Int, busy: Bool = false, cpu: Double = 0.2)
+        -> Step
+    {
+        Step(
+            total: total, incumbents: incumbents, retiring: false, busy: busy, workers: Set(0..<count),
+            cpuShare: cpu)
+    }
+
+    /// The decision `policy` takes on `step`, which must be one.
+    func judged(_ policy: inout ConnectionPolicy, _ step: Step, remaining: Int64) throws -> PolicyDecision {
+        let decision = policy.judge(step, remaining: remaining)
+        return try #require(decision)
+    }
+
+    /// A policy that measured 4 connections at `rate` each and stepped to 8.
+    func risen(rate: Double = 10 * Self.megabyte) throws -> ConnectionPolicy {
+        var policy = ConnectionPolicy(initial: 4, maximum: 64)
+        let first = try judged(&policy, step(4 * rate, incumbents: 0, count: 4), remaining: .max)
+        #expect(first.reason == .start)
+        #expect(first.count == 8)
+        #expect(policy.state == .rising)
+        return policy
+    }
+
+    @Test func newcomersThatCostNothingSayEachConnectionHasItsOwnLimit() throws {
+        var policy = try risen()
+        let decision = try judged(
+            &policy, step(80 * Self.megabyte, incumbents: 40 * Self.megabyte, count: 8), remaining: .max)
+        #expect(decision.reason == .ownLimit)
+        #expect(decision.verdict == .ownLimit(bytesPerSecond: 10 * Self.megabyte))
+        #expect(decision.count == 8 * ConnectionPolicy.freeMultiplier)
+        let evidence = try #require(decision.evidence)
+        #expect(evidence.countBefore == 4 && evidence.count == 8)
+        #expect(abs(evidence.gain - 1) < 0.001)
+        #expect(abs(evidence.incumbentsKept - 1) < 0.001)
+    }
+
+    @Test func newcomersThatTakeFromTheOthersDoubleAtMost() throws {
+        var policy = try risen()
+        // The total grew by half, the incumbents kept 60 %: paid, but not free.
+        let decision = try judged(
+            &policy, step(60 * Self.megabyte, incumbents: 24 * Self.megabyte, count: 8), remaining: .max)
+        #expect(decision.reason == .ownLimit)
+        #expect(decision.count == 16)
+    }
+
+    @Test func aTotalThatHoldsTwiceSaysTheLimitIsSharedAndFewerAreTried() throws {
+        var policy = try risen()
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        // Once is not enough: a moment, or newcomers not started.
+        #expect(policy.judge(flat, remaining: .max) == nil)
+        let decision = try judged(&policy, flat, remaining: .max)
+        #expect(decision.reason == .sharedLimit)
+        #expect(decision.verdict == .shared(capacity: 40 * Self.megabyte))
+        #expect(decision.count == 2)
+        #expect(policy.state == .descending)
+        let evidence = try #require(decision.evidence)
+        #expect(abs(evidence.gain) < 0.001)
+        #expect(abs(evidence.incumbentsKept - 0.5) < 0.001)
+        #expect(evidence.capacity == 40 * Self.megabyte)
+    }
+
+    @Test func fewerThatHoldTheTotalAreKeptAndFewerStillTried() throws {
+        var policy = try risen()
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        _ = policy.judge(flat, remaining: .max)
+        _ = policy.judge(flat, remaining: .max)
+        let two = try judged(
+            &policy, step(39 * Self.megabyte, incumbents: 39 * Self.megabyte, count: 2), remaining: .max)
+        #expect(two.reason == .fewerHold)
+        #expect(two.count == 1)
+        let one = try judged(
+            &policy, step(39.5 * Self.megabyte, incumbents: 39.5 * Self.megabyte, count: 1), remaining: .max)
+        #expect(one.reason == .fewerHold)
+        #expect(one.count == 1)
+        #expect(policy.state == .steady)
+        #expect(policy.learned?.connections == 1)
+        #expect(policy.learned?.shared == true)
+    }
+
+    @Test func fewerThatLoseLessThanTheCutGoBackToTheCountThatHeld() throws {
+        var policy = try risen()
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        _ = policy.judge(flat, remaining: .max)
+        _ = policy.judge(flat, remaining: .max)
+        // 2 of 4 carry 30 of 40: a quarter lost for half cut. Looked at twice.
+        let lost = step(30 * Self.megabyte, incumbents: 30 * Self.megabyte, count: 2)
+        #expect(policy.judge(lost, remaining: .max) == nil)
+        let decision = try judged(&policy, lost, remaining: .max)
+        #expect(decision.reason == .fewerLost)
+        #expect(decision.count == 4)
+        #expect(policy.state == .steady)
+    }
+
+    @Test func fewerThatLoseBeyondTheCutSayTheLevelWasAMoment() throws {
+        var policy = try risen()
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        _ = policy.judge(flat, remaining: .max)
+        _ = policy.judge(flat, remaining: .max)
+        // 2 of 4 carry 8 of 40: 80 % lost for half cut. The level was a burst.
+        let slump = step(8 * Self.megabyte, incumbents: 8 * Self.megabyte, count: 2)
+        #expect(policy.levelWasAMoment(slump))
+        let decision = try judged(&policy, slump, remaining: .max)
+        #expect(decision.reason == .fewerLostTheirShare)
+        #expect(decision.verdict == .ownLimit(bytesPerSecond: 10 * Self.megabyte))
+        #expect(decision.count == 4)
+        #expect(policy.state == .rising)
+    }
+
+    @Test func aBusyCPUAtTheStartHoldsTheCount() throws {
+        var policy = ConnectionPolicy(initial: 4, maximum: 64)
+        let decision = try judged(
+            &policy, step(900 * Self.megabyte, incumbents: 0, count: 4, busy: true, cpu: 0.95),
+            remaining: .max)
+        #expect(decision.reason == .cpuLimit)
+        #expect(decision.verdict == .cpu(share: 0.95))
+        #expect(decision.count == 4)
+    }
+
+    @Test func aBusyStepUpTriesFewerThanTheCountBefore() throws {
+        var policy = try risen(rate: 200 * Self.megabyte)
+        let decision = try judged(
+            &policy,
+            step(850 * Self.megabyte, incumbents: 500 * Self.megabyte, count: 8, busy: true, cpu: 0.97),
+            remaining: .max)
+        #expect(decision.reason == .cpuLimit)
+        #expect(decision.count == 3)
+        #expect(decision.evidence?.cpuShare == 0.97)
+    }
+
+    @Test func climbingIncumbentsAreMeasuredAgainstTheirNewRate() throws {
+        var policy = try risen()
+        // The incumbents doubled on their own (slow start): nothing judged; their rate is the reference.
+        #expect(
+            policy.judge(step(90 * Self.megabyte, incumbents: 80 * Self.megabyte, count: 8), remaining: .max)
+                == nil)
+        #expect(policy.reference == 80 * Self.megabyte)
+    }
+
+    @Test func nearTheEndAStepThatDidNotPayHolds() throws {
+        var policy = try risen()
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        _ = policy.judge(flat, remaining: .max)
+        let decision = try judged(&policy, flat, remaining: 20_000_000)
+        #expect(decision.reason == .ending)
+        #expect(decision.count == 8)
+        #expect(policy.state == .steady)
+    }
+
+    @Test func aRefusalHoldsAtTheWorkingConnectionsWithoutProbes() throws {
+        var policy = try risen()
+        policy.refused(working: 5)
+        #expect(policy.target == 5)
+        #expect(policy.decision.reason == .refused)
+        for _ in 0..<ConnectionPolicy.refusedQuiet - 1 {
+            #expect(
+                policy.judge(
+                    step(50 * Self.megabyte, incumbents: 50 * Self.megabyte, count: 5), remaining: .max)
+                    == nil)
+        }
+    }
+
+    /// A policy holding 8 connections of 10 MB/s each, as an earlier run learned (its first probe
+    /// comes two steps in), with its level measured.
+    func held() throws -> ConnectionPolicy {
+        let memory = LinkMemory(connections: 8, bytesPerSecond: 80_000_000, shared: false, learnedAt: 0)
+        var policy = ConnectionPolicy(maximum: 64, remembering: memory)
+        #expect(policy.decision.reason == .remembered)
+        #expect(policy.state == .steady)
+        let level = step(80 * Self.megabyte, incumbents: 80 * Self.megabyte, count: 8)
+        #expect(policy.judge(level, remaining: .max) == nil)
+        #expect(policy.judge(level, remaining: .max) == nil)
+        let probe = try judged(&policy, level, remaining: .max)
+        #expect(probe.reason == .probeUp)
+        #expect(probe.count == 12)
+        #expect(policy.state == .probingUp)
+        return policy
+    }
+
+    @Test func aProbeThatPaysTwiceRisesOn() throws {
+        var policy = try held()
+        let paid = step(120 * Self.megabyte, incumbents: 80 * Self.megabyte, count: 12)
+        #expect(policy.judge(paid, remaining: .max) == nil)
+        let decision = try judged(&policy, paid, remaining: .max)
+        #expect(decision.reason == .ownLimit)
+        #expect(decision.count == 48)
+        #expect(policy.state == .rising)
+    }
+
+    @Test func aProbeThatDoesNotPayGoesBack() throws {
+        var policy = try held()
+        let decision = try judged(
+            &policy, step(82 * Self.megabyte, incumbents: 55 * Self.megabyte, count: 12), remaining: .max)
+        #expect(decision.reason == .probeLost)
+        #expect(decision.count == 8)
+        #expect(policy.state == .steady)
+    }
+
+    @Test func aFallingTotalProbesAtOnce() throws {
+        var policy = ConnectionPolicy(initial: 4, maximum: 64)
+        _ = policy.judge(step(40 * Self.megabyte, incumbents: 0, count: 4), remaining: .max)
+        let flat = step(40 * Self.megabyte, incumbents: 20 * Self.megabyte, count: 8)
+        _ = policy.judge(flat, remaining: .max)
+        _ = policy.judge(flat, remaining: .max)
+        _ = policy.judge(step(39 * Self.megabyte, incumbents: 39 * Self.megabyte, count: 2), remaining: .max)
+        _ = policy.judge(step(30 * Self.megabyte, incumbents: 30 * Self.megabyte, count: 1), remaining: .max)
+        _ = policy.judge(step(30 * Self.megabyte, incumbents: 30 * Self.megabyte, count: 1), remaining: .max)
+        #expect(policy.state == .steady)
+        #expect(policy.target == 2)
+        _ = policy.judge(step(40 * Self.megabyte, incumbents: 40 * Self.megabyte, count: 2), remaining: .max)
+        let fell = try judged(
+            &policy, step(10 * Self.megabyte, incumbents: 10 * Self.megabyte, count: 2), remaining: .max)
+        #expect(fell.reason == .fell)
+        #expect(fell.count == 3)
+        #expect(policy.state == .probingUp)
+        #expect(policy.reference == 10 * Self.megabyte)
+    }
+
+    /// Polite by construction: a limit shared by all connections (a server's own cap) draws twice the
+    /// start at most, and ends at the fewest that reach it, whatever the cap.
+    @Test(arguments: [1.0, 3.0, 4.0])
+    func aSharedCapDrawsAHandfulAndEndsAtTheFewestThatReachIt(needed: Double) throws {
+        let perConnection = 10 * Self.megabyte
+        let cap = needed * perConnection
+        var policy = ConnectionPolicy(initial: 4, maximum: 64)
+        var previous = policy.target
+        var peak = policy.target
+        var incumbents = Set<Int>()
+        for _ in 0..<200 {
+            let count = policy.target
+            let each = min(perConnection, cap / Double(count))
+            let total = each * Double(count)
+            let kept = Double(min(previous, count)) * each
+            incumbents = Set(0..<count)
+            let decision = policy.judge(
+                Step(
+                    total: total, incumbents: kept, retiring: false, busy: false, workers: incumbents,
+                    cpuShare: 0.1),
+                remaining: .max)
+            if decision != nil { previous = count }
+            peak = max(peak, policy.target)
+        }
+        #expect(peak <= 8)
+        #expect(Double(policy.target) >= needed)
+        #expect(Double(policy.target) <= needed * 2)
+    }
+}
