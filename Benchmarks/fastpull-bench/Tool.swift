@@ -96,6 +96,8 @@ struct ToolVariant: Sendable {
     /// Why it cannot hand a file to an ordered reader (standard output, `/dev/null`, a FIFO); nil
     /// when it can.
     var noOrderedOutput: String? = nil
+    /// Environment entries its runs get.
+    var environment: [String: String] = [:]
 
     /// The executable name shown in the report.
     var programName: String {
@@ -180,6 +182,14 @@ enum ToolTable {
             metalink: .unsupported("a reference for the mirror scenarios only"), onlyWithSeveralSources: true),
         ToolVariant.fastpullPipelining(.on),
         ToolVariant.fastpullPipelining(.off),
+        ToolVariant(
+            name: "fastpull-rules", program: .fastpull, setting: .default,
+            note: "defaults under the measured connection rules the stated model replaces "
+                + "(FASTPULL_CONNECTION_POLICY=rules); only with --tool",
+            single: ["-q", "-o", "{output}", "{url}"], tls: .arguments(["--cacert", "{ca}"]),
+            batch: .native(["-q", "-i", "{pairs}"], requiresOption: "--input-file"),
+            resume: .rerun([]), selectedByDefault: false, environment: ["FASTPULL_CONNECTION_POLICY": "rules"]
+        ),
         ToolVariant.fastpullFixed(4),
         ToolVariant.fastpullFixed(8),
         ToolVariant.fastpullFixed(32),

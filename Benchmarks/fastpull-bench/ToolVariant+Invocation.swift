@@ -72,7 +72,8 @@ extension ToolVariant {
         var templates = single
         if context.tls, case .arguments(let arguments) = tls { templates = arguments + templates }
         templates = extra + templates
-        return Invocation(executable: executable, arguments: templates.map(context.expand))
+        return Invocation(
+            executable: executable, arguments: templates.map(context.expand), environment: environment)
     }
 
     /// The invocation for one file from several sources (`{url}` and every one of `context.mirrors`),
