@@ -113,7 +113,7 @@ struct ConnectionPolicyTests {
         let slump = step(8 * Self.megabyte, incumbents: 8 * Self.megabyte, count: 2)
         #expect(policy.levelWasAMoment(slump))
         let decision = try judged(&policy, slump, remaining: .max)
-        #expect(decision.reason == .fewerLostTheirShare)
+        #expect(decision.reason == .levelWasAMoment)
         #expect(decision.verdict == .ownLimit(bytesPerSecond: 10 * Self.megabyte))
         #expect(decision.count == 4)
         #expect(policy.state == .rising)

@@ -44,8 +44,8 @@ package struct ConnectionPolicy: Sendable, Equatable {
     static let decline = 0.6
     /// Steps without probes after a server refused connections.
     static let refusedQuiet = 32
-    /// A loss of at least the cut less this share of it says the connections cut carried their own
-    /// share: the limit is each connection's own after all.
+    /// A loss beyond the cut by more than this share of it says the level fewer were held to was a
+    /// moment, not the link.
     static let proportionalLoss = 0.15
 
     enum State: Sendable, Equatable {
@@ -149,6 +149,9 @@ package struct ConnectionPolicy: Sendable, Equatable {
 
     /// Judges one measured step; returns the decision when the count or the verdict changed.
     mutating func judge(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
+        // A step in which nothing came tells nothing of a limit (connections still opening, a
+        // server's bucket refilling): it is measured again.
+        guard step.total > 0 else { return nil }
         totals.append(step.total)
         if totals.count > 10 { totals.removeFirst() }
         let before = reference ?? step.total
@@ -191,7 +194,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
     }
 
     private mutating func rise(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
-        guard let reference else { return start(step) }
+        guard let reference, reference > 0 else { return start(step) }
         let kept = step.incumbents / max(reference, 1)
         let free = kept >= Self.freeShare
         let paid =
@@ -216,11 +219,11 @@ package struct ConnectionPolicy: Sendable, Equatable {
         }
         let ending = Double(remaining) < max(reference, step.total)
         if paid {
-            let before = referenceCount
             adopt(step)
-            // The total grew, but the incumbents lost most of what they had: a shared limit lies
-            // between the two counts, and the fewest that reach it are looked for.
-            if kept < 0.5, target > 2 * before {
+            // The total grew, but the incumbents lost most of what they had: a shared limit that the
+            // count before did not fill (its measurement caught the limit's start), and the fewest
+            // that reach it are looked for.
+            if kept < 0.5 {
                 verdict = .shared(capacity: capacity)
                 if ending { return steadyToTheEnd() }
                 state = .descending
@@ -351,18 +354,18 @@ package struct ConnectionPolicy: Sendable, Equatable {
             return nil
         }
         lookedAgain = false
-        // Fewer lost in proportion to the cut or more: each of the connections cut carried its own
-        // share, so the limit is each connection's own (the step that said otherwise met a busy moment
-        // or a burst; a loss beyond the cut says the level itself was one). The rise starts over from
-        // the count before, once.
-        if !roseAgain, !verdict.isCPU, loss >= (1 - Self.proportionalLoss) * cut {
+        // Fewer lost more than the cut: the level they were held to was a moment (every request's
+        // first burst), not the link, and the verdict built on it is void: the rise starts over from
+        // the count before, once. (A loss about the cut is the knee: the count that held is the
+        // fewest that reach the limit, which both readings agree on.)
+        if !roseAgain, !verdict.isCPU, loss > (1 + Self.proportionalLoss) * cut {
             roseAgain = true
             verdict = .ownLimit(bytesPerSecond: level / Double(max(referenceCount, 1)))
             state = .rising
             reference = nil
             incumbents = []
             totals.removeAll()
-            return decide(referenceCount, .fewerLostTheirShare)
+            return decide(referenceCount, .levelWasAMoment)
         }
         state = .steady
         heldSteps = 0

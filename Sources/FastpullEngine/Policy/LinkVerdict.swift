@@ -87,8 +87,8 @@ package enum PolicyReason: String, Sendable, Equatable {
     case fewerHold = "fewer hold the total"
     /// Fewer lost: back to the count that held.
     case fewerLost = "fewer lost"
-    /// Fewer lost in proportion to the cut: each connection has its own limit after all.
-    case fewerLostTheirShare = "fewer lost their share"
+    /// Fewer lost more than the cut: the level was a moment (a burst); the rise starts over.
+    case levelWasAMoment = "the level was a moment"
     /// Held long enough: half again as many are tried.
     case probeUp = "probe for more"
     /// Held long enough on a shared limit: a third fewer are tried.

@@ -379,6 +379,9 @@ package struct ConnectionController: Sendable, Equatable {
                 kept += bytes - (base.perConnection[worker] ?? 0)
             }
             staying.total = Double(kept) / elapsed
+            // Connections leaving when the step began still took their share of a shared link for
+            // part of it: the step cannot say what the count alone does.
+            staying.retiring = staying.retiring || !base.retiring.isEmpty
             let toBeat = model.reference ?? .infinity
             guard
                 elapsed >= needed && !earlyLook || staying.total >= toBeat * (1 + settings.gain)
