@@ -207,6 +207,8 @@ enum ScenarioTable {
     static let latencyPerConnection = 5_000_000
     static let latencyTTFB = 50
     static let resumeTotal = 200_000_000
+    /// A server's own cap on its total rate (`server-cap`).
+    static let serverCapTotal = 5_000_000
     static let shapedPerConnection = 5_000_000
     /// The scenario whose fresh runs a resume scenario's reruns are held against (the same link).
     static let freshCounterparts = ["shaped-resume": "shaped-per-connection"]
@@ -286,6 +288,15 @@ enum ScenarioTable {
                 totalRate: linkCapTotal, perConnectionRate: linkCapPerConnection, ttfbMilliseconds: 0),
             ideal: IdealModel(bytesPerSecond: Double(linkCapTotal), note: "the 100 MB/s total cap"),
             timeoutSeconds: 90),
+        Scenario(
+            name: "server-cap",
+            summary: "32 MiB, fixture server capping its own total at 5 MB/s (a token bucket in the server), "
+                + "nothing per connection: one connection fills it, and more only cost the server. "
+                + "The time, and how many connections each tool opened.",
+            size: 32 * mebibyte, quickSize: 4 * mebibyte,
+            server: .fixture(totalRate: serverCapTotal, perConnectionRate: nil, ttfbMilliseconds: 0),
+            ideal: IdealModel(bytesPerSecond: Double(serverCapTotal), note: "the server's 5 MB/s"),
+            timeoutSeconds: 60),
         Scenario(
             name: "latency",
             summary: "64 MiB, fixture server: 50 ms before every response and 5 MB/s per connection, "

@@ -8,7 +8,11 @@ import Testing
 struct Aria2pTests {
     @Test func aria2pAddsWatchesPausesAndRemoves() async throws {
         try await InteropFolder.with("aria2p") { folder in
-            let server = try FixtureServer()
+            // A cap on the server's total: the slow item is still running when the pause comes,
+            // however many connections the count reaches.
+            var capped = FixtureServer.Configuration()
+            capped.totalRate = 4_000_000
+            let server = try FixtureServer(capped)
             let (daemon, rpcPort) = try await DaemonHarness.start(in: folder, ["--rpc-secret", "s3"])
             let script = """
                 import aria2p, json, sys, time

@@ -17,7 +17,11 @@ final class Aria2RPCTests {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "fastpull-rpc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        server = try FixtureServer()
+        // A cap on the server's total: how long a transfer runs does not depend on how many
+        // connections the count reaches, so a pause or a change meant for a running transfer meets one.
+        var capped = FixtureServer.Configuration()
+        capped.totalRate = 4_000_000
+        server = try FixtureServer(capped)
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }

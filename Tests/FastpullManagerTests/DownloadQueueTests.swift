@@ -17,7 +17,11 @@ final class DownloadQueueTests {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "fastpull-queue-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        server = try FixtureServer()
+        // A cap on the server's total: how long a transfer runs does not depend on how many
+        // connections the count reaches, so a pause or a change meant for a running transfer meets one.
+        var capped = FixtureServer.Configuration()
+        capped.totalRate = 2_000_000
+        server = try FixtureServer(capped)
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
