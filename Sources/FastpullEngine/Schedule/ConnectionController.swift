@@ -2,7 +2,11 @@ import FastpullNet
 
 /// Decides how many connections a download has, from what it measures, as a pure state machine: each
 /// ``observe(_:)`` gets a ``Sample`` (bytes newly written and the process's CPU time so far) and
-/// returns the count to have now, with the reason in ``lastReason``.
+/// returns the count to have now, with the reason in ``reasonText``.
+///
+/// It measures the steps; the stated model (``ConnectionPolicy``, in ``model``) decides, by default.
+/// The measured rules described below decide instead where `FASTPULL_CONNECTION_POLICY=rules` asks
+/// for them: they stay beside the model for side-by-side runs until they are removed.
 ///
 /// The policy in one paragraph: a fixed count stays fixed. `auto` starts with a few connections,
 /// multiplies them by ``Settings/firstMultiplier`` at the first step, and doubles them every step
@@ -209,8 +213,8 @@ package struct ConnectionController: Sendable, Equatable {
     /// the CPU). False again once more connections pay.
     var limitIsShared = false
 
-    /// The stated model's policy (``ConnectionPolicy``), while it runs side by side with the measured
-    /// rules here; nil for those rules.
+    /// The stated model's policy (``ConnectionPolicy``), the default; nil for the measured rules here,
+    /// which it replaces and which stay for side-by-side runs (`FASTPULL_CONNECTION_POLICY=rules`).
     var model: ConnectionPolicy?
 
     /// Adaptive under ``ConnectionPolicy``, up to `maximum`, starting where an earlier run of the same
