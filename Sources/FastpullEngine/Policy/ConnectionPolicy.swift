@@ -29,6 +29,8 @@ package struct ConnectionPolicy: Sendable, Equatable {
     /// The share of their rate the incumbents keep when the newcomers cost them nothing (a busy
     /// machine and the server's scheduling take 10–25 % from them on a limit of each one's own).
     static let freeShare = 0.8
+    /// A total that grew by this share of the count's growth says the newcomers cost nothing too.
+    static let proportionalGrowth = 0.6
     /// The count's factor after a step that cost the incumbents nothing.
     static let freeMultiplier = 8
     /// The first step's factor: a doubling, whose signal (the total doubles, or the incumbents lose
@@ -196,7 +198,12 @@ package struct ConnectionPolicy: Sendable, Equatable {
     private mutating func rise(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
         guard let reference, reference > 0 else { return start(step) }
         let kept = step.incumbents / max(reference, 1)
-        let free = kept >= Self.freeShare
+        // Free: the incumbents kept their rate, or the total grew nearly as the count did (by 60 % of
+        // it: each newcomer brought about what an incumbent had; a busy machine takes a little from
+        // every connection, which a limit of each one's own would not).
+        let growth = Double(target) / Double(max(referenceCount, 1)) - 1
+        let grown = growth > 0 ? (step.total / max(reference, 1) - 1) / growth : 0
+        let free = kept >= Self.freeShare || grown >= Self.proportionalGrowth
         let paid =
             !step.busy
             && (step.total >= reference * (1 + Self.gain)
@@ -230,7 +237,8 @@ package struct ConnectionPolicy: Sendable, Equatable {
                 return decide(max(1, target / 2), .sharedLimit)
             }
             verdict = .ownLimit(bytesPerSecond: step.total / Double(max(target, 1)))
-            if ending || target >= maximum { return steadyToTheEnd(reason: .ownLimit) }
+            // More pay even near the end: the newcomers take work from the tail's owners.
+            if target >= maximum { return steadyToTheEnd(reason: .ownLimit) }
             return decide(min(target * (free ? Self.freeMultiplier : 2), maximum), .ownLimit)
         }
         // Near the end a step that did not pay proves nothing (the work runs out), unless the CPU was

@@ -114,7 +114,10 @@ package struct SegmentTable: Sendable, Equatable {
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
         var settings = settings
         let ramping = controller.phase == .ramping
-        let count = max(ramping ? min(controller.maximum, controller.target * 4) : controller.target, 1)
+        // The model's next step may multiply the count by eight (newcomers that cost nothing); the
+        // rules' first step already had.
+        let ahead = controller.model == nil ? 4 : ConnectionPolicy.freeMultiplier
+        let count = max(ramping ? min(controller.maximum, controller.target * ahead) : controller.target, 1)
         settings.expectedConnections = count
         settings.maximumMergedPiece = max(
             4 << 20, aheadBudget(throughput: controller.throughput) / Int64(count))
