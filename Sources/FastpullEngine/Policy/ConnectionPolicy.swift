@@ -197,17 +197,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
 
     private mutating func rise(_ step: ConnectionController.Step, remaining: Int64) -> PolicyDecision? {
         guard let reference, reference > 0 else { return start(step) }
-        let kept = step.incumbents / max(reference, 1)
-        // Free: the incumbents kept their rate, or the total grew nearly as the count did (by 60 % of
-        // it: each newcomer brought about what an incumbent had; a busy machine takes a little from
-        // every connection, which a limit of each one's own would not).
-        let growth = Double(target) / Double(max(referenceCount, 1)) - 1
-        let grown = growth > 0 ? (step.total / max(reference, 1) - 1) / growth : 0
-        let free = kept >= Self.freeShare || grown >= Self.proportionalGrowth
-        let paid =
-            !step.busy
-            && (step.total >= reference * (1 + Self.gain)
-                || free && step.total >= reference * (1 + Self.gain / 2))
+        let (kept, free, paid) = raised(step, against: reference)
         // The incumbents grew beyond the gain themselves: they were still climbing (TCP's slow start),
         // and the step cannot tell the newcomers' share from theirs. That rate is then the one to
         // compare with, and the step is measured again (a few times at most: a link whose rate keeps
@@ -316,13 +306,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
     }
 
     private mutating func probeUp(_ step: ConnectionController.Step) -> PolicyDecision? {
-        let reference = self.reference ?? step.total
-        let kept = step.incumbents / max(reference, 1)
-        let free = kept >= Self.freeShare
-        let paid =
-            !step.busy
-            && (step.total >= reference * (1 + Self.gain)
-                || free && step.total >= reference * (1 + Self.gain / 2))
+        let (_, free, paid) = raised(step, against: self.reference ?? step.total)
         guard paid else {
             state = .steady
             heldSteps = 0
@@ -381,6 +365,26 @@ package struct ConnectionPolicy: Sendable, Equatable {
     }
 
     // MARK: - Helpers
+
+    /// What a step up says against the `reference` total of the count before: the share of it the
+    /// incumbents kept; whether the newcomers were free (the incumbents kept their rate, or the total
+    /// grew nearly as the count did — by 60 % of it: each newcomer brought about what an incumbent
+    /// had, and a busy machine takes a little from every connection, which a limit of each one's own
+    /// would not); and whether the raise paid (the total grew by the gain, or by half of it when
+    /// free), never on a busy CPU.
+    private func raised(_ step: ConnectionController.Step, against reference: Double)
+        -> (kept: Double, free: Bool, paid: Bool)
+    {
+        let kept = step.incumbents / max(reference, 1)
+        let growth = Double(target) / Double(max(referenceCount, 1)) - 1
+        let grown = growth > 0 ? (step.total / max(reference, 1) - 1) / growth : 0
+        let free = kept >= Self.freeShare || grown >= Self.proportionalGrowth
+        let paid =
+            !step.busy
+            && (step.total >= reference * (1 + Self.gain)
+                || free && step.total >= reference * (1 + Self.gain / 2))
+        return (kept, free, paid)
+    }
 
     private mutating func adopt(_ step: ConnectionController.Step) {
         reference = step.total
