@@ -222,23 +222,21 @@ package struct ConnectionPolicy: Sendable, Equatable {
             // that reach it are looked for.
             if kept < 0.5 {
                 verdict = .shared(capacity: capacity)
-                if ending { return steadyToTheEnd() }
+                if ending { return settle(.ending) }
                 state = .descending
                 return decide(max(1, target / 2), .sharedLimit)
             }
             verdict = .ownLimit(bytesPerSecond: step.total / Double(max(target, 1)))
             // More pay even near the end: the newcomers take work from the tail's owners.
-            if target >= maximum { return steadyToTheEnd(reason: .ownLimit) }
+            if target >= maximum { return settle(.ownLimit) }
             return decide(min(target * (free ? Self.freeMultiplier : 2), maximum), .ownLimit)
         }
         // Near the end a step that did not pay proves nothing (the work runs out), unless the CPU was
         // busy: then the count before is the known better one.
         if ending {
-            guard step.busy else { return steadyToTheEnd() }
+            guard step.busy else { return settle(.ending) }
             verdict = .cpu(share: step.cpuShare)
-            state = .steady
-            heldSteps = 0
-            return decide(referenceCount, .cpuLimit)
+            return settle(.cpuLimit, at: referenceCount)
         }
         // Not paid: the limit is shared (or the CPU's). Half the count before is tried against it.
         verdict = step.busy ? .cpu(share: step.cpuShare) : .shared(capacity: capacity)
@@ -246,9 +244,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         state = .descending
         let fewer = step.busy ? referenceCount * 3 / 4 : referenceCount / 2
         guard fewer >= 1, fewer < referenceCount else {
-            state = .steady
-            heldSteps = 0
-            return decide(referenceCount, step.busy ? .cpuLimit : .sharedLimit)
+            return settle(step.busy ? .cpuLimit : .sharedLimit, at: referenceCount)
         }
         return decide(fewer, step.busy ? .cpuLimit : .sharedLimit)
     }
@@ -308,9 +304,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
     private mutating func probeUp(_ step: ConnectionController.Step) -> PolicyDecision? {
         let (_, free, paid) = raised(step, against: self.reference ?? step.total)
         guard paid else {
-            state = .steady
-            heldSteps = 0
-            return decide(referenceCount, .probeLost)
+            return settle(.probeLost, at: referenceCount)
         }
         paidSteps += 1
         guard paidSteps >= 2 else { return nil }
@@ -359,9 +353,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
             totals.removeAll()
             return decide(referenceCount, .levelWasAMoment)
         }
-        state = .steady
-        heldSteps = 0
-        return decide(referenceCount, .fewerLost)
+        return settle(.fewerLost, at: referenceCount)
     }
 
     // MARK: - Helpers
@@ -392,16 +384,11 @@ package struct ConnectionPolicy: Sendable, Equatable {
         incumbents = step.workers
     }
 
-    private mutating func settle(_ reason: PolicyReason) -> PolicyDecision {
+    /// Holds at `count` (the count it has, unless said) for `reason`.
+    private mutating func settle(_ reason: PolicyReason, at count: Int? = nil) -> PolicyDecision {
         state = .steady
         heldSteps = 0
-        return decide(target, reason)
-    }
-
-    private mutating func steadyToTheEnd(reason: PolicyReason = .ending) -> PolicyDecision {
-        state = .steady
-        heldSteps = 0
-        return decide(target, reason)
+        return decide(count ?? target, reason)
     }
 
     private func stepped(_ count: Int, by factor: Double) -> Int {
@@ -417,12 +404,5 @@ package struct ConnectionPolicy: Sendable, Equatable {
         target = min(max(count, 1), maximum)
         decision = PolicyDecision(count: target, reason: reason, verdict: verdict, evidence: evidence)
         return decision
-    }
-}
-
-extension LinkVerdict {
-    var isCPU: Bool {
-        if case .cpu = self { return true }
-        return false
     }
 }

@@ -25,6 +25,12 @@ package enum LinkVerdict: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the CPU is the limit.
+    var isCPU: Bool {
+        if case .cpu = self { return true }
+        return false
+    }
+
     /// Whether more connections than the fewest that reach the total only cost.
     var isShared: Bool {
         switch self {
