@@ -254,12 +254,12 @@ final class BenchmarkSession {
             }
             server = nginx
             prefix = location + "/"
-        case .fixture(let totalRate, let perConnectionRate, let ttfb):
+        case .fixture(let totalRate, let perConnectionRate, let ttfb, let stallAfter):
             do {
                 let backend = try FixtureBackend(
                     directory: workspace.documentRoot, totalRate: totalRate,
                     perConnectionRate: perConnectionRate,
-                    ttfbMilliseconds: ttfb, tls: scenario.tls)
+                    ttfbMilliseconds: ttfb, stallAfter: stallAfter, tls: scenario.tls)
                 fixture = backend
                 server = backend
             } catch {

@@ -10,8 +10,11 @@ final class FixtureBackend: BenchServer {
     let summary: String
 
     /// Starts a server for `directory` with these limits.
-    init(directory: String, totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int, tls: Bool) throws
-    {
+    init(
+        directory: String, totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int,
+        stallAfter: Int64?,
+        tls: Bool
+    ) throws {
         var configuration = FixtureServer.Configuration()
         configuration.filesDirectory = directory
         configuration.totalRate = totalRate
@@ -20,10 +23,13 @@ final class FixtureBackend: BenchServer {
         var parameters: [String] = []
         if let perConnectionRate { parameters.append("rate=\(perConnectionRate)") }
         if ttfbMilliseconds > 0 { parameters.append("ttfb=\(ttfbMilliseconds)") }
+        if let stallAfter { parameters.append("stall-after=\(stallAfter)") }
         query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         summary =
             ServerChoice.fixture(
-                totalRate: totalRate, perConnectionRate: perConnectionRate, ttfbMilliseconds: ttfbMilliseconds
+                totalRate: totalRate, perConnectionRate: perConnectionRate,
+                ttfbMilliseconds: ttfbMilliseconds,
+                stallAfter: stallAfter
             ).summary
     }
 
@@ -31,7 +37,10 @@ final class FixtureBackend: BenchServer {
         server.url("/files/\(path)\(query)").absoluteString
     }
 
-    func beginRun() throws { server.resetStats() }
+    func beginRun() throws {
+        server.resetStats()
+        server.resetFaults()
+    }
 
     func endRun() -> ServerStats {
         let stats = server.stats

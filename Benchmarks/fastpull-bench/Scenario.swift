@@ -15,7 +15,9 @@ enum ServerChoice: Sendable {
     case nginx(location: String, rate: RateRule)
     /// The in-process `FastpullFixtures` server, for what nginx cannot do: a shared total rate, time to
     /// first byte. Files are served under `/files/` with these query parameters.
-    case fixture(totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int)
+    /// With `stallAfter`, the first answer of each run stops after that many body bytes and keeps its
+    /// connection open: a connection that goes silent mid-answer.
+    case fixture(totalRate: Int?, perConnectionRate: Int?, ttfbMilliseconds: Int, stallAfter: Int64? = nil)
     /// nginx without limits in a network namespace of the scenario's own, whose link the kernel shapes
     /// (needs root); files under `/plain/`.
     case shapedNginx(Shaping)
@@ -37,11 +39,12 @@ enum ServerChoice: Sendable {
                 return
                     "nginx, \(megabytes(fast)) per connection, every \(every)th connection \(megabytes(slow))"
             }
-        case .fixture(let total, let perConnection, let ttfb):
+        case .fixture(let total, let perConnection, let ttfb, let stallAfter):
             var parts = ["fixture server"]
             if let perConnection { parts.append("\(megabytes(perConnection)) per connection") }
             if let total { parts.append("\(megabytes(total)) total") }
             if ttfb > 0 { parts.append("\(ttfb) ms to first byte") }
+            if let stallAfter { parts.append("the first answer goes silent after \(stallAfter) bytes") }
             return parts.joined(separator: ", ")
         case .shapedNginx(let shaping):
             return "nginx, sendfile, \(shaping.summary) (tc in a network namespace)"
@@ -297,6 +300,15 @@ enum ScenarioTable {
             server: .fixture(totalRate: serverCapTotal, perConnectionRate: nil, ttfbMilliseconds: 0),
             ideal: IdealModel(bytesPerSecond: Double(serverCapTotal), note: "the server's 5 MB/s"),
             timeoutSeconds: 60),
+        Scenario(
+            name: "silent",
+            summary: "64 MiB over loopback from the fixture server, no limits; the first answer of each run "
+                + "goes silent after 1 MiB and keeps its connection open (a server thread stuck, a dead "
+                + "path): what one silent connection costs. Without it the file takes well under a second.",
+            size: 64 * mebibyte, quickSize: 16 * mebibyte,
+            server: .fixture(
+                totalRate: nil, perConnectionRate: nil, ttfbMilliseconds: 0, stallAfter: 1 << 20),
+            timeoutSeconds: 30),
         Scenario(
             name: "latency",
             summary: "64 MiB, fixture server: 50 ms before every response and 5 MB/s per connection, "

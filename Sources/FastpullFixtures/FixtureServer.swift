@@ -153,6 +153,12 @@ public final class FixtureServer: Sendable {
         core.resetStats()
     }
 
+    /// Forgets which responses already got their fault (`drops=K`, `stalls=K`, `statuses=K`): the
+    /// next responses for each URL get them again, as after a restart.
+    public func resetFaults() {
+        core.resetFaults()
+    }
+
     /// Closes the listener and every connection (including stalled and rate-limited ones) and waits
     /// briefly for the server's threads to finish. Idempotent; also done when the server is deallocated.
     public func stop() {

@@ -196,6 +196,11 @@ final class ServerCore: Sendable {
         lifecycle.withLock { $0.peak = $0.open.count }
     }
 
+    /// Forgets how often each fault was applied: the next responses get them again.
+    func resetFaults() {
+        counters.withLock { $0 = [:] }
+    }
+
     /// The most connections that were open at once (accepted, and not yet seen closed) since the
     /// start or the last `resetStats()`.
     var peakOpenConnections: Int { lifecycle.withLock { $0.peak } }

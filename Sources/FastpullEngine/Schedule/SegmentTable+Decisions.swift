@@ -276,6 +276,41 @@ extension SegmentTable {
         return Double(unclaimed) / ownerRate * max(aggregate - ownerRate, 0)
     }
 
+    /// Whether the connection went silent in the middle of an answer: nothing came for
+    /// ``Settings/silentGaps`` times the gap its reads have at its pace (its speed or its peers',
+    /// the lower; a newcomer's when neither is measured), and for at least a window's settling time,
+    /// while the server shows it delivers: another connection brought bytes within that time, or no
+    /// other has anything left to bring (the end of a download that had peers). On a shared limit the
+    /// first does not count: the limit serves some connections while others wait their turn, and
+    /// closing those wastes what is on its way (one rule without that exception sent 21 MB for a 13
+    /// MiB file from a server capping its total). Without this, a stalled answer held its range for
+    /// the whole stall timeout: 10 s for a 64 MiB file the others had fetched in 35 ms.
+    func isSilent(
+        _ worker: Worker, _ connection: Connection, peersRate: Double, now: ContinuousClock.Instant
+    ) -> Bool {
+        guard !connection.awaitingAnswer, connection.windowSince != nil else { return false }
+        let own = connection.steadyRate
+        let others = peersRate > 0 ? peersRate : newcomerRate()
+        let pace = own > 0 && others > 0 ? min(own, others) : max(own, others)
+        guard pace > 0 else { return false }
+        let cost = connection.requestCost > 0 ? connection.requestCost : typicalRequestCost
+        let limit = max(
+            settleSeconds(requestCost: cost),
+            settings.silentGaps * Double(max(connection.largestCommit, 64 << 10)) / pace)
+        guard (now - connection.lastProgress).seconds >= limit else { return false }
+        let othersDeliver = connections.contains {
+            $0.key != worker && (now - $0.value.lastProgress).seconds < limit && $0.value.bytes > 0
+        }
+        if othersDeliver && !settings.sharedLimit { return true }
+        let othersBusy = connections.contains { other in
+            guard other.key != worker, let start = other.value.piece, let index = index(of: start) else {
+                return false
+            }
+            return pieces[index].owner == other.key && !pieces[index].segment.isComplete
+        }
+        return !othersBusy && (connections.count > 1 || !departedRates.isEmpty)
+    }
+
     /// Whether `worker` runs ``Settings/slowFactor`` times slower than the typical connection.
     func isFarSlower(_ worker: Worker, typical: Double? = nil) -> Bool {
         guard let connection = connections[worker], !connection.awaitingAnswer else { return false }

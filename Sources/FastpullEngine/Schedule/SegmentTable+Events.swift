@@ -4,7 +4,7 @@ extension SegmentTable {
     /// A connection starts (or restarts) taking part.
     mutating func join(_ worker: Worker, now: ContinuousClock.Instant) {
         if connections[worker] == nil {
-            connections[worker] = Connection(piece: nil, sampleStart: now, lastProgress: now)
+            connections[worker] = Connection(piece: nil, sampleStart: now, lastProgress: now, joined: now)
         }
         // Time spent waiting for the horizon is left out of its rate sample: counted, it made every
         // connection of an ordered output look slower than it is, the ones that had waited longest
@@ -332,15 +332,25 @@ extension SegmentTable {
     /// waits for another connection, from its first unwritten byte.
     mutating func leave(_ worker: Worker) {
         drop(worker)
-        if let rate = connections[worker]?.rate, rate > 0 {
-            departedRates.append(rate)
-            if departedRates.count > Self.departedMemory { departedRates.removeFirst() }
+        if let connection = connections[worker] {
+            // Unmeasured (it ended before its first sample), its bytes over its lifetime say how
+            // fast it went, once they are more than a request's start.
+            let lifetime = (connection.lastProgress - connection.joined).seconds
+            let rate =
+                connection.rate > 0
+                ? connection.rate
+                : connection.bytes >= 1 << 20 && lifetime > 0 ? Double(connection.bytes) / lifetime : 0
+            if rate > 0 {
+                departedRates.append(rate)
+                if departedRates.count > Self.departedMemory { departedRates.removeFirst() }
+            }
         }
         connections[worker] = nil
     }
 
-    /// Connections that received nothing for the stall timeout while owning a range, or that have
-    /// been far slower than their peers for the slow grace. Their ranges are cut at what they claimed
+    /// Connections that received nothing for the stall timeout while owning a range, or for longer
+    /// than their pace explains while the server shows it delivers (``isSilent(_:_:peersRate:now:)``),
+    /// or that have been far slower than their peers for the slow grace. Their ranges are cut at what they claimed
     /// and wait for others; the caller closes their sockets, and they start over on new ones.
     mutating func stalledConnections(now: ContinuousClock.Instant) -> [Worker] {
         var stalled: [Worker] = []
@@ -359,7 +369,9 @@ extension SegmentTable {
                 connections[worker]?.slowSince = nil
                 continue
             }
-            let silent = now - connection.lastProgress >= settings.stallTimeout
+            let silent =
+                now - connection.lastProgress >= settings.stallTimeout
+                || isSilent(worker, connection, peersRate: typical, now: now)
             // One still waiting for its answer is not slow (yet): only the stall timeout applies.
             let slow =
                 measured >= 3 && !connection.awaitingAnswer && connection.rate > 0

@@ -41,6 +41,10 @@ package struct SegmentTable: Sendable, Equatable {
         /// others, and a new connection usually lands on a fast one.
         var slowFactor: Double = 4
         var slowGrace: Duration = .seconds(1)
+        /// A connection that brought nothing for this many of its usual gaps between reads, while the
+        /// server shows it delivers, went silent (``isSilent(_:_:peersRate:now:)``): its range is
+        /// taken over. Eight: a connection that shares a link with others gets its bytes in bursts.
+        var silentGaps: Double = 8
         /// How often a connection's speed is sampled (then smoothed).
         var rateSample: Duration = .milliseconds(250)
         /// A window that has run this long (at least; and two of its connection's request costs and
@@ -165,6 +169,9 @@ package struct SegmentTable: Sendable, Equatable {
         var sampleStart: ContinuousClock.Instant
         var sampleBytes: Int64 = 0
         var lastProgress: ContinuousClock.Instant
+        /// When it joined: its bytes over its lifetime are its speed when it leaves unmeasured (a
+        /// connection that ends before its first rate sample, as all do on a fast link).
+        var joined: ContinuousClock.Instant
         /// Since when it has been far slower than its peers, while it is.
         var slowSince: ContinuousClock.Instant?
         /// Seconds from a request to its first byte, smoothed: what each request costs; 0 until measured.

@@ -76,10 +76,10 @@ enum SimulatedModels {
         LinkModel(
             name: "--limit-rate 8 MB/s", size: 64 * mebibyte, roundTrip: 0.001,
             sharedCap: 8 * megabyte),
-        // One connection goes silent two seconds in; the others deliver 10 MB/s each.
+        // One connection goes silent a third of a second in, mid-answer; the others deliver 10 MB/s each.
         LinkModel(
             name: "a connection goes silent", size: 512 * mebibyte, roundTrip: 0.002,
-            perConnection: { index, time in index == 1 && time > 2 ? 0 : 10 * megabyte }),
+            perConnection: { index, time in index == 1 && time > 0.3 ? 0 : 10 * megabyte }),
     ]
 
     /// The models whose limit is shared by every connection, with what each cap needs: the fewest
