@@ -60,6 +60,22 @@ struct SimulatorTests {
         }
     }
 
+    /// A connection that goes silent mid-answer costs the download a fraction of a second, not the
+    /// stall timeout (10 s): the same link without the silence, side by side, in simulated time.
+    @Test func aSilentConnectionCostsAFractionOfASecond() async throws {
+        let silent = try #require(SimulatedModels.all.first { $0.name == "a connection goes silent" })
+        var plain = silent
+        plain.name = "the same link, no connection silent"
+        plain.perConnection = { _, _ in 10 * 1_000_000 }
+        let twin = plain
+        let (withSilence, without) = await Self.offPool {
+            (Simulator(model: silent, mode: .model).run(), Simulator(model: twin, mode: .model).run())
+        }
+        print("simulator | silent connection | \(withSilence) | without: \(without)")
+        #expect(withSilence.finished && without.finished)
+        #expect(withSilence.seconds - without.seconds < 0.25, "\(withSilence) against \(without)")
+    }
+
     /// Runs `work` on a new thread and returns its result without holding a pool thread.
     static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
