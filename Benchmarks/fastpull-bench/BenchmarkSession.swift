@@ -201,7 +201,8 @@ final class BenchmarkSession {
             commandPrefix: link.namespace.commandPrefix, sites: sites)
         do {
             try nginx.start()
-            try link.shapeEachConnection(zip(nginx.sites, mirrors).map { (port: $0.port, rate: $1.rate) })
+            try link.shapeEachConnection(
+                zip(nginx.sites, mirrors).map { (port: $0.port, rate: $1.rate, shared: $1.sharedLink) })
         } catch {
             nginx.stop()
             link.remove()
@@ -731,6 +732,11 @@ final class BenchmarkSession {
             log("  timeline: cannot write \(name): \(error)")
             return nil
         }
+        // The trace itself, beside its chart, for a closer look (each connection's windows, the
+        // connection count's decisions with their reasons).
+        let kept = workspace.results + "/timeline-\(scenario.name).trace"
+        try? FileManager.default.removeItem(atPath: kept)
+        try? FileManager.default.copyItem(atPath: traced.trace, toPath: kept)
         return name
     }
 

@@ -53,9 +53,11 @@ enum ServerChoice: Sendable {
         case .shapedMirrors(let mirrors):
             let limits = Set(mirrors.map(\.connectionLimit))
             let limit =
-                limits.count == 1
-                ? ", each answering 503 beyond \(limits.first!) connections from one client (limit_conn)" : ""
-            return "nginx, sendfile, \(mirrors.count) mirrors kernel-shaped per connection: "
+                limits.count == 1 && limits.first! != nil
+                ? ", each answering 503 beyond \(limits.first!!) connections from one client (limit_conn)"
+                : ""
+            let how = mirrors.contains(where: \.sharedLink) ? "kernel-shaped" : "kernel-shaped per connection"
+            return "nginx, sendfile, \(mirrors.count) mirror\(mirrors.count == 1 ? "" : "s") \(how): "
                 + mirrors.map(\.label).joined(separator: ", ") + limit + " (tc in a network namespace)"
         }
     }
@@ -77,15 +79,20 @@ struct MirrorSpec: Sendable {
     /// The kernel shapes every connection from it to this many bytes per second.
     var rate: Int
     /// It answers 503 beyond this many concurrent requests from one client (nginx `limit_conn`).
-    var connectionLimit: Int
+    var connectionLimit: Int?
     /// Its `priority` in the Metalink file (1 is the most preferred).
     var priority: Int
+    /// Whether `rate` is one link all of its connections share (`htb`, one class), not each one's.
+    var sharedLink = false
     /// It serves a copy whose byte at this offset is inverted (same size, same modification time, so the
     /// same ETag and Last-Modified as the others: a mirror whose copy went bad, not another version).
     var corruptOffset: Int64? = nil
 
     /// `A 20 MB/s`, and `(bad piece)` for the one that flips a byte.
-    var label: String { "\(name) \(megabytesPerSecond(rate))" + (corruptOffset == nil ? "" : " (bad piece)") }
+    var label: String {
+        "\(name) \(megabytesPerSecond(rate))" + (sharedLink ? " shared" : "")
+            + (corruptOffset == nil ? "" : " (bad piece)")
+    }
 }
 
 /// What is downloaded in one run.
@@ -240,6 +247,18 @@ enum ScenarioTable {
                 corruptOffset: corrupt ? mirrorCorruptOffset : nil),
         ]
     }
+
+    /// The two sources of `sources-kinds`: A limits each connection to 5 MB/s, B shares one 50 MB/s
+    /// link among all of them.
+    static let kindsOfSources = [
+        MirrorSpec(name: "A", rate: shapedPerConnection, connectionLimit: nil, priority: 1),
+        MirrorSpec(name: "B", rate: 50_000_000, connectionLimit: nil, priority: 2, sharedLink: true),
+    ]
+
+    /// What the two sources give together: 64 connections, all but one on A, and B's link.
+    static let kindsIdeal = IdealModel(
+        bytesPerSecond: Double(63 * shapedPerConnection + 50_000_000),
+        note: "63 connections × 5 MB/s on A, plus B's 50 MB/s link")
 
     /// What the mirrors can give one client at most: each limit × each rate.
     static let mirrorsIdeal = IdealModel(
@@ -422,6 +441,32 @@ enum ScenarioTable {
             ideal: IdealModel(
                 bytesPerSecond: mirrorsIdeal.bytesPerSecond,
                 note: "4 × (20 + 5 + 1) MB/s, as if no piece were bad"),
+            timeoutSeconds: 120),
+        Scenario(
+            name: "sources-kinds",
+            summary: "256 MiB from two sources of different kinds (nginx on 127.0.0.1 and .2 in a network "
+                + "namespace): the kernel shapes each connection of A to 5 MB/s, and all connections of B "
+                + "together to one 50 MB/s link (400 Mbit/s); no connection limits. The tools get both URLs "
+                + "and the SHA-256: a shared source needs a few connections, a per-connection one all the "
+                + "rest. Compare with sources-fast-alone.",
+            workload: .severalSources,
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedMirrors(kindsOfSources), ideal: kindsIdeal, timeoutSeconds: 120),
+        Scenario(
+            name: "sources-kinds-shared-first",
+            summary: "The same two sources with B, the shared link, named first: the order the sources come "
+                + "in must not decide where the connections go.",
+            workload: .severalSources,
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedMirrors(kindsOfSources.reversed()), ideal: kindsIdeal, timeoutSeconds: 120),
+        Scenario(
+            name: "sources-fast-alone",
+            summary: "The same 256 MiB from A of sources-kinds alone (5 MB/s per connection): what the "
+                + "faster source gives by itself.",
+            size: 256 * mebibyte, quickSize: 32 * mebibyte,
+            server: .shapedMirrors(Array(kindsOfSources.prefix(1))),
+            ideal: IdealModel(
+                bytesPerSecond: Double(64 * shapedPerConnection), note: "64 connections × 5 MB/s"),
             timeoutSeconds: 120),
         Scenario(
             name: "object-store",

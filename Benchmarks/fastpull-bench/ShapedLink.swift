@@ -59,11 +59,13 @@ final class ShapedLink {
         }
     }
 
-    /// Shapes every connection from each server port to that server's rate (bytes per second): the
-    /// mirror scenarios, one rate per mirror.
-    func shapeEachConnection(_ rates: [(port: Int, rate: Int)]) throws {
+    /// Shapes every connection from each server port to that server's rate (bytes per second), or, for
+    /// a `shared` one, all of its connections together: the mirror scenarios, one rate per mirror.
+    func shapeEachConnection(_ rates: [(port: Int, rate: Int, shared: Bool)]) throws {
         let namespace = namespace
-        let caps = rates.map { NetworkNamespace.ConnectionCap(port: $0.port, rate: Shaping.tcRate($0.rate)) }
+        let caps = rates.map {
+            NetworkNamespace.ConnectionCap(port: $0.port, rate: Shaping.tcRate($0.rate), shared: $0.shared)
+        }
         try blocking { try await namespace.capEachConnection(caps) }
     }
 

@@ -336,6 +336,49 @@ struct SourceSetTests {
         #expect(sources.bind(2).index == 0)
     }
 
+    /// A source whose connections share one limit (their rate fell as more joined) gets the few it
+    /// needs, the rest go where one more connection adds its rate, even when each of the shared
+    /// source's connections is still faster; the ones it does not need move at their next window.
+    @Test func aSharedSourceKeepsTheFewItNeeds() {
+        let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])
+        #expect(sources.bind(0).index == 0)
+        #expect(sources.bind(1).index == 1)
+        // A: 5 MB/s per connection. B: one connection alone got 50 MB/s.
+        sources.served(0, bytes: 5_000_000, seconds: 1)
+        sources.served(1, bytes: 50_000_000, seconds: 1)
+        // B is the better place for a second connection, and for a few more.
+        for worker in 2..<6 { #expect(sources.bind(worker).index == 1, "worker \(worker)") }
+        // Five on B now share its 50 MB/s: 10 each, far below what one got.
+        for _ in 0..<3 { sources.served(1, bytes: 10_000_000, seconds: 1) }
+        let b = sources.snapshot[1]
+        #expect(b.isShared)
+        #expect(b.need < 5, "B needs \(b.need)")
+        // Each of B's connections still gets twice A's rate, yet one more there adds nothing.
+        #expect((b.rate ?? 0) > 2 * 5_000_000)
+        #expect(sources.bind(6).index == 0)
+        // B's connections beyond its need are named once to move; at their next window they do.
+        let moving = sources.surplusWorkers()
+        #expect(moving.count == 5 - b.need)
+        #expect(sources.surplusWorkers().isEmpty)
+        for worker in moving { #expect(sources.bind(worker).index == 0) }
+        #expect(sources.snapshot[1].workers.count == b.need)
+    }
+
+    /// A source is measured from its connections' bytes between two samples, before any answer ends.
+    @Test func sourcesAreMeasuredFromTheirConnectionsBytes() {
+        let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])
+        for worker in 0..<4 { _ = sources.bind(worker) }
+        let t0 = ContinuousClock.now
+        sources.sample([0: 0, 1: 0, 2: 0, 3: 0], at: t0 + .milliseconds(30))
+        // Source 0's two connections (0, 2) brought 1 MB in 100 ms, source 1's (1, 3) 100 kB.
+        sources.sample(
+            [0: 500_000, 1: 50_000, 2: 500_000, 3: 50_000], at: t0 + .milliseconds(130))
+        let rates = sources.snapshot.map { $0.rate ?? 0 }
+        #expect(abs(rates[0] - 5_000_000) < 1)
+        #expect(abs(rates[1] - 500_000) < 1)
+        #expect(sources.bind(4).index == 0)
+    }
+
     @Test func aRefusalCapsTheSourceAndSendsTheConnectionElsewhere() {
         for worker in 0..<3 { _ = sources.bind(worker) }
         sources.served(0, bytes: 2_000_000, seconds: 1)

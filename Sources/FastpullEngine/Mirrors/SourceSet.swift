@@ -22,6 +22,8 @@ package final class SourceSet: Sendable {
         /// Bytes per second one of its connections delivers, smoothed over its requests; nil until one
         /// request has ended.
         var rate: Double?
+        /// The best ``rate`` it showed: what one connection gets when few share it.
+        var bestRate: Double?
         /// Pieces it wrote that did not verify.
         var badPieces = 0
         /// Requests that failed since the last one it answered in full.
@@ -33,19 +35,48 @@ package final class SourceSet: Sendable {
         var hasRoom: Bool { isLive && workers.count < (capacity ?? .max) }
         /// The connections bound to it now.
         var workers: Set<Int> = []
+        /// Its connections asked to end their windows soon and move (``SourceSet/surplusWorkers()``).
+        var moving: Set<Int> = []
 
         var isLive: Bool { dropped == nil }
+
+        /// Whether its connections share one limit: their rate fell below ``sharedBelow`` of the
+        /// best it showed as it got more. A source that limits each connection keeps its rate.
+        var isShared: Bool {
+            guard let rate, let bestRate else { return false }
+            return rate < SourceSet.sharedBelow * bestRate
+        }
+
+        /// The connections a shared source needs: as many as carry what it delivers now at the
+        /// best rate one of them showed, and one more, to see whether the limit moved. Unlimited for
+        /// one whose limit is per connection.
+        var need: Int {
+            guard isShared, let rate, let bestRate, bestRate > 0 else { return .max }
+            return Int((Double(workers.count) * rate / bestRate).rounded(.up)) + 1
+        }
+
+        /// What one more connection adds here: a connection's rate, or nothing on a shared source
+        /// that holds what it needs; nil while unmeasured.
+        var gain: Double? {
+            guard let rate else { return nil }
+            return isShared && workers.count >= need ? 0 : rate
+        }
     }
 
     private let state: Mutex<[Source]>
     /// Mirror probes still under way, and the condition a connection waits on for one to end.
     private let pending = Atomic<Int>(0)
     private let probeEnded = Condition()
+    /// The connections' bytes at the latest ``sample(_:at:)``.
+    private let lastSample = Mutex<(at: ContinuousClock.Instant, bytes: [Int: Int64])>((.now, [:]))
     /// Connections waiting in ``bind(_:limit:)`` now (for tests).
     let waiting = Atomic<Int>(0)
     /// Connections a source gets before a new one waits for a mirror's probe rather than pile onto
     /// it (many mirrors allow a client about this many).
     static let connectionsBeforeWaiting = 4
+    /// A source whose connections fell below this share of the best rate one of them showed is
+    /// shared by them (``Source/isShared``): per-connection limits hold each one's rate within noise.
+    static let sharedBelow = 2.0 / 3
 
     /// The sources in order: the URL asked for first.
     init(_ remotes: [RemoteFile]) {
@@ -104,12 +135,20 @@ package final class SourceSet: Sendable {
     }
 
     /// The source `worker` fetches its next window from: its own while that is live (unless a source
-    /// nobody has tried yet appeared and its own has others), else the best live one (``choose(_:)``).
+    /// nobody has tried yet appeared and its own has others, or its own is shared and holds more
+    /// connections than it needs while another would gain from one), else the best live one
+    /// (``choose(_:)``).
     func bindNow(_ worker: Int) -> (index: Int, remote: RemoteFile) {
         state.withLock { sources in
             if let current = sources.firstIndex(where: { $0.workers.contains(worker) }) {
                 let untried = sources.contains { $0.isLive && $0.rate == nil && $0.workers.isEmpty }
-                if sources[current].isLive, !(untried && sources[current].workers.count > 1) {
+                let surplus =
+                    sources[current].isShared && sources[current].workers.count > sources[current].need
+                    && sources.indices.contains {
+                        $0 != current && sources[$0].hasRoom && (sources[$0].gain ?? 0) > 0
+                    }
+                sources[current].moving.remove(worker)
+                if sources[current].isLive, !(untried && sources[current].workers.count > 1), !surplus {
                     return (current, sources[current].remote)
                 }
                 sources[current].workers.remove(worker)
@@ -118,6 +157,36 @@ package final class SourceSet: Sendable {
             sources[chosen].workers.insert(worker)
             return (chosen, sources[chosen].remote)
         }
+    }
+
+    /// Measures each source from its connections' bytes (`bytes`, by connection, as the scheduler
+    /// counts them from the moment each joined) since the previous call, once 20 ms or more lie
+    /// between the two: what one of its connections delivered per second. The download places its
+    /// connections in its first tenth of a second; measured by whole answers alone (the first ended
+    /// after half a second), half of 64 stayed that long on a shared 50 MB/s link.
+    func sample(_ bytes: [Int: Int64], at now: ContinuousClock.Instant) {
+        let previous = lastSample.withLock { last -> (at: ContinuousClock.Instant, bytes: [Int: Int64])? in
+            if (now - last.at).seconds < 0.02 { return nil }
+            defer { last = (now, bytes) }
+            return last
+        }
+        guard let previous else { return }
+        let seconds = (now - previous.at).seconds
+        state.withLock { sources in
+            for index in sources.indices where sources[index].isLive {
+                let present = sources[index].workers.filter { bytes[$0] != nil }
+                let delivered = present.reduce(Int64(0)) { $0 + bytes[$1]! - (previous.bytes[$1] ?? 0) }
+                guard !present.isEmpty, delivered > 0 else { continue }
+                Self.measure(&sources[index], Double(delivered) / seconds / Double(present.count))
+            }
+        }
+    }
+
+    /// A connection of `source` delivered `sample` bytes per second.
+    private static func measure(_ source: inout Source, _ sample: Double) {
+        let rate = source.rate.map { 0.5 * $0 + 0.5 * sample } ?? sample
+        source.rate = rate
+        source.bestRate = max(source.bestRate ?? 0, rate)
     }
 
     /// After `worker` was replaced for being far slower than its peers: it leaves its source when
@@ -149,17 +218,42 @@ package final class SourceSet: Sendable {
         }
     }
 
+    /// Connections on a shared source beyond what it needs (``Source/need``) while another source
+    /// would gain from them: each is to end its window soon, and its next one goes where one more
+    /// adds the most (``bindNow(_:)``). Each is named once.
+    func surplusWorkers() -> [Int] {
+        state.withLock { sources in
+            var surplus: [Int] = []
+            for index in sources.indices where sources[index].isLive && sources[index].isShared {
+                let others = sources.indices.contains {
+                    $0 != index && sources[$0].hasRoom && (sources[$0].gain ?? 0) > 0
+                }
+                let extra = sources[index].workers.count - sources[index].moving.count - sources[index].need
+                guard others, extra > 0 else { continue }
+                let leaving = sources[index].workers.subtracting(sources[index].moving).sorted().suffix(extra)
+                sources[index].moving.formUnion(leaving)
+                surplus += leaving
+            }
+            return surplus
+        }
+    }
+
     /// Unbinds a connection that ends.
     func leave(_ worker: Int) {
         state.withLock { sources in
-            for index in sources.indices { sources[index].workers.remove(worker) }
+            for index in sources.indices {
+                sources[index].workers.remove(worker)
+                sources[index].moving.remove(worker)
+            }
         }
     }
 
     /// The live source a connection should go to: one that nobody has tried yet (in order, so the URL
-    /// asked for comes first), else the one whose connections deliver the most each, since a source
-    /// whose capacity is shared falls in that rate as it gets more connections and so is left alone
-    /// once it is full, while one that limits each connection keeps its rate and keeps getting them.
+    /// asked for comes first), else the one where one more connection adds the most (``Source/gain``):
+    /// a source that limits each connection adds a connection's rate, one whose connections share a
+    /// limit adds nothing once it holds the few it needs. (Placed by the rate each connection gets
+    /// instead, a shared 50 MB/s link kept ten connections at 5 MB/s each while a source giving each
+    /// connection 5 MB/s of its own had room for them.)
     static func choose(_ sources: [Source]) -> Int {
         let live = sources.indices.filter { sources[$0].isLive }
         // The last source is never dropped, so one is always live.
@@ -174,8 +268,8 @@ package final class SourceSet: Sendable {
             return untried
         }
         return live.max { a, b in
-            let rateA = sources[a].rate ?? .infinity
-            let rateB = sources[b].rate ?? .infinity
+            let rateA = sources[a].gain ?? .infinity
+            let rateB = sources[b].gain ?? .infinity
             if rateA != rateB { return rateA < rateB }
             return sources[a].workers.count > sources[b].workers.count
         } ?? live[0]
@@ -199,8 +293,7 @@ package final class SourceSet: Sendable {
             sources[index].bytes += bytes
             // Short answers say little about a rate: only those of a tenth of a second and more count.
             guard seconds >= 0.1 else { return }
-            let sample = Double(bytes) / seconds
-            sources[index].rate = sources[index].rate.map { 0.5 * $0 + 0.5 * sample } ?? sample
+            Self.measure(&sources[index], Double(bytes) / seconds)
         }
     }
 

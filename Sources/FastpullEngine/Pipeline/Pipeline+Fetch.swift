@@ -220,7 +220,12 @@ extension Pipeline {
                                 slots[worker]?.evict()
                             }
                             if digest == nil || !slots.isEmpty {
-                                try perform(loop.tick(situation(stalled: scheduler.takeStalledConnections())))
+                                // Connections a shared source does not need end their windows soon
+                                // and take their next ones where one more adds the most.
+                                let now = situation(stalled: scheduler.takeStalledConnections())
+                                sources?.sample(now.sample.perConnection, at: now.sample.now)
+                                for worker in sources?.surplusWorkers() ?? [] { scheduler.release(worker) }
+                                try perform(loop.tick(now))
                                 let interval = loop.controller.tickInterval
                                 group.addTask {
                                     try? await AlarmClock.sleep(for: interval)

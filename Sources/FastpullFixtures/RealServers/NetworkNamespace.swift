@@ -86,13 +86,19 @@ public final class NetworkNamespace: Sendable {
         public var slow: Set<Int>
         /// The rate of the connections in ``slow``.
         public var slowRate: String
+        /// Whether ``rate`` is one link all of the server's connections share, instead of each
+        /// connection's own.
+        public var shared = false
 
         /// A cap of `rate` on every connection from `port`, `slowRate` on those in the `slow` buckets.
-        public init(port: Int, rate: String, slow: Set<Int> = [], slowRate: String = "8mbit") {
+        public init(
+            port: Int, rate: String, slow: Set<Int> = [], slowRate: String = "8mbit", shared: Bool = false
+        ) {
             self.port = port
             self.rate = rate
             self.slow = slow
             self.slowRate = slowRate
+            self.shared = shared
         }
     }
 
@@ -122,6 +128,17 @@ public final class NetworkNamespace: Sendable {
             "class add dev lo parent 1: classid 1:ffff htb rate 10gbit",
         ]
         for (index, server) in servers.enumerated() {
+            if server.shared {
+                // One class for all of the server's connections: a link they share.
+                let classID = String(index * buckets + 1, radix: 16)
+                commands.append(
+                    "class add dev lo parent 1: classid 1:\(classID) htb rate \(server.rate) ceil \(server.rate)"
+                )
+                commands.append(
+                    "filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport \(server.port) 0xffff "
+                        + "flowid 1:\(classID)")
+                continue
+            }
             for bucket in 0..<buckets {
                 let classID = String(index * buckets + bucket + 1, radix: 16)
                 let bucketRate = server.slow.contains(bucket) ? server.slowRate : server.rate
