@@ -279,6 +279,8 @@ extension SegmentTable {
     /// Whether the connection went silent in the middle of an answer: nothing came for
     /// ``Settings/silentGaps`` times the gap its reads have at its pace (its speed or its peers',
     /// the lower; a newcomer's when neither is measured), and for at least a window's settling time,
+    /// (counted while this process ran on time: a loaded machine that did not schedule it for a while
+    /// left bytes unread, and eviction threw away what was on its way: 27 kB over a test's bound),
     /// while the server shows it delivers: another connection brought bytes within that time, or no
     /// other has anything left to bring (the end of a download that had peers). On a shared limit the
     /// first does not count: the limit serves some connections while others wait their turn, and
@@ -297,7 +299,9 @@ extension SegmentTable {
         let limit = max(
             settleSeconds(requestCost: cost),
             settings.silentGaps * Double(max(connection.largestCommit, 64 << 10)) / pace)
-        guard (now - connection.lastProgress).seconds >= limit else { return false }
+        // Silence counts from when the process was last seen running on time (``awakeSince``).
+        let since = max(connection.lastProgress, awakeSince ?? connection.lastProgress)
+        guard (now - since).seconds >= limit else { return false }
         let othersDeliver = connections.contains {
             $0.key != worker && (now - $0.value.lastProgress).seconds < limit && $0.value.bytes > 0
         }

@@ -353,6 +353,12 @@ extension SegmentTable {
     /// or that have been far slower than their peers for the slow grace. Their ranges are cut at what they claimed
     /// and wait for others; the caller closes their sockets, and they start over on new ones.
     mutating func stalledConnections(now: ContinuousClock.Instant) -> [Worker] {
+        if let lastLook, now - lastLook <= Self.awakeGap {
+            awakeSince = awakeSince ?? lastLook
+        } else {
+            awakeSince = now
+        }
+        lastLook = now
         var stalled: [Worker] = []
         let overall = typicalRate()
         let measuredOverall = connections.values.count { $0.rate > 0 }

@@ -253,6 +253,12 @@ package struct SegmentTable: Sendable, Equatable {
     static let departedMemory = 64
     /// The first piece that is not complete.
     var firstIncomplete = 0
+    /// When ``stalledConnections(now:)`` last looked, and since when it has looked without a gap of
+    /// more than ``awakeGap``: a process that was not scheduled (a loaded machine) read nothing
+    /// meanwhile, and what its connections did not read then is no silence of the server's.
+    var lastLook: ContinuousClock.Instant?
+    var awakeSince: ContinuousClock.Instant?
+    static let awakeGap: Duration = .milliseconds(100)
 
     init(segments: [Segment], settings: Settings = Settings()) {
         self.settings = settings
