@@ -3,7 +3,7 @@
 # download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
 # against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian
 # packages), moto's S3 server (PyPI `moto[server]`), aria2p, and Chromium with selenium for the
-# daemon's web page. Idempotent and quick when everything is present: it runs `apt-get update` and
+# daemon's web page, and the shells whose completion the tests drive (zsh, fish). Idempotent and quick when everything is present: it runs `apt-get update` and
 # `apt-get install` only when a package is missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
@@ -16,7 +16,7 @@
 # A server that cannot be installed is a failure (exit 1 with a message), never a skip.
 set -euo pipefail
 
-debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver aria2 tmux)
+debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver aria2 tmux zsh fish)
 # What each package must leave behind for the tests: "package:path".
 required_files=(
     nginx:/usr/sbin/nginx
@@ -34,6 +34,8 @@ required_files=(
     chromium-driver:/usr/bin/chromedriver
     aria2:/usr/bin/aria2c
     tmux:/usr/bin/tmux
+    zsh:/usr/bin/zsh
+    fish:/usr/bin/fish
 )
 # Pid files the Debian packages' services write, with the binary that must own the pid.
 service_pid_files=(

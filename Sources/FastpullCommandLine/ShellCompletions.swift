@@ -81,9 +81,12 @@ package enum ShellCompletions {
             }
             let many = option.repeatable ? "*" : ""
             if let short = option.short {
+                // A repeatable option excludes nothing (not even its other spelling), and zsh takes
+                // the `*` only right before the option's name: `*(-H --header)-H` is refused, and
+                // with it the whole call, at every Tab.
+                let exclusions = option.repeatable ? "*" : "(-\(short) --\(option.long))"
                 lines.append(
-                    "  '\(many)(-\(short) --\(option.long))'{-\(short),--\(option.long)}'[\(help)]\(value)' \\"
-                )
+                    "  '\(exclusions)'{-\(short),--\(option.long)}'[\(help)]\(value)' \\")
             } else {
                 lines.append("  '\(many)--\(option.long)[\(help)]\(value)' \\")
             }
