@@ -22,6 +22,10 @@ package struct CommandOptions: Sendable {
     package var force = false
     /// `--update`: keep an existing file that verifies, replace one that does not.
     package var update = false
+    /// `--no-clobber`: keep an existing file as it is and count it done.
+    package var noClobber = false
+    /// `--auto-rename`: save beside an existing file, as `NAME.1`, `NAME.2`, ….
+    package var autoRename = false
     /// `--total-rate`: the most bytes a second all files receive together.
     package var totalRate: Int64?
     /// `--dry-run`: probe and plan only.
@@ -89,6 +93,15 @@ package struct CommandOptions: Sendable {
         }
         force = parsed.has("force")
         update = parsed.has("update")
+        noClobber = parsed.has("no-clobber")
+        autoRename = parsed.has("auto-rename")
+        let existing = ["force", "update", "no-clobber", "auto-rename"].filter { parsed.has($0) }
+        if existing.count > 1 {
+            throw UsageError(
+                message:
+                    "error: \(existing.map { "--" + $0 }.joined(separator: " and ")) cannot be used together: each says what to do with a file that is already there"
+            )
+        }
         dryRun = parsed.has("dry-run")
 
         if let path = parsed.last("output") {

@@ -3,10 +3,10 @@
 /// redirects — fastpull's defaults), `-s`/`--silent` (`--quiet`), `-C -` (continue — fastpull's
 /// default), `-x URL` (`--proxy`; aria2's `-x N`: `--max-connections`), `-s N` (aria2's split:
 /// `--max-connections`), `-P DIR`/`--output-dir DIR` (`--dir`), `--retry N` (`--retries`),
-/// `-N`/`--timestamping` (wget: fetch only what changed — what a fastpull rerun does). A spelling
-/// that means something else here is refused with fastpull's: aria2's `-k SIZE` (`--min-segment`;
-/// `-k` is curl's `--insecure`) and wget's `-nc` (fastpull never replaces a file without
-/// `--force`).
+/// `-N`/`--timestamping` (wget: fetch only what changed — what a fastpull rerun does), wget's `-nc`
+/// (`--no-clobber`), aria2's `--auto-file-renaming` (`--auto-rename`). A spelling that means
+/// something else here is refused with fastpull's: aria2's `-k SIZE` (`--min-segment`; `-k` is
+/// curl's `--insecure`).
 package enum OptionAliases {
     /// One spelling, and what it becomes (nothing, when fastpull does it anyway).
     package struct Alias: Sendable {
@@ -43,9 +43,8 @@ package enum OptionAliases {
         Alias(
             spelling: "-k SIZE", tool: "aria2c",
             fastpull: "refused: --min-segment SIZE (-k is curl's --insecure)"),
-        Alias(
-            spelling: "-nc, --no-clobber", tool: "wget",
-            fastpull: "refused: an existing file is kept unless --force"),
+        Alias(spelling: "-nc", tool: "wget", fastpull: "--no-clobber"),
+        Alias(spelling: "--auto-file-renaming=true", tool: "aria2c", fastpull: "--auto-rename"),
     ]
 
     /// `arguments` with the other tools' spellings as fastpull's (up to `--`).
@@ -95,11 +94,10 @@ package enum OptionAliases {
                     message:
                         "error: -k is curl's --insecure here; for aria2's segment size (-k \(next() ?? "")) use --min-segment \(next() ?? "")"
                 )
-            case "-nc", "--no-clobber":
-                throw UsageError(
-                    message:
-                        "error: \(argument): fastpull never replaces an existing file without --force (it exits 7 and leaves it); a rerun of a complete download exits 0 and fetches nothing"
-                )
+            case "-nc":
+                result.append("--no-clobber")
+            case "--auto-file-renaming=true", "--auto-file-renaming":
+                result.append("--auto-rename")
             case _ where isCurlCluster(argument):
                 // `-fsSL` and the like: fail on errors, show errors, follow, remote name — all
                 // fastpull's defaults — and silent.

@@ -83,6 +83,14 @@ package enum OptionTable {
             help: "Keep an existing file that matches its checksum (or its record); fetch again and "
                 + "replace one that does not."),
         OptionSpec(
+            "no-clobber", .flag, group: .output,
+            help: "Keep a file that is already there as it is, without looking at it, and go on: exit 0 "
+                + "(wget's -nc)."),
+        OptionSpec(
+            "auto-rename", .flag, group: .output,
+            help: "Save beside a file that is already there, as NAME.1, NAME.2, … (wget's numbering, "
+                + "aria2's auto-file-renaming)."),
+        OptionSpec(
             "remote-time", short: "R", .flag, group: .output,
             help: "Give the file the server's Last-Modified time, as wget does (curl and aria2: -R)."),
         OptionSpec(

@@ -55,7 +55,11 @@ struct Run {
             jobs.map(\.item), configuration: options.configuration,
             options: BatchOptions(
                 parallelFiles: options.parallelFiles,
-                existingFiles: options.force ? .replace : options.update ? .keepIfVerified : .refuse,
+                existingFiles: options.force
+                    ? .replace
+                    : options.update
+                        ? .keepIfVerified
+                        : options.noClobber ? .skip : options.autoRename ? .rename : .refuse,
                 keepsEvents: listens))
         let board = Board(batch: batch)
         let single = jobs.count == 1

@@ -43,6 +43,7 @@ enum Summary {
             }
         }
         if alreadyPresent {
+            if report.keptAsFound { return keptAsFound(report.outputPath, size: report.size) }
             guard !verified.isEmpty else {
                 // Kept by its origin record: the server still offers the version saved. A SHA-256 asked
                 // for was computed from the file now.
@@ -121,6 +122,11 @@ enum Summary {
         hex.count > 16 ? String(hex.prefix(16)) + "…" : hex
     }
 
+    /// `x is already there (3 B): kept as it is (--no-clobber); nothing downloaded`.
+    static func keptAsFound(_ path: String, size: Int64) -> String {
+        "\(path) is already there (\(ByteFormat.size(size))): kept as it is (--no-clobber); nothing downloaded"
+    }
+
     /// A batch file's outcome: `[2/3] saved …` or `[2/3] error: … (https://…)`.
     static func outcome(_ outcome: BatchOutcome, count: Int) -> String {
         let label = "[\(outcome.index + 1)/\(count)]"
@@ -135,9 +141,11 @@ enum Summary {
     /// A file's outcome as it happens in a batch: `saved x.iso (1.0 GiB) in 3.2s`, or `x.iso is
     /// already here (1.0 GiB); nothing downloaded` (the end's line says more: digests, checks).
     static func finished(_ finished: Event.Finished) -> String {
-        finished.alreadyPresent
-            ? "\(finished.outputPath) is already here (\(ByteFormat.size(finished.size))); nothing downloaded"
-            : "saved \(finished.outputPath) (\(ByteFormat.size(finished.size))) in \(ByteFormat.printf("%.2f", finished.seconds))s"
+        finished.keptAsFound
+            ? keptAsFound(finished.outputPath, size: finished.size)
+            : finished.alreadyPresent
+                ? "\(finished.outputPath) is already here (\(ByteFormat.size(finished.size))); nothing downloaded"
+                : "saved \(finished.outputPath) (\(ByteFormat.size(finished.size))) in \(ByteFormat.printf("%.2f", finished.seconds))s"
     }
 
     /// A file's failure as it happens in a batch: `[2/3] error: HTTP 404 … (URL)`.

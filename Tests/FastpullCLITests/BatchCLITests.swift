@@ -98,6 +98,41 @@ struct BatchCLITests {
         #expect(contents("sub/dir/seven.bin") == Data(FixtureContent.bytes(count: 1000, seed: 7)))
     }
 
+    /// `--no-clobber` (wget's `-nc`): a file that is there is kept as it is, unread, and the run goes
+    /// on to what is missing (exit 0); `--auto-rename` saves beside it as NAME.1, NAME.2.
+    @Test func noClobberKeepsWhatIsThereAndAutoRenameSavesBesideIt() async throws {
+        try Data("old".utf8).write(to: URL(fileURLWithPath: folder + "/a.bin"))
+        let list = [
+            // Asked for, a.bin's URL would fail the run: it is not.
+            server.url("/gen/3000?status=500").absoluteString + " a.bin",
+            server.url("/gen/4000").absoluteString + " b.bin",
+        ].joined(separator: "\n")
+        try list.write(toFile: folder + "/list.txt", atomically: true, encoding: .utf8)
+        server.resetStats()
+        for spelling in ["--no-clobber", "-nc"] {
+            try? FileManager.default.removeItem(atPath: folder + "/b.bin")
+            let kept = try await CLIRunner.run(["-i", "list.txt", spelling, "--json"], in: folder)
+            #expect(kept.status == 0, "\(spelling): \(kept.stderr)")
+            #expect(contents("a.bin") == Data("old".utf8))
+            #expect(contents("b.bin") == Data(FixtureContent.bytes(count: 4000, seed: 1)))
+            #expect(kept.stderr.contains("a.bin is already there (3 B): kept as it is (--no-clobber)"))
+            #expect(kept.stdout.contains("\"alreadyPresent\":true"))
+        }
+
+        let url = server.url("/gen/5000").absoluteString
+        for expected in ["a.bin.1", "a.bin.2"] {
+            let renamed = try await CLIRunner.run([url, "-o", "a.bin", "--auto-rename"], in: folder)
+            #expect(renamed.status == 0, "\(renamed.stderr)")
+            #expect(renamed.stderr.contains("saved \(folder)/\(expected)"), "\(renamed.stderr)")
+            #expect(contents(expected) == Data(FixtureContent.bytes(count: 5000, seed: 1)))
+        }
+        #expect(contents("a.bin") == Data("old".utf8))
+
+        let both = try await CLIRunner.run([url, "-o", "a.bin", "--force", "-nc"], in: folder)
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("--force and --no-clobber cannot be used together"))
+    }
+
     @Test func anExistingFileIsKeptRefusedOrReplaced() async throws {
         let bytes = FixtureContent.bytes(count: 50_000, seed: 1)
         let digest = try Self.sha256(bytes)

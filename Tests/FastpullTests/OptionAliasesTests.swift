@@ -24,6 +24,8 @@ struct OptionAliasesTests {
             (["-N", "u"], ["u"]),
             (["--max-overall-download-limit", "1M", "u"], ["--total-rate", "1M", "u"]),
             (["-k", "u"], ["-k", "u"]),
+            (["-nc", "u"], ["--no-clobber", "u"]),
+            (["--auto-file-renaming=true", "u"], ["--auto-rename", "u"]),
             (["u", "--", "-L"], ["u", "--", "-L"]),
         ]
         for (given, expected) in cases {
@@ -37,7 +39,7 @@ struct OptionAliasesTests {
 
     @Test func spellingsThatMeanSomethingElseAreRefusedWithFastpulls() {
         for (given, says) in [
-            (["-k", "1M", "u"], "use --min-segment 1M"), (["-nc", "u"], "never replaces an existing file"),
+            (["-k", "1M", "u"], "use --min-segment 1M"),
             (["-C", "100", "u"], "takes '-' here"),
         ] {
             do {

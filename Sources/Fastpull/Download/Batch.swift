@@ -81,6 +81,13 @@ public struct BatchOptions: Sendable {
         case refuse
         /// Always fetch again and replace it once verified.
         case replace
+        /// Keep whatever is there without looking at it, and count the item as done (wget's `-nc`):
+        /// a script that fetches what is missing from a folder.
+        case skip
+        /// Leave it alone and save the download beside it, under the first free name of `name.1`,
+        /// `name.2`, … (wget without `-nc`, aria2's `--auto-file-renaming`). A name whose partial
+        /// download is there (`name.1.part`) is that download's, resumed.
+        case rename
     }
 
     /// How many files are fetched at once (default ``Configuration/Defaults/parallelFiles``).
@@ -329,9 +336,32 @@ public final class Batch: Sendable {
             file = named
         }
 
+        if !FileSystem.isStandardOutput(file.path(percentEncoded: false)),
+            FileSystem.isRegularFile(file.path(percentEncoded: false))
+        {
+            switch options.existingFiles {
+            case .skip:
+                probed?.answer?.discard()
+                let path = file.path(percentEncoded: false)
+                var report = Report(
+                    url: source, finalURL: source, outputPath: path, size: FileSystem.size(path) ?? 0,
+                    seconds: 0, bytesFetched: 0, sha256: "", verifiedChecksums: [], connections: 0,
+                    segments: 0, retries: 0, resumedBytes: 0, rangesSupported: false, digests: [:],
+                    checks: [], transferSeconds: 0, hashTailSeconds: 0)
+                report.keptAsFound = true
+                emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
+                return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
+            case .rename:
+                probed?.answer?.discard()
+                probed = nil
+                file = freeName(beside: file, for: index)
+            case .keepIfVerified, .refuse, .replace:
+                break
+            }
+        }
         let path = file.path(percentEncoded: false)
-        if options.existingFiles != .replace, !FileSystem.isStandardOutput(path),
-            FileSystem.isRegularFile(path)
+        if options.existingFiles != .replace, options.existingFiles != .rename,
+            !FileSystem.isStandardOutput(path), FileSystem.isRegularFile(path)
         {
             // A file named by the server is there already: what it needs is looked at with a HEAD
             // (or not at all), and the naming probe's answer would only wait, unread, meanwhile.
@@ -400,6 +430,22 @@ public final class Batch: Sendable {
     }
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
+    /// The first of `name.1`, `name.2`, … beside `file` that holds no file and that no other item
+    /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`.
+    private func freeName(beside file: URL, for index: Int) -> URL {
+        let path = file.path(percentEncoded: false)
+        var number = 1
+        while true {
+            let candidate = URL(fileURLWithPath: "\(path).\(number)")
+            if !FileSystem.exists(candidate.path(percentEncoded: false)),
+                reserve(candidate, for: index) == nil
+            {
+                return candidate
+            }
+            number += 1
+        }
+    }
+
     private func reserve(_ file: URL, for index: Int) -> Int? {
         // Split as text: URL's own path operations look at the file system and parse again each time.
         let (written, name) = FileSystem.split(file.path(percentEncoded: false))

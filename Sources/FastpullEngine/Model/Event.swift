@@ -386,6 +386,8 @@ extension Event {
         /// (``Report/recordedSHA256``), by algorithm name, as recorded and not computed in this run;
         /// empty otherwise. ``digests`` holds only what was computed.
         public var recordedDigests: [String: String]
+        /// For a file kept because it was there (``Report/keptAsFound``): not looked at.
+        public var keptAsFound: Bool
 
         /// The event of a finished ``Report``.
         public init(_ report: Report, alreadyPresent: Bool = false) {
@@ -403,6 +405,7 @@ extension Event {
             self.alreadyPresent = alreadyPresent
             self.sources = report.sources
             self.recordedDigests = report.recordedSHA256.isEmpty ? [:] : ["sha256": report.recordedSHA256]
+            self.keptAsFound = report.keptAsFound
         }
 
         /// Average speed in bytes per second.

@@ -50,6 +50,9 @@ public struct Report: Sendable {
     /// was downloaded): the SHA-256 recorded on it when it was saved, as recorded, not computed in
     /// this run; empty otherwise, or when none was recorded.
     public var recordedSHA256: String = ""
+    /// For a file kept because it was there (``BatchOptions/ExistingFiles/skip``): it was not looked
+    /// at, neither hashed nor compared with the server's.
+    public var keptAsFound = false
 
     /// A report of every field (the engine's and a batch's rerun check make them).
     package init(

@@ -341,9 +341,15 @@ package enum FileSystem {
     }
 
     /// Whether something (of any kind, including a dangling symlink) exists at `path`.
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
+    }
+
+    /// The size of what `path` names (following symbolic links), or nil when nothing is there.
+    package static func size(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
     /// The longest file name the folder at `path` takes, in bytes (`pathconf`'s `NAME_MAX`; 255 when
