@@ -22,6 +22,8 @@ package struct CommandOptions: Sendable {
     package var force = false
     /// `--update`: keep an existing file that verifies, replace one that does not.
     package var update = false
+    /// `--max-time`: how long the whole run may take before it stops (progress kept).
+    package var maximumTime: Duration?
     /// `--no-clobber`: keep an existing file as it is and count it done.
     package var noClobber = false
     /// `--auto-rename`: save beside an existing file, as `NAME.1`, `NAME.2`, ….
@@ -185,6 +187,14 @@ package struct CommandOptions: Sendable {
         }
         if let text = parsed.last("retries") {
             configuration.retries.limit = try Self.integer(text, option: "retries", in: 0...1000)
+        }
+        if let text = parsed.last("retry-max-time") {
+            configuration.retries.maximumTime = try Self.seconds(text, option: "retry-max-time")
+            // The time decides, unless a count is given too.
+            if !parsed.has("retries") { configuration.retries.limit = 1000 }
+        }
+        if let text = parsed.last("max-time") {
+            maximumTime = try Self.seconds(text, option: "max-time")
         }
         if let text = parsed.last("retry-delay") {
             configuration.retries.baseDelay = try Self.seconds(text, option: "retry-delay")

@@ -139,6 +139,14 @@ package enum OptionTable {
             "retries", .value(placeholder: "N"), group: .transfer,
             help: "Retries per segment after a failure (default: 5)."),
         OptionSpec(
+            "max-time", short: "m", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Stop the whole run after this long (exit 3); what was fetched is kept, and the same "
+                + "command resumes it (curl's -m)."),
+        OptionSpec(
+            "retry-max-time", .value(placeholder: "SECONDS"), group: .transfer,
+            help: "Retry failures in a row for at most this long from the first (without --retries, as "
+                + "many times as that allows)."),
+        OptionSpec(
             "retry-delay", .value(placeholder: "SECONDS"), group: .transfer,
             help: "Wait this long before the first retry, twice as long before each next, up to 8 s "
                 + "(default: 0.25)."),

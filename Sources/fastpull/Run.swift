@@ -111,6 +111,13 @@ struct Run {
 
         let task = Task { await batch.run() }
         interruption.cancels(task)
+        // `--max-time`: the run stops as a signal stops it (what was fetched is kept), and says why.
+        let deadline = options.maximumTime.map { limit in
+            Task {
+                try? await Task.sleep(for: limit)
+                if !Task.isCancelled { interruption.expire() }
+            }
+        }
         let view =
             quiet
             ? nil
@@ -122,14 +129,23 @@ struct Run {
                 ).run()
             }
         let outcomes = await task.value
+        deadline?.cancel()
         view?.cancel()
         _ = await view?.value
         console.clear()
         await listener.value
 
-        let code = ExitStatus.code(outcomes, interrupted: interruption.happened)
+        let expired = interruption.expired
+        let code = ExitStatus.code(outcomes, interrupted: interruption.happened, expired: expired)
         let said = told.withLock { $0 }
+        if expired, let limit = options.maximumTime {
+            console.note(
+                "stopped: --max-time \(Summary.seconds(limit)) passed; what was fetched is kept: run the same command again to resume"
+            )
+        }
         for outcome in outcomes where !said.contains(outcome.index) {
+            // The note above says why each stopped file stopped.
+            if expired, outcome.error?.code == .interrupted { continue }
             // A file a signal stopped is counted in the tally, not called a failure.
             if !single, outcome.error?.code == .interrupted { continue }
             switch outcome.result {
@@ -145,7 +161,7 @@ struct Run {
         if json?.wasClosed == true {
             console.note("stopped because standard output was closed; run the same command to resume")
         }
-        if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code)) }
+        if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code, expired: expired)) }
         let failed = outcomes.filter { $0.error != nil }.count
         json?.summary(
             files: outcomes.count, succeeded: outcomes.count - failed, failed: failed, exitCode: code,
@@ -157,8 +173,22 @@ struct Run {
 /// A stop signal (or a closed stdout under `--json`), and the download task it cancels: the task may start after the signal came.
 final class Interruption: Sendable {
     private let state = Mutex<(happened: Bool, task: Task<[BatchOutcome], Never>?)>((false, nil))
+    private let deadlinePassed = Atomic<Bool>(false)
 
     var happened: Bool { state.withLock { $0.happened } }
+
+    /// Whether `--max-time` stopped the run (and no signal did first).
+    var expired: Bool { deadlinePassed.load(ordering: .acquiring) }
+
+    /// `--max-time` passed: the task stops as a signal stops it.
+    func expire() {
+        let first = state.withLock { state in
+            defer { state.happened = true }
+            return !state.happened
+        }
+        if first { deadlinePassed.store(true, ordering: .releasing) }
+        interrupt()
+    }
 
     /// Records the signal and cancels the task, if there is one yet.
     func interrupt() {

@@ -122,6 +122,12 @@ enum Summary {
         hex.count > 16 ? String(hex.prefix(16)) + "…" : hex
     }
 
+    /// `10 s`, `2.5 s`: a duration as a person gave it.
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
     /// `x is already there (3 B): kept as it is (--no-clobber); nothing downloaded`.
     static func keptAsFound(_ path: String, size: Int64) -> String {
         "\(path) is already there (\(ByteFormat.size(size))): kept as it is (--no-clobber); nothing downloaded"
@@ -157,7 +163,7 @@ enum Summary {
 
     /// `3 files: 2 saved, 1 failed; exit 4, the code of [2/3]`; a file a signal stopped is `stopped`,
     /// not failed (`5 files: 1 saved, 1 failed, 3 stopped; exit 130, stopped by a signal`).
-    static func tally(_ outcomes: [BatchOutcome], exitCode: Int32) -> String {
+    static func tally(_ outcomes: [BatchOutcome], exitCode: Int32, expired: Bool = false) -> String {
         let stopped = outcomes.filter { $0.error?.code == .interrupted }
         let failed = outcomes.filter { $0.error != nil && $0.error?.code != .interrupted }
         let kept = outcomes.filter(\.alreadyPresent).count
@@ -166,7 +172,9 @@ enum Summary {
         if kept > 0 { text += ", \(kept) already here" }
         if !failed.isEmpty { text += ", \(failed.count) failed" }
         if !stopped.isEmpty { text += ", \(stopped.count) stopped" }
-        if exitCode == FastpullError.Code.interrupted.rawValue {
+        if expired {
+            text += "; exit \(exitCode), stopped by --max-time (run the same command to resume)"
+        } else if exitCode == FastpullError.Code.interrupted.rawValue {
             text += "; exit \(exitCode), stopped by a signal (run the same command to resume)"
         } else if let culprit = failed.first(where: { $0.error?.code.rawValue == exitCode }) ?? failed.first {
             text += "; exit \(exitCode), the code of [\(culprit.index + 1)/\(outcomes.count)]"

@@ -49,6 +49,25 @@ struct RetryBudgetTests {
         #expect(attempts([afterBytes]) == [1])
     }
 
+    /// With a time limit, failures in a row are retried while the wait ends within it of the first,
+    /// however many retries the count still allows; progress starts the time again.
+    @Test func aTimeLimitEndsRetriesTheCountAllows() {
+        var timed = policy
+        timed.maximumTime = .seconds(1)
+        var budget = RetryBudget(retries: 1000, policy: timed)
+        let t0 = ContinuousClock.now
+        // 100, 200, 400 ms at most: within the second.
+        let early = [0.0, 0.1, 0.3].map {
+            budget.decide(after: reset, now: t0 + .milliseconds(Int64($0 * 1000)))
+        }
+        #expect(attempts(early) == [1, 2, 3])
+        // A wait that would end past a second from the first failure is not made.
+        #expect(budget.decide(after: reset, now: t0 + .milliseconds(950)) == .giveUp)
+        // Bytes came: the failures before no longer count, in number or in time.
+        budget.progressed()
+        #expect(attempts([budget.decide(after: reset, now: t0 + .seconds(5))]) == [1])
+    }
+
     /// A refused connection is tried again at most ``RetryPolicy/refusedRetries`` times, a short
     /// fixed wait apart, however large the budget.
     @Test func refusedConnectionsHaveTheirOwnSmallLimit() {

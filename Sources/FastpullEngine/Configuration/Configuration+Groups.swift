@@ -52,6 +52,10 @@ extension Configuration {
         /// `--retry-connrefused`). False (the default) tries it twice more, 100 ms apart: a port
         /// nobody listens on seldom comes back in a second.
         public var retriesRefusedConnections = false
+        /// How long failures in a row may be retried, from the first of them (curl's
+        /// `--retry-max-time`): a retry whose wait would end later is not made, whatever ``limit``
+        /// allows. Nil (the default): only ``limit`` counts.
+        public var maximumTime: Duration? = nil
 
         /// The defaults.
         public init() {}

@@ -41,7 +41,8 @@ extension Pipeline {
         let trace = try configuration.diagnostics.traceFile.map { try TraceRecorder(path: $0) }
         let policy = RetryPolicy(
             baseDelay: configuration.retries.baseDelay,
-            retriesRefused: configuration.retries.retriesRefusedConnections)
+            retriesRefused: configuration.retries.retriesRefusedConnections,
+            maximumTime: configuration.retries.maximumTime)
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors[0])
         let remote = outcome.remote

@@ -201,7 +201,8 @@ package struct Pipeline {
     ) async throws -> Report {
         let policy = RetryPolicy(
             baseDelay: configuration.retries.baseDelay,
-            retriesRefused: configuration.retries.retriesRefusedConnections)
+            retriesRefused: configuration.retries.retriesRefusedConnections,
+            maximumTime: configuration.retries.maximumTime)
         // A plan's placeholder destination has no journal to look for.
         let journaled = !download.planOnly && store.exists
         let (outcome, roundTrip) = try await probeAndAnnounce(

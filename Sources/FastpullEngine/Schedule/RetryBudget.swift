@@ -7,7 +7,8 @@
 /// (``StaleConnectionRetry``); any other failure counts, and is tried again after a backoff
 /// (``RetryPolicy``) while the count stays within ``retries`` (within
 /// ``RetryPolicy/refusedRetries`` for refused connections: a port nobody listens on does not come
-/// back in a second); a stall that delivered nothing counts like a failure. Bytes that a try wrote
+/// back in a second), and, with ``RetryPolicy/maximumTime``, while the wait ends within that time
+/// of the first failure in a row; a stall that delivered nothing counts like a failure. Bytes that a try wrote
 /// and that count (the segment fetcher's, not the stream's, which starts over) are progress: the
 /// count starts again after them.
 package struct RetryBudget: Sendable {
@@ -26,6 +27,8 @@ package struct RetryBudget: Sendable {
     let policy: RetryPolicy
     /// Counted failures in a row so far.
     private(set) var failures = 0
+    /// When the first of the failures in a row came (``RetryPolicy/maximumTime`` counts from it).
+    private var firstFailure: ContinuousClock.Instant?
     private var stale = StaleConnectionRetry()
 
     /// A source that sent nothing for the stall timeout this many times in a row is dropped while
@@ -46,11 +49,18 @@ package struct RetryBudget: Sendable {
 
     /// After a try that failed with `failure` (a retryable one); `wroteBytes`: the try wrote bytes,
     /// so its connection did answer and was not stale.
-    mutating func decide(after failure: Failure, wroteBytes: Bool = false) -> Decision {
+    mutating func decide(
+        after failure: Failure, wroteBytes: Bool = false, now: ContinuousClock.Instant = .now
+    ) -> Decision {
         if stale.isFree(failure, nothingWritten: !wroteBytes) { return .now }
         failures += 1
+        if failures == 1 { firstFailure = now }
         guard policy.allowsAnother(failure, failures: failures, retries: retries) else { return .giveUp }
-        return .after(policy.delay(after: failure, attempt: failures), attempt: failures)
+        let delay = policy.delay(after: failure, attempt: failures)
+        if let limit = policy.maximumTime, let firstFailure, now + delay - firstFailure > limit {
+            return .giveUp
+        }
+        return .after(delay, attempt: failures)
     }
 
     /// After a try that the stall timeout stopped; `wroteBytes`: it delivered something first. Whether
@@ -61,11 +71,15 @@ package struct RetryBudget: Sendable {
     }
 
     /// A try wrote bytes that count: the failures before it no longer do.
-    mutating func progressed() { failures = 0 }
+    mutating func progressed() {
+        failures = 0
+        firstFailure = nil
+    }
 
     /// A try succeeded: the count starts again, and the next stale connection is free.
     mutating func succeeded() {
         failures = 0
+        firstFailure = nil
         stale.rearm()
     }
 }

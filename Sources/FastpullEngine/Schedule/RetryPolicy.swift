@@ -9,6 +9,8 @@ package struct RetryPolicy: Sendable {
     var maximumDelay: Duration = .seconds(8)
     /// A server's `Retry-After` is honoured up to this long.
     var maximumRetryAfter: Duration = .seconds(60)
+    /// How long failures in a row may be retried, from the first of them (nil: no limit in time).
+    var maximumTime: Duration? = nil
 
     /// Refused connections are retried at most this many times, ``refusedDelay`` apart, unless
     /// ``retriesRefused``.
