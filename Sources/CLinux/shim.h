@@ -33,6 +33,16 @@ static inline ssize_t fp_splice(int fd_in, int fd_out, long long *off_out, size_
     return splice(fd_in, NULL, fd_out, off_out, len, 1 /* SPLICE_F_MOVE */);
 }
 
+extern ssize_t copy_file_range(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len,
+                               unsigned int flags);
+
+/// copy_file_range(2): copies `len` bytes between two files inside the kernel (a clone where the
+/// file system shares extents), from and to the offsets given, which it advances.
+static inline ssize_t fp_copy_file_range(int fd_in, long long *off_in, int fd_out, long long *off_out,
+                                         size_t len) {
+    return copy_file_range(fd_in, off_in, fd_out, off_out, len, 0);
+}
+
 extern int prctl(int option, ...);
 
 /// Names the calling thread (PR_SET_NAME; at most 15 bytes and a NUL are kept).

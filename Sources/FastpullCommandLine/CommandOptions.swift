@@ -271,6 +271,8 @@ package struct CommandOptions: Sendable {
         configuration.resume.fromJournal = !parsed.has("restart")
         // -c, --continue (wget's and curl's spelling): resume, and never start over.
         configuration.resume.restartsWhenRemoteChanges = !parsed.has("no-restart") && !parsed.has("continue")
+        // -c also continues another program's partial file, once the server proves it the beginning.
+        configuration.resume.adoptsPartialFile = parsed.has("continue")
         configuration.connections.maximumPerHost = maximumConnectionsPerHost
         configuration.sources.mixesUnverified = parsed.has("mirrors-unverified")
         configuration.sources.usesLinkedMirrors = !parsed.has("no-linked-mirrors")

@@ -162,7 +162,7 @@ package enum OptionTable {
         OptionSpec(
             "continue", short: "c", .flag, group: .transfer,
             help:
-                "Resume, never start over (as --no-restart); a file a run saved before is kept while the server still offers it."
+                "Resume, never start over (as --no-restart); a file a run saved before is kept while the server still offers it; another program's partial file is continued once its last 64 KiB match the server's."
         ),
         OptionSpec(
             "trace", .value(placeholder: "FILE"), group: .transfer,

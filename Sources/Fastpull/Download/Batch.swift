@@ -405,7 +405,11 @@ public final class Batch: Sendable {
             case nil:
                 break
             }
-            if options.existingFiles == .refuse, !settings.resume.replacesExistingFile {
+            // `-c`: a file there that is not this download's is continued if it is its beginning
+            // (the download proves it, or fails and leaves it as it is).
+            if options.existingFiles == .refuse, !settings.resume.replacesExistingFile,
+                !settings.resume.adoptsPartialFile
+            {
                 let reason =
                     ExistingFile.expectations(for: file, url: source, configuration: settings).isEmpty
                     ? "" : " and does not match its checksum"

@@ -189,6 +189,13 @@ extension Configuration {
         /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's
         /// `-R`/`--remote-time`). A server that sends none leaves the time it was saved.
         public var keepsServerTime = false
+        /// Takes a file at the destination that Fastpull did not write (another program's partial
+        /// download: `curl -r`, `wget -c` cut short) as the beginning of the download, once the
+        /// server proves it is: its last bytes (up to 64 KiB) fetched again are the same. The rest is
+        /// fetched after it, and the verified whole replaces it. Bytes that differ fail the download
+        /// with ``FastpullError/Code/integrity`` and leave the file as it was; so does a file longer
+        /// than the server's. Default false (the command line's `-c`/`--continue` sets it).
+        public var adoptsPartialFile = false
 
         /// The defaults.
         public init() {}

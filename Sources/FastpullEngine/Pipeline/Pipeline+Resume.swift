@@ -15,7 +15,10 @@ extension Pipeline {
 
     /// Continues from a journal that matches the remote file, or starts a fresh `.part` file. Every
     /// reason not to resume is told to the user through an event.
-    func resumeOrCreate(remote: RemoteFile, size: Int64) throws -> Start {
+    /// `adopting`: the length of another program's partial file at the destination, proven the
+    /// beginning of the file (``proveAdoptable(length:remote:size:pool:executor:)``): its bytes are
+    /// copied into the new `.part` file and count as written.
+    func resumeOrCreate(remote: RemoteFile, size: Int64, adopting: Int64? = nil) throws -> Start {
         let bootID = JournalStore.currentBootID()
         var template = Journal(
             url: download.url.absoluteString, finalURL: remote.finalURL.absoluteString, size: size,
@@ -45,10 +48,20 @@ extension Pipeline {
             minimumSegmentSize: configuration.connections.minimumSegmentSize)
         do {
             try file.preallocate(size: size)
-            template.segments = plan.segments.map {
-                Journal.Entry(start: $0.start, end: $0.end, durable: 0, written: 0)
+            var segments = plan.segments
+            if let adopting {
+                try file.copyPrefix(from: outputPath, count: adopting)
+                for index in segments.indices {
+                    segments[index].written = max(
+                        0, min(segments[index].length, adopting - segments[index].start))
+                }
+                counters.bytesWritten.store(adopting, ordering: .relaxed)
+                download.emit(.resumed(keptBytes: adopting, totalBytes: size))
             }
-            return Start(file: file, segments: plan.segments, journal: template, keptBytes: 0)
+            template.segments = segments.map {
+                Journal.Entry(start: $0.start, end: $0.end, durable: 0, written: $0.written)
+            }
+            return Start(file: file, segments: segments, journal: template, keptBytes: adopting ?? 0)
         } catch {
             throw Failure(error, url: remote.finalURL).error
         }

@@ -205,9 +205,12 @@ package struct Pipeline {
             maximumTime: configuration.retries.maximumTime)
         // A plan's placeholder destination has no journal to look for.
         let journaled = !download.planOnly && store.exists
+        // Another program's partial file to continue: the probe asks with HEAD (an opening GET would
+        // bring bytes the file has).
+        let adoptable = adoptableLength()
         let (outcome, roundTrip) = try await probeAndAnnounce(
             pool: pool, policy: policy, executor: executors.control,
-            opensWithGet: opensWithGet(journaled: journaled))
+            opensWithGet: opensWithGet(journaled: journaled || adoptable != nil))
         let remote = outcome.remote
         // A document over its limit goes no further: not a byte of its body is read.
         if let document = configuration.document, let size = remote.size, size > document.limit {
@@ -219,6 +222,12 @@ package struct Pipeline {
         defer { opening?.discard() }
 
         guard remote.acceptsRanges, let size = remote.size, size > 0 else {
+            if adoptable != nil {
+                throw FastpullError(
+                    .localIO,
+                    "\(outputPath) cannot be continued: \(remote.finalURL.redactedForDisplay) does not offer byte ranges; it is left as it is",
+                    remedy: .replaceExisting)
+            }
             if journaled {
                 download.emit(
                     .warning("the server does not offer byte ranges now; the earlier progress is discarded"))
@@ -254,7 +263,11 @@ package struct Pipeline {
                 expectations: expectations, trace: trace)
         }
 
-        let start = try resumeOrCreate(remote: remote, size: size)
+        if let adoptable {
+            try await proveAdoptable(
+                length: adoptable, remote: remote, size: size, pool: pool, executor: executors.control)
+        }
+        let start = try resumeOrCreate(remote: remote, size: size, adopting: adoptable)
         let plan = Plan(
             size: size, segments: start.segments,
             connections: min(
@@ -338,7 +351,9 @@ package struct Pipeline {
             start.file.record(
                 OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
             try start.file.sync()
-            try start.file.place(at: outputPath, replacing: configuration.resume.replacesExistingFile)
+            try start.file.place(
+                at: outputPath,
+                replacing: configuration.resume.replacesExistingFile || continuesDestination(start.file))
             try? store.remove()
         } catch {
             // The file is verified; whatever kept it from its name, a later run finds it complete.

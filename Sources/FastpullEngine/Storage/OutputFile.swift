@@ -215,6 +215,55 @@ package final class OutputFile: Sendable {
         return WritableMapping(descriptor: descriptor, size: size)
     }
 
+    /// Copies the first `count` bytes of the file at `path` to the start of this one: a partial file
+    /// another program left, adopted (``Configuration/Resume/adoptsPartialFile``). In the kernel
+    /// where the file systems allow (`copy_file_range(2)`, a clone on some), else through a buffer.
+    func copyPrefix(from path: String, count: Int64) throws(StorageError) {
+        mayHoldBytes.store(true, ordering: .relaxed)
+        let source = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
+        guard source >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        defer { Glibc.close(source) }
+        var copied: Int64 = 0
+        var inKernel = true
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while copied < count {
+            let want = Int(min(count - copied, 1 << 30))
+            var result: Int
+            if inKernel {
+                var from = CLongLong(copied)
+                var to = CLongLong(copied)
+                result = fp_copy_file_range(source, &from, descriptor, &to, want)
+                if result < 0, [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP].contains(errno) {
+                    inKernel = false
+                    continue
+                }
+            } else {
+                result = buffer.withUnsafeMutableBytes {
+                    pread(source, $0.baseAddress!, min($0.count, want), off_t(copied))
+                }
+                if result > 0 {
+                    let count = result
+                    let failure = buffer.withUnsafeBytes { bytes -> StorageError? in
+                        do throws(StorageError) {
+                            try writeAll(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: copied)
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }
+                    if let failure { throw failure }
+                }
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw StorageError(call: inKernel ? "copy_file_range" : "pread", path: path, errno: errno)
+            }
+            // The file there got shorter meanwhile.
+            if result == 0 { throw StorageError(call: "read", path: path, errno: EIO) }
+            copied += Int64(result)
+        }
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; returns the count (0 at end of file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StorageError) -> Int {
         while true {
@@ -401,6 +450,26 @@ package enum FileSystem {
             count += got
         }
         bytes.removeSubrange(count...)
+        return bytes
+    }
+
+    /// Up to `count` bytes of the file at `path` from `offset` (fewer at its end).
+    static func read(_ path: String, at offset: Int64, count: Int) throws(StorageError) -> [UInt8] {
+        let fd = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw StorageError(call: "open", path: path, errno: errno) }
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + done, count - done, off_t(offset + Int64(done)))
+            }
+            if got < 0, errno == EINTR { continue }
+            guard got >= 0 else { throw StorageError(call: "pread", path: path, errno: errno) }
+            if got == 0 { break }
+            done += got
+        }
+        bytes.removeSubrange(done...)
         return bytes
     }
 
