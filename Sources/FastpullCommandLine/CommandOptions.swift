@@ -363,13 +363,19 @@ package struct CommandOptions: Sendable {
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
-            metalink: (file: Metalink.File, document: String)? = nil
+            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil
         ) throws(UsageError) {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
                 metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
             settings.sources.mirrors += mirrors
-            settings.integrity.checksums += checksums
+            if let listLine, !checksums.isEmpty, settings.integrity.describedChecksums == nil {
+                // A list line's checksum is reported as the line's (`sha256 from input file
+                // list.txt line 3`), not as the user's --checksum.
+                settings.integrity.describedChecksums = .init(document: listLine, checksums: checksums)
+            } else {
+                settings.integrity.checksums += checksums
+            }
             settings.request.credentials =
                 user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
             settings.request.proxy = try proxySetting(for: clean, environment: environment)
@@ -396,7 +402,7 @@ package struct CommandOptions: Sendable {
         for line in lines {
             try add(
                 line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
-                mirrors: line.mirrors)
+                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)")
         }
         for entry in metalinks {
             guard let first = entry.file.urls.first else { continue }

@@ -140,10 +140,14 @@ package enum JSONEvents {
                 ("sources", .array(sources.map { .string($0.redactedForDisplay) })),
             ]
         case .failed(let error):
+            // What a script branches on without reading the message: the HTTP status of the answer
+            // that failed, and the URL that answered (a redirect's end, a mirror), redacted.
             return [
                 ("code", .integer(Int64(error.code.rawValue))),
                 ("error", .string(ExitCodeTable.name(error.code))),
                 ("message", .string(error.commandLineMessage)),
+                ("httpStatus", JSONValue(error.httpStatus.map(Int64.init))),
+                ("failedURL", error.url.map { .string($0.redactedForDisplay) } ?? .null),
             ]
         case .exchange(let exchange):
             return [

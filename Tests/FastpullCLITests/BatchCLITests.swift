@@ -38,6 +38,29 @@ struct BatchCLITests {
         }
     }
 
+    /// A list line's checksum is reported as the line's, not as a --checksum the user gave.
+    @Test func aListLinesChecksumIsReportedAsTheLines() async throws {
+        let good = FixtureContent.bytes(count: 300_000, seed: 4)
+        let list = [
+            "# one file with its checksum",
+            server.url("/gen/300000?seed=4").absoluteString + " one.bin sha256=" + (try Self.sha256(good)),
+        ].joined(separator: "\n")
+        try Data(list.utf8).write(to: URL(fileURLWithPath: folder + "/list.txt"))
+        let result = try await CLIRunner.run(["-i", "list.txt"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("sha256 from input file list.txt line 2"), "\(result.stderr)")
+        #expect(!result.stderr.contains("from --checksum"), "\(result.stderr)")
+        #expect(result.stderr.contains("checksum verified"), "\(result.stderr)")
+        // A wrong one fails as the line's, and names it.
+        let wrong = list.replacingOccurrences(
+            of: try Self.sha256(good), with: String(repeating: "0", count: 64))
+        try Data(wrong.utf8).write(to: URL(fileURLWithPath: folder + "/wrong.txt"))
+        try FileManager.default.removeItem(atPath: folder + "/one.bin")
+        let failed = try await CLIRunner.run(["-i", "wrong.txt"], in: folder)
+        #expect(failed.status == 6, "\(failed.stderr)")
+        #expect(failed.stderr.contains("input file wrong.txt line 2"), "\(failed.stderr)")
+    }
+
     @Test func aThreeFileBatchWithOneFailureIsValidNDJSONAndExitsWithItsCode() async throws {
         let good = FixtureContent.bytes(count: 300_000, seed: 4)
         let list = """

@@ -308,6 +308,25 @@ struct CLITests {
         #expect(listing.isEmpty)
     }
 
+    /// `--json`'s `failed` event carries the HTTP status and the URL that answered (here the end of
+    /// a redirect), so a script tells a missing file from a server that is down without the message.
+    @Test func theFailedEventCarriesTheStatusAndTheURLThatAnswered() async throws {
+        let asked = server.url("/redirect/1/gen/10?status=404").absoluteString
+        let answered = server.url("/gen/10?status=404").absoluteString
+        let result = try await CLIRunner.run([asked, "-o", "x", "--json"], in: folder)
+        #expect(result.status == 4)
+        let failed = try #require(
+            result.stdout.split(separator: "\n").first { $0.contains("\"event\":\"failed\"") },
+            "\(result.stdout)")
+        #expect(failed.contains("\"httpStatus\":404"), "\(failed)")
+        #expect(failed.contains("\"failedURL\":\"\(answered)\""), "\(failed)")
+        // A failure with no HTTP answer has none.
+        let refused = try await CLIRunner.run(
+            ["http://127.0.0.1:\(try LoopbackPort.free())/x", "-o", "y", "--json"], in: folder)
+        #expect(refused.status == 3)
+        #expect(refused.stdout.contains("\"httpStatus\":null"), "\(refused.stdout)")
+    }
+
     @Test func connectionRefusedExitsThree() async throws {
         // Port 1 has no listener here; a stopped server's port could be taken by another test's server.
         let result = try await CLIRunner.run(

@@ -47,11 +47,13 @@ extension Pipeline {
             let slot = CancellationSlot()
             return try await withTaskCancellationHandler {
                 var budget = RetryBudget(retries: retries, policy: policy)
+                var reached = url
                 while true {
                     do {
-                        return try probe.run(url, slot: slot)
+                        return try probe.run(url, slot: slot, reached: &reached)
                     } catch {
-                        let failure = Failure(error, url: url)
+                        // Named by the URL that answered: the end of the redirects it followed.
+                        let failure = Failure(error, url: reached)
                         if slot.isCancelled { throw CancellationError() }
                         guard failure.retryable else { throw failure.error }
                         switch budget.decide(after: failure) {

@@ -29,9 +29,18 @@ package struct Probe {
     /// Probe with `GET Range: bytes=0-` and keep a 206's body unread in ``Outcome/pendingBody``.
     var opensWithGet = false
 
+    /// Probes `url`.
     func run(_ url: URL, slot: CancellationSlot) throws -> Outcome {
+        var reached = url
+        return try run(url, slot: slot, reached: &reached)
+    }
+
+    /// Probes `url`; `reached` is where the latest request went (a redirect's target), so that a
+    /// failure names the URL that answered, not only the one asked for.
+    func run(_ url: URL, slot: CancellationSlot, reached: inout URL) throws -> Outcome {
         var opensWithGet = opensWithGet
         var current = url
+        reached = url
         var redirects = 0
         var method = opensWithGet ? "GET" : "HEAD"
         var digests = DigestLog()
@@ -76,6 +85,7 @@ package struct Probe {
                 }
                 try refuseDowngrade(from: current, to: next, asked: url)
                 current = next
+                reached = next
                 continue
             }
 
