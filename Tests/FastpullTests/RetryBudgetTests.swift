@@ -49,6 +49,19 @@ struct RetryBudgetTests {
         #expect(attempts([afterBytes]) == [1])
     }
 
+    /// A proxy nobody listens on is refused as an origin is: the same small limit, not the whole
+    /// budget with its backoff (6.5 s per file before).
+    @Test func aRefusedProxyHasTheRefusedLimit() {
+        let proxy = Failure(
+            NetError.proxy(
+                "http://127.0.0.1:9",
+                .connect(host: "127.0.0.1", port: 9, message: NetError.errnoText(ECONNREFUSED))), url: url)
+        #expect(proxy.refused)
+        var budget = RetryBudget(retries: 50, policy: policy)
+        let decisions = (0..<3).map { _ in budget.decide(after: proxy) }
+        #expect(attempts(decisions) == [1, 2, -1])
+    }
+
     /// With a time limit, failures in a row are retried while the wait ends within it of the first,
     /// however many retries the count still allows; progress starts the time again.
     @Test func aTimeLimitEndsRetriesTheCountAllows() {
