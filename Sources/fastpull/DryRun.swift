@@ -19,11 +19,16 @@ struct DryRun {
         for (index, job) in jobs.enumerated() {
             let item = job.item
             let configuration = item.configuration ?? options.configuration
-            let placeholder = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "fastpull-dry-run")
+            // Planned at the output a run would write (its name from the URL until the server names
+            // it): an interrupted download there is what a run would resume.
+            var output = Self.output(of: item, contentDisposition: nil)
             do {
-                let plan = try await Download(from: item.url, to: placeholder, configuration: configuration)
-                    .plan()
+                var plan = try await Download(from: item.url, to: output, configuration: configuration).plan()
+                let named = Self.output(of: item, contentDisposition: plan.probe.contentDisposition)
+                if named != output {
+                    output = named
+                    plan = try await Download(from: item.url, to: output, configuration: configuration).plan()
+                }
                 json?.write(.probe(plan.probe), index: index, url: item.url)
                 json?.write(.plan(plan), index: index, url: item.url)
                 if json == nil {
@@ -47,6 +52,46 @@ struct DryRun {
         return code
     }
 
+    /// Where a run would write `item`.
+    static func output(of item: BatchItem, contentDisposition: String?) -> URL {
+        switch item.destination {
+        case .file(let file): return file
+        case .folder(let folder):
+            return folder.appendingPathComponent(
+                OutputName.derive(from: item.url, contentDisposition: contentDisposition))
+        }
+    }
+
+    /// What a run would do with the file already at `path`, as the real run decides it: nil when
+    /// none is there.
+    func existing(_ path: String, item: BatchItem, probe: Event.Probe) -> String? {
+        guard FileSystem.isRegularFile(path), let length = FileSystem.size(path) else { return nil }
+        let configuration = item.configuration ?? options.configuration
+        if options.force { return "exists; fetched again, and replaced once verified" }
+        if options.noClobber { return "exists; kept as it is (--no-clobber)" }
+        if options.autoRename {
+            return "exists; saved beside it as \(FileSystem.split(path).name).1 or the next free number"
+        }
+        if let record = OriginRecord.read(path: path), record.url == item.url.redactedForDisplay,
+            OriginRecord.fileIsAsSaved(path, record: record)
+        {
+            switch record.describes(size: probe.size, etag: probe.etag, lastModified: probe.lastModified) {
+            case true?: return "already complete and unchanged on the server; a run downloads nothing"
+            case false?:
+                return "saved earlier, changed on the server since; a run fetches it again in its place"
+            case nil: break
+            }
+        }
+        if !configuration.knownChecksums.isEmpty {
+            return "exists; kept if it matches its checksum, else refused without --force"
+        }
+        if configuration.resume.adoptsPartialFile {
+            return
+                "exists; continued from its \(ByteFormat.size(length)) if its last 64 KiB match the server's"
+        }
+        return "exists; refused without --force"
+    }
+
     /// The plan as lines of `label  value`.
     func describe(_ plan: Event.Plan, item: BatchItem, index: Int) -> String {
         let probe = plan.probe
@@ -62,24 +107,16 @@ struct DryRun {
         for ignored in probe.ignoredDigests {
             rows.append(("ignored", "\(ignored.header): \(ignored.reason)"))
         }
-        let output: URL
-        switch item.destination {
-        case .file(let file): output = file
-        case .folder(let folder):
-            output = folder.appendingPathComponent(
-                OutputName.derive(from: item.url, contentDisposition: probe.contentDisposition))
+        let path = Self.output(of: item, contentDisposition: probe.contentDisposition).path(
+            percentEncoded: false)
+        rows.append(("output", path + (existing(path, item: item, probe: probe).map { " (\($0))" } ?? "")))
+        if plan.resumedBytes > 0 {
+            rows.append(
+                (
+                    "resumes",
+                    "\(ByteFormat.size(plan.resumedBytes)) already in \(FileSystem.split(path).name).part"
+                ))
         }
-        let path = output.path(percentEncoded: false)
-        let exists = FileManager.default.fileExists(atPath: path)
-        rows.append(
-            (
-                "output",
-                path
-                    + (exists
-                        ? (options.force
-                            ? " (exists; replaced unless it matches its checksum)"
-                            : " (exists; refused without --force unless it matches its checksum)") : "")
-            ))
         if let first = plan.segments.first {
             let largest = plan.segments.map { $0.upperBound - $0.lowerBound }.max() ?? 0
             let sizes =

@@ -219,6 +219,41 @@ struct BatchCLITests {
         #expect(listing.isEmpty)
     }
 
+    /// The dry run says what the real run would do with what is on disk: a file a run saved and the
+    /// server still offers is complete (nothing to download); an interrupted download is resumed
+    /// (the plan is what is left, its resumed bytes those the real run then keeps).
+    @Test func dryRunSaysWhatIsOnDisk() async throws {
+        let url = server.url("/gen/3000000?seed=51").absoluteString
+        let saved = try await CLIRunner.run([url, "-o", "done.bin", "-q"], in: folder)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let complete = try await CLIRunner.run(["--dry-run", url, "-o", "done.bin"], in: folder)
+        #expect(complete.status == 0)
+        #expect(
+            complete.stdout.contains(
+                "done.bin (already complete and unchanged on the server; a run downloads nothing)"),
+            "\(complete.stdout)")
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: folder + "/mine.bin"))
+        let mine = try await CLIRunner.run(["--dry-run", url, "-o", "mine.bin"], in: folder)
+        #expect(mine.stdout.contains("mine.bin (exists; refused without --force)"), "\(mine.stdout)")
+        let nc = try await CLIRunner.run(["--dry-run", url, "-o", "mine.bin", "-nc"], in: folder)
+        #expect(nc.stdout.contains("mine.bin (exists; kept as it is (--no-clobber))"), "\(nc.stdout)")
+
+        // Interrupted after a second at 1 MB/s on one connection.
+        let slow = server.url("/gen/4000000?seed=52&rate=1000000").absoluteString
+        let stopped = try await CLIRunner.run([slow, "-o", "part.bin", "-n", "1", "-m", "1"], in: folder)
+        #expect(stopped.status == 3, "\(stopped.stderr)")
+        let planned = try await CLIRunner.run(["--dry-run", "--json", slow, "-o", "part.bin"], in: folder)
+        let plan = try #require(try events(planned.stdout).first { $0["event"] as? String == "plan" })
+        let kept = try #require(plan["resumedBytes"] as? Int)
+        #expect(kept > 0)
+        let text = try await CLIRunner.run(["--dry-run", slow, "-o", "part.bin"], in: folder)
+        #expect(text.stdout.contains("already in part.bin.part"), "\(text.stdout)")
+        let resumed = try await CLIRunner.run([slow, "-o", "part.bin", "--json"], in: folder)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let real = try #require(try events(resumed.stdout).first { $0["event"] as? String == "plan" })
+        #expect(real["resumedBytes"] as? Int == kept)
+    }
+
     @Test func theNameComesFromContentDispositionMadeSafe() async throws {
         let body = Array("hello, disposition\n".utf8)
         let server = try HeaderServer(routes: [

@@ -208,12 +208,14 @@ public final class Download: Sendable {
     }
 
     /// Probes the URL and plans the download without fetching a byte or touching the destination:
-    /// what `fastpull --dry-run` prints.
+    /// what `fastpull --dry-run` prints. An interrupted download of this URL at the destination, which
+    /// a run would resume, is read: the plan is then what is left of it (``Event/Plan/resumedBytes``,
+    /// the segments still to fetch).
     ///
     /// - Throws: ``FastpullError`` (a bad URL, or the probe's network, HTTP or TLS failure).
     public func plan() async throws(FastpullError) -> Event.Plan {
         do {
-            return try await planned().plan
+            return try await planned(at: destination).plan
         } catch let error as FastpullError {
             throw error
         } catch {
@@ -225,13 +227,18 @@ public final class Download: Sendable {
     /// and keep its answer unread for the download that follows (``Probed/answer``); only over
     /// ``sharedConnections``, where that download finds its connections too. The probe's events go
     /// to this download's observer.
-    func planned(keepingAnswer: Bool = false) async throws -> Planned {
+    ///
+    /// `destination`: where an interrupted download of this URL would be resumed from (its journal
+    /// is read, nothing is written); the plan is then what is left of it (``Event/Plan/resumedBytes``).
+    /// Nil: the destination is not looked at (its name may not be known yet).
+    func planned(keepingAnswer: Bool = false, at destination: URL? = nil) async throws -> Planned {
         var settings = configuration
         settings.resume.fromJournal = true
         settings.diagnostics.traceFile = nil
-        // The destination is not looked at: nothing is written, and its folder need not exist yet.
+        // Nothing is written, and the destination's folder need not exist yet.
         let probe = Download(
-            from: url, to: Self.planPlaceholder, configuration: settings, observer: observer, planOnly: true,
+            from: url, to: destination ?? Self.planPlaceholder, configuration: settings, observer: observer,
+            planOnly: true,
             keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections,
             client: client)
         do {

@@ -24,6 +24,18 @@ extension Pipeline {
         let plan = Planner.plan(
             size: size, connections: configuration.connectionLimit,
             minimumSegmentSize: max(configuration.connections.minimumSegmentSize, 1))
+        // An interrupted download of this URL at the destination, which a run would resume: the
+        // plan is what is left of it.
+        if let kept = resumablePreview(remote: remote, size: size) {
+            let left = kept.filter { !$0.isComplete }
+            throw download.stopPlanned(
+                Planned(
+                    plan: Event.Plan(
+                        probe: Event.Probe(remote), segments: left.map { $0.resumeOffset..<$0.end },
+                        connections: min(configuration.connectionLimit, max(left.count, 1)),
+                        resumedBytes: kept.reduce(0) { $0 + $1.written }),
+                    probed: probed))
+        }
         throw download.stopPlanned(
             Planned(
                 plan: Event.Plan(

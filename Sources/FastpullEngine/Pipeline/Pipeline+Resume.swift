@@ -67,6 +67,23 @@ extension Pipeline {
         }
     }
 
+    /// The segments a run would resume from the journal at the destination, read and changed nothing:
+    /// for a plan. Nil when there is none, or it would not be resumed (another URL, another version
+    /// of the file, a `.part` file of another size, `--restart`).
+    func resumablePreview(remote: RemoteFile, size: Int64) -> [Segment]? {
+        guard configuration.resume.fromJournal, store.exists else { return nil }
+        let bootID = JournalStore.currentBootID()
+        let (durableData, liveData) = store.read()
+        let durable = durableData.flatMap { try? Journal.decode($0) }
+        let live = liveData.flatMap { try? Journal.decode($0) }
+        guard let journal = Self.merge(durable: durable, live: live, bootID: bootID),
+            journal.url == download.url.absoluteString, journal.size == size,
+            FileSystem.size(partPath) == journal.size
+        else { return nil }
+        if case .changed = journal.matches(remote) { return nil }
+        return journal.segmentsToResume(currentBootID: bootID)
+    }
+
     /// The journal to resume from, or nil after discarding whatever stood in the way (and saying why).
     private func usableJournal(remote: RemoteFile, bootID: String?) throws -> Journal? {
         let store = store

@@ -137,10 +137,16 @@ package struct OriginRecord: Sendable, Equatable {
     /// the same strong ETag (or, where neither has one, the same `Last-Modified`). Nil when the two
     /// carry no validator in common, so nothing can be told.
     package func describes(_ remote: RemoteFile) -> Bool? {
-        if let size = remote.size, size != self.size { return false }
-        if let etag, let current = remote.etag { return etag == current }
-        if let lastModified, let current = remote.lastModified, etag == nil, remote.etag == nil {
-            return lastModified == current
+        describes(size: remote.size, etag: remote.etag, lastModified: remote.lastModified)
+    }
+
+    /// ``describes(_:)`` for a file the server describes by these.
+    package func describes(size: Int64?, etag remoteETag: String?, lastModified remoteTime: String?) -> Bool?
+    {
+        if let size, size != self.size { return false }
+        if let etag, let remoteETag { return etag == remoteETag }
+        if let lastModified, let remoteTime, etag == nil, remoteETag == nil {
+            return lastModified == remoteTime
         }
         return nil
     }
