@@ -1,9 +1,14 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Linux only: the engine writes with pwrite, splice and copy_file_range, places files with renameat2,
+// and reads statfs and /proc. Elsewhere the manifest says so rather than failing in a C shim.
+#if !os(Linux)
+    #error("Fastpull builds on Linux only (it uses splice, copy_file_range, renameat2, statfs and /proc)")
+#endif
+
 let package = Package(
     name: "Fastpull",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Fastpull", targets: ["Fastpull"]),
         .executable(name: "fastpull", targets: ["fastpull"]),

@@ -93,7 +93,10 @@ struct JSONEventsTests {
             ),
             (
                 .failed(FastpullError(.httpStatus, "HTTP 404")),
-                ["code": "number", "error": "string", "message": "string"]
+                [
+                    "code": "number", "error": "string", "message": "string", "httpStatus": "null",
+                    "failedURL": "null",
+                ]
             ),
         ]
     }
@@ -167,6 +170,13 @@ struct JSONEventsTests {
         let failed = try object(.failed(FastpullError(.integrity, "sha256 mismatch")))
         #expect(failed["code"] as? Int == 6)
         #expect(failed["error"] as? String == "integrity")
+        var answered = FastpullError(.httpStatus, "HTTP 404 Not Found")
+        answered.httpStatus = 404
+        answered.url = URL(string: "https://user:secret@mirror.test/f.iso")
+        let notFound = try object(.failed(answered))
+        #expect(notFound["httpStatus"] as? Int == 404)
+        #expect((notFound["failedURL"] as? String)?.contains("secret") == false)
+        #expect((notFound["failedURL"] as? String)?.contains("mirror.test/f.iso") == true)
 
         let finished = try object(.finished(Event.Finished(report, alreadyPresent: true)))
         #expect(finished["alreadyPresent"] as? Bool == true)

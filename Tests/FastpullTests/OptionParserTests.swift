@@ -301,7 +301,12 @@ struct OptionParserTests {
         #expect(jobs[1].item.configuration?.request.proxy == .url("http://p.test:2", bypass: ["local.test"]))
         #expect(jobs[0].item.destination == .folder(URL(fileURLWithPath: "/work/out", isDirectory: true)))
         #expect(jobs[2].item.destination == .file(URL(fileURLWithPath: "/work/out/c.bin")))
-        #expect(jobs[2].item.configuration?.integrity.checksums.count == 1)
+        // A list line's checksum is the line's (reported as `input file /dev/null line 1`).
+        #expect(jobs[2].item.configuration?.integrity.checksums.isEmpty == true)
+        #expect(
+            jobs[2].item.configuration?.integrity.describedChecksums?.document
+                == "input file /dev/null line 1")
+        #expect(jobs[2].item.configuration?.integrity.describedChecksums?.checksums.count == 1)
 
         // An absolute output is taken as it is, one with dot segments standardized.
         let absolute = try parsed.jobs(
