@@ -231,6 +231,13 @@ package struct CommandOptions: Sendable {
         if let text = parsed.last("proxy") {
             proxy = text.isEmpty ? "" : try Self.proxyURL(text).absoluteString
         }
+        if parsed.has("ipv4") && parsed.has("ipv6") {
+            throw UsageError(message: "error: -4 and -6 cannot be used together")
+        }
+        configuration.request.addressFamily = parsed.has("ipv4") ? .ipv4 : parsed.has("ipv6") ? .ipv6 : .any
+        for text in parsed.all("resolve") {
+            configuration.request.pinnedAddresses.append(try Self.addressPin(text))
+        }
         if let text = parsed.last("noproxy") {
             noProxy = text.split(separator: ",").map { $0.trimmingSpaces() }
                 .filter { !$0.isEmpty }
@@ -586,6 +593,28 @@ package struct CommandOptions: Sendable {
             )
         }
         return value
+    }
+
+    /// `HOST:PORT:ADDRESS[,ADDRESS…]` (`--resolve`, as curl spells it; an IPv6 address may be in
+    /// brackets).
+    static func addressPin(_ text: String) throws(UsageError) -> Configuration.AddressPin {
+        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
+            throw UsageError(option: "resolve", "expected HOST:PORT:ADDRESS[,ADDRESS]", got: text)
+        }
+        let addresses = parts[2].split(separator: ",").map {
+            $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : String($0)
+        }
+        guard !addresses.isEmpty, addresses.allSatisfy(Self.isIPLiteral) else {
+            throw UsageError(option: "resolve", "expected IP addresses after HOST:PORT:", got: text)
+        }
+        return Configuration.AddressPin(host: String(parts[0]), port: port, addresses: addresses)
+    }
+
+    /// Whether `text` is an IPv4 or IPv6 address.
+    private static func isIPLiteral(_ text: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
     }
 
     private static func seconds(_ text: String, option: String) throws(UsageError) -> Duration {

@@ -188,6 +188,14 @@ package enum OptionTable {
             "noproxy", .value(placeholder: "LIST"), group: .http,
             help: "Comma-separated hosts or .domains reached directly, '*' for all."),
         OptionSpec(
+            "ipv4", short: "4", .flag, group: .http, help: "Connect over IPv4 only."),
+        OptionSpec(
+            "ipv6", short: "6", .flag, group: .http, help: "Connect over IPv6 only."),
+        OptionSpec(
+            "resolve", .value(placeholder: "HOST:PORT:ADDRESS[,ADDRESS]"), group: .http, repeatable: true,
+            help: "Connect to these addresses for HOST on PORT instead of what the name resolves to (one "
+                + "edge or cache node); the URL, Host and TLS name stay HOST's. Repeatable."),
+        OptionSpec(
             "cacert", .value(placeholder: "FILE"), group: .http,
             help: "Also trust the certificate authorities in this PEM file."),
         OptionSpec(

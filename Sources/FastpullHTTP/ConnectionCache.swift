@@ -70,6 +70,9 @@ package final class ConnectionCache: Sendable {
 
     package let tlsOptions: TLSOptions
     package let timeouts: Timeouts
+    /// Which addresses its connections were opened with (`-4`, `-6`, `--resolve`): a pool shares
+    /// only a cache whose connections it could have opened itself.
+    package let addressing: Addressing
     private let state = PlainMutex(State())
     private let tls = PlainMutex<TLSContext?>(nil)
 
@@ -80,9 +83,10 @@ package final class ConnectionCache: Sendable {
     /// one reconnect, see ``ConnectionPool/exchange``).
     package static let idleLifetime: Duration = .seconds(60)
 
-    package init(tlsOptions: TLSOptions, timeouts: Timeouts) {
+    package init(tlsOptions: TLSOptions, timeouts: Timeouts, addressing: Addressing = .standard) {
         self.tlsOptions = tlsOptions
         self.timeouts = timeouts
+        self.addressing = addressing
     }
 
     /// A connection for `key`: the most recently idle one (unless `fresh`; it may have gone bad

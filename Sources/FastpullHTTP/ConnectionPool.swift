@@ -16,6 +16,8 @@ package final class ConnectionPool: Sendable {
     private let quickestConnect = Mutex<Duration?>(nil)
     package let tlsOptions: TLSOptions
     package let timeouts: Timeouts
+    /// Which addresses its connections may use (`-4`, `-6`, `--resolve`).
+    package let addressing: Addressing
     /// The user's header fields, credentials and `User-Agent`.
     package let settings: RequestSettings
     /// Which origins go through which proxy.
@@ -32,8 +34,10 @@ package final class ConnectionPool: Sendable {
     package init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
         proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
-        census: ConnectionCensus? = nil, onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
+        census: ConnectionCensus? = nil, addressing: Addressing = .standard,
+        onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
     ) {
+        self.addressing = addressing
         self.census = census
         self.onExchange = onExchange
         self.tlsOptions = tlsOptions
@@ -41,11 +45,13 @@ package final class ConnectionPool: Sendable {
         self.settings = settings
         self.proxies = proxies
         self.limiter = limiter
-        if let shared, limiter == nil, shared.tlsOptions == tlsOptions, shared.timeouts == timeouts {
+        if let shared, limiter == nil, shared.tlsOptions == tlsOptions, shared.timeouts == timeouts,
+            shared.addressing == addressing
+        {
             cache = shared
             ownsCache = false
         } else {
-            cache = ConnectionCache(tlsOptions: tlsOptions, timeouts: timeouts)
+            cache = ConnectionCache(tlsOptions: tlsOptions, timeouts: timeouts, addressing: addressing)
             ownsCache = true
         }
     }
@@ -169,11 +175,12 @@ package final class ConnectionPool: Sendable {
         switch route {
         case .direct:
             transport = try Connector.connect(
-                host: origin.host, port: origin.port, tls: context, timeouts: timeouts)
+                host: origin.host, port: origin.port, tls: context, timeouts: timeouts, addressing: addressing
+            )
         case .forward(let proxy):
             do {
                 transport = try Connector.connect(
-                    host: proxy.host, port: proxy.port, tls: nil, timeouts: timeouts)
+                    host: proxy.host, port: proxy.port, tls: nil, timeouts: timeouts, addressing: addressing)
             } catch {
                 throw NetError.proxy("\(proxy)", error)
             }
@@ -181,7 +188,8 @@ package final class ConnectionPool: Sendable {
             do {
                 transport = try ProxyTunnel.open(
                     Requests.connect(to: origin, through: proxy, settings: settings), to: origin,
-                    through: proxy, tls: context ?? (try tlsContext()), timeouts: timeouts)
+                    through: proxy, tls: context ?? (try tlsContext()), timeouts: timeouts,
+                    addressing: addressing)
             } catch let error as NetError where error.isReachingTheProxy {
                 throw NetError.proxy("\(proxy)", error)
             }

@@ -12,9 +12,11 @@ package enum ProxyTunnel {
     /// tunnel gives ``TransferError/status(_:reason:retryAfter:)`` with its status (a 407 when it wants
     /// credentials), the reason naming the proxy; a malformed answer an `HTTPParseError`.
     package static func open(
-        _ request: RequestHead, to origin: Origin, through proxy: Proxy, tls: TLSContext, timeouts: Timeouts
+        _ request: RequestHead, to origin: Origin, through proxy: Proxy, tls: TLSContext, timeouts: Timeouts,
+        addressing: Addressing = .standard
     ) throws -> any Transport {
-        let socket = try Connector.connectSocket(host: proxy.host, port: proxy.port, timeouts: timeouts)
+        let socket = try Connector.connectSocket(
+            host: proxy.host, port: proxy.port, timeouts: timeouts, addressing: addressing)
         do {
             try establish(request, on: socket, to: origin, through: proxy)
             return try Connector.startTLS(on: socket, host: origin.host, tls: tls, timeouts: timeouts)

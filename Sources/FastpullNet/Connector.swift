@@ -9,9 +9,9 @@ package enum Connector {
     /// Errors: `.resolve`; `.connect` or `.timeout("connect")` from the last address tried; TLS errors
     /// from the handshake (not retried on other addresses).
     package static func connect(
-        host: String, port: Int, tls: TLSContext?, timeouts: Timeouts
+        host: String, port: Int, tls: TLSContext?, timeouts: Timeouts, addressing: Addressing = .standard
     ) throws(NetError) -> any Transport {
-        let addresses = try Resolver.resolve(host: host, port: port)
+        let addresses = try Resolver.resolve(host: host, port: port, addressing: addressing)
         let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
         do {
             guard let tls else {
@@ -32,9 +32,10 @@ package enum Connector {
     /// does, but leaves the socket's reads and writes with `timeouts.connect` as their limit: a
     /// handshake follows (a proxy's `CONNECT`, then ``startTLS(on:host:tls:timeouts:)``). Blocks the
     /// calling thread.
-    package static func connectSocket(host: String, port: Int, timeouts: Timeouts) throws(NetError) -> Socket
-    {
-        let addresses = try Resolver.resolve(host: host, port: port)
+    package static func connectSocket(
+        host: String, port: Int, timeouts: Timeouts, addressing: Addressing = .standard
+    ) throws(NetError) -> Socket {
+        let addresses = try Resolver.resolve(host: host, port: port, addressing: addressing)
         let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
         do {
             try socket.setIdleTimeout(timeouts.connect)

@@ -40,14 +40,59 @@ package struct SocketAddress: Sendable {
 package enum Resolver {
     /// All IPv4 and IPv6 addresses of `host` for TCP `port`, in the order `getaddrinfo` returns them
     /// (which follows RFC 6724 and `/etc/gai.conf`). IP literals resolve to themselves.
-    package static func resolve(host: String, port: Int) throws(NetError) -> [SocketAddress] {
+    ///
+    /// `addressing`: a name pinned to addresses (`--resolve`) resolves to those, and only the family
+    /// it allows is kept (`-4`, `-6`).
+    package static func resolve(
+        host: String, port: Int, addressing: Addressing = .standard
+    ) throws(NetError) -> [SocketAddress] {
+        let family =
+            switch addressing.family {
+            case .any: AF_UNSPEC
+            case .ipv4: AF_INET
+            case .ipv6: AF_INET6
+            }
+        guard let pinned = addressing.pinned[Addressing.key(host: host, port: port)] else {
+            return try resolve(host, port: port, family: family, flags: AI_NUMERICSERV, named: host)
+        }
+        var addresses: [SocketAddress] = []
+        for address in pinned {
+            addresses +=
+                (try? resolve(
+                    address, port: port, family: family, flags: AI_NUMERICSERV | AI_NUMERICHOST, named: host))
+                ?? []
+        }
+        guard !addresses.isEmpty else {
+            throw .resolve(
+                host: host,
+                message:
+                    "no \(Self.familyName(addressing.family))address among those it is pinned to (\(pinned.joined(separator: ", ")))",
+                permanent: true)
+        }
+        return addresses
+    }
+
+    private static func familyName(_ family: Addressing.Family) -> String {
+        switch family {
+        case .any: ""
+        case .ipv4: "IPv4 "
+        case .ipv6: "IPv6 "
+        }
+    }
+
+    /// `getaddrinfo` of `node` for TCP `port` in `family`, with `flags`; errors name `host`.
+    private static func resolve(
+        _ node: String, port: Int, family: Int32, flags: Int32, named host: String
+    ) throws(NetError) -> [SocketAddress] {
         var hints = addrinfo()
+        // Every family is asked for, and the one wanted kept: a literal of the other family would
+        // otherwise fail as a lookup that may work later (EAI_ADDRFAMILY), and be retried.
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_protocol = Int32(IPPROTO_TCP)
-        hints.ai_flags = AI_NUMERICSERV
+        hints.ai_flags = flags
         var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
+        let status = getaddrinfo(node, String(port), &hints, &list)
         guard status == 0 else {
             let message =
                 status == EAI_SYSTEM ? NetError.errnoText(errno) : String(cString: gai_strerror(status))
@@ -62,6 +107,7 @@ package enum Resolver {
         while let current = entry?.pointee {
             entry = current.ai_next
             guard current.ai_family == AF_INET || current.ai_family == AF_INET6,
+                family == AF_UNSPEC || current.ai_family == family,
                 let source = current.ai_addr,
                 Int(current.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size
             else { continue }
@@ -73,7 +119,8 @@ package enum Resolver {
                 SocketAddress(family: current.ai_family, storage: storage, length: current.ai_addrlen))
         }
         guard !addresses.isEmpty else {
-            throw .resolve(host: host, message: "no IPv4 or IPv6 address", permanent: true)
+            let wanted = family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IPv4 or IPv6"
+            throw .resolve(host: host, message: "no \(wanted) address", permanent: true)
         }
         return addresses
     }

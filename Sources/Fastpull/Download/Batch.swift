@@ -184,7 +184,8 @@ public final class Batch: Sendable {
         naming = TurnTaker(order: Array(items.indices))
         connections = client.resources.connections(
             tls: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
-            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle))
+            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
+            addressing: configuration.request.addressing)
         if options.keepsEvents { _ = events }
     }
 

@@ -82,6 +82,13 @@ extension Configuration {
         /// Replaces `fastpull/<version>` in `User-Agent`; an empty string sends no `User-Agent`. A
         /// `User-Agent` in ``headers`` wins over both.
         public var userAgent: String? = nil
+        /// Connect over IPv4 only, or IPv6 only (default: either, in the system's order; the command
+        /// line's `-4` and `-6`).
+        public var addressFamily: AddressFamily = .any
+        /// Names pinned to addresses: a connection to `host` on `port` goes to these instead of what
+        /// the name resolves to (curl's `--resolve`): one edge of a CDN, a cache node, a host not in
+        /// DNS. The URL, `Host` and TLS name stay the host's.
+        public var pinnedAddresses: [AddressPin] = []
         /// The HTTP proxy to use (default: none; the command line uses the environment).
         /// `.environment` is read when the download starts.
         public var proxy: ProxySetting = .none
@@ -228,4 +235,30 @@ extension Configuration {
         }
     }
 
+    /// The address families a connection may use (``Configuration/Request/addressFamily``).
+    public enum AddressFamily: Sendable, Hashable {
+        /// IPv4 and IPv6, in the system's order.
+        case any
+        /// IPv4 only (`-4`).
+        case ipv4
+        /// IPv6 only (`-6`).
+        case ipv6
+    }
+
+    /// A name pinned to addresses (``Configuration/Request/pinnedAddresses``).
+    public struct AddressPin: Sendable, Hashable {
+        /// The host name, as in the URL.
+        public var host: String
+        /// The port, as in the URL (80 and 443 when it names none).
+        public var port: Int
+        /// The IP addresses to connect to instead, tried in order.
+        public var addresses: [String]
+
+        /// `host` on `port` goes to `addresses`.
+        public init(host: String, port: Int, addresses: [String]) {
+            self.host = host
+            self.port = port
+            self.addresses = addresses
+        }
+    }
 }

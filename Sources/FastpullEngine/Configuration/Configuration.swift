@@ -1,4 +1,5 @@
 import FastpullHTTP
+import FastpullNet
 import FoundationEssentials
 
 /// How a download runs, by concern: ``connections`` (how many, how fast), ``timeouts``, ``retries``,
@@ -140,5 +141,22 @@ extension Configuration {
             self.source = source
             self.text = text
         }
+    }
+}
+
+extension Configuration.Request {
+    /// The addresses connections may use, as the network layer takes them.
+    package var addressing: Addressing {
+        var pinned: [String: [String]] = [:]
+        for pin in pinnedAddresses {
+            pinned[Addressing.key(host: pin.host, port: pin.port), default: []] += pin.addresses
+        }
+        let family: Addressing.Family =
+            switch addressFamily {
+            case .any: .any
+            case .ipv4: .ipv4
+            case .ipv6: .ipv6
+            }
+        return Addressing(family: family, pinned: pinned)
     }
 }

@@ -72,6 +72,7 @@ package final class EngineResources: Sendable {
     private struct CacheKey: Hashable {
         var tls: TLSOptions
         var timeouts: Timeouts
+        var addressing: Addressing
     }
 
     private struct State {
@@ -87,11 +88,13 @@ package final class EngineResources: Sendable {
 
     /// The cache for connections with `tls` options and `timeouts`, made on first use (closed for
     /// good at once after ``shutDown()``).
-    package func connections(tls: TLSOptions, timeouts: Timeouts) -> ConnectionCache {
+    package func connections(
+        tls: TLSOptions, timeouts: Timeouts, addressing: Addressing = .standard
+    ) -> ConnectionCache {
         state.withLock { state in
-            let key = CacheKey(tls: tls, timeouts: timeouts)
+            let key = CacheKey(tls: tls, timeouts: timeouts, addressing: addressing)
             if let cache = state.caches[key] { return cache }
-            let cache = ConnectionCache(tlsOptions: tls, timeouts: timeouts)
+            let cache = ConnectionCache(tlsOptions: tls, timeouts: timeouts, addressing: addressing)
             if state.shutDown { cache.closeAll(forGood: true) }
             state.caches[key] = cache
             return cache

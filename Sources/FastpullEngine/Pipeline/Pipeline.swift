@@ -107,6 +107,7 @@ package struct Pipeline {
     func makePool() throws -> ConnectionPool {
         let tls = TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure)
         let timeouts = Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle)
+        let addressing = configuration.request.addressing
         return ConnectionPool(
             tlsOptions: tls, timeouts: timeouts,
             settings: try RequestSettings(configuration: configuration, url: download.url),
@@ -115,8 +116,8 @@ package struct Pipeline {
             limiter: try RateLimiter.make(
                 configuration.connections.maximumBytesPerSecond, overall: download.resources.overallLimit),
             shared: download.sharedConnections
-                ?? download.resources.connections(tls: tls, timeouts: timeouts),
-            census: download.resources.census, onExchange: exchangeObserver)
+                ?? download.resources.connections(tls: tls, timeouts: timeouts, addressing: addressing),
+            census: download.resources.census, addressing: addressing, onExchange: exchangeObserver)
     }
 
     /// With ``Configuration/Diagnostics/verbose``, what sends every request and response head as an event.
