@@ -135,8 +135,12 @@ struct Run {
         console.clear()
         await listener.value
 
-        let expired = interruption.expired
-        let code = ExitStatus.code(outcomes, interrupted: interruption.happened, expired: expired)
+        // The deadline stopped the run only if it stopped a file (it may pass just after the last
+        // one ended).
+        let expired = interruption.expired && outcomes.contains { $0.error?.code == .interrupted }
+        let code = ExitStatus.code(
+            outcomes, interrupted: interruption.happened && (expired || !interruption.expired),
+            expired: expired)
         let said = told.withLock { $0 }
         if expired, let limit = options.maximumTime {
             console.note(
@@ -182,12 +186,13 @@ final class Interruption: Sendable {
 
     /// `--max-time` passed: the task stops as a signal stops it.
     func expire() {
-        let first = state.withLock { state in
-            defer { state.happened = true }
-            return !state.happened
+        let task = state.withLock { state -> Task<[BatchOutcome], Never>? in
+            // Recorded before the stop is: whoever sees the stop sees why.
+            if !state.happened { deadlinePassed.store(true, ordering: .releasing) }
+            state.happened = true
+            return state.task
         }
-        if first { deadlinePassed.store(true, ordering: .releasing) }
-        interrupt()
+        task?.cancel()
     }
 
     /// Records the signal and cancels the task, if there is one yet.

@@ -297,7 +297,12 @@ public final class Batch: Sendable {
         var settings = item.configuration ?? configuration
         settings.integrity.checksums += item.checksums
         // Refusing existing files also refuses one that appears during the download.
-        if options.existingFiles == .refuse { settings.resume.replacesExistingFile = false }
+        if [.refuse, .skip, .rename].contains(options.existingFiles) {
+            settings.resume.replacesExistingFile = false
+        }
+        // What is there is replaced, not continued: --force, or a file a run saved whose server
+        // changed (below).
+        if options.existingFiles == .replace { settings.resume.adoptsPartialFile = false }
 
         var file: URL
         var probed: Probed?
@@ -393,6 +398,7 @@ public final class Batch: Sendable {
             case .changed(let reason, let found)?:
                 emit(index, .warning("\(reason); downloading it again"))
                 settings.resume.replacesExistingFile = true
+                settings.resume.adoptsPartialFile = false
                 probed = found
             case .changedHere(let reason, let found)?:
                 // Its bytes are not those saved: never kept as complete. Replaced where files may be,
@@ -442,7 +448,9 @@ public final class Batch: Sendable {
         var number = 1
         while true {
             let candidate = URL(fileURLWithPath: "\(path).\(number)")
+            // Not a name whose partial download (another URL's, perhaps) is there either.
             if !FileSystem.exists(candidate.path(percentEncoded: false)),
+                !FileSystem.exists(candidate.path(percentEncoded: false) + ".part"),
                 reserve(candidate, for: index) == nil
             {
                 return candidate

@@ -83,7 +83,9 @@ extension Pipeline {
                         url: download.url, remote: remote, size: result.size,
                         sha256: Digest.hex(result.sha256)))
                 try file.sync()
-                try file.place(at: outputPath, replacing: configuration.resume.replacesExistingFile)
+                try file.place(
+                    at: outputPath,
+                    replacing: configuration.resume.replacesExistingFile || continuesDestination(file))
             }
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,

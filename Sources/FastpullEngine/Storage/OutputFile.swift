@@ -453,6 +453,16 @@ package enum FileSystem {
         return bytes
     }
 
+    /// Whether the file at `path` has a hole (a range never written, read as zeros) before `offset`:
+    /// `lseek(2)` with `SEEK_HOLE` finds the first one. File systems without holes report none.
+    static func hasHoles(_ path: String, before offset: Int64) -> Bool {
+        let fd = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        let hole = lseek(fd, 0, 4 /* SEEK_HOLE */)
+        return hole >= 0 && Int64(hole) < offset
+    }
+
     /// Up to `count` bytes of the file at `path` from `offset` (fewer at its end).
     static func read(_ path: String, at offset: Int64, count: Int) throws(StorageError) -> [UInt8] {
         let fd = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
