@@ -459,7 +459,8 @@ package enum FileSystem {
         let fd = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
-        let hole = lseek(fd, 0, 4 /* SEEK_HOLE */)
+        // SEEK_HOLE (4), which the Glibc module declares only under _GNU_SOURCE.
+        let hole = lseek(fd, 0, 4)
         return hole >= 0 && Int64(hole) < offset
     }
 
