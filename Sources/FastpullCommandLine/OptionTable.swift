@@ -192,9 +192,10 @@ package enum OptionTable {
         OptionSpec(
             "ipv6", short: "6", .flag, group: .http, help: "Connect over IPv6 only."),
         OptionSpec(
-            "resolve", .value(placeholder: "HOST:PORT:ADDRESS[,ADDRESS]"), group: .http, repeatable: true,
-            help: "Connect to these addresses for HOST on PORT instead of what the name resolves to (one "
-                + "edge or cache node); the URL, Host and TLS name stay HOST's. Repeatable."),
+            "resolve", .value(placeholder: "HOST:PORT:ADDRESSES"), group: .http, repeatable: true,
+            help: "Connect to ADDRESSES (IP addresses, comma-separated) for HOST on PORT instead of what "
+                + "the name resolves to: one edge or cache node. The URL, Host and TLS name stay the "
+                + "host's. Repeatable."),
         OptionSpec(
             "cacert", .value(placeholder: "FILE"), group: .http,
             help: "Also trust the certificate authorities in this PEM file."),
