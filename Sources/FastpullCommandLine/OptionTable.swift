@@ -152,7 +152,8 @@ package enum OptionTable {
                 + "(default: 0.25)."),
         OptionSpec(
             "retry-connrefused", .flag, group: .transfer,
-            help: "Retry refused connections with the whole --retries budget (a service still starting)."),
+            help: "Retry refused connections, and host names that do not resolve yet, with the whole "
+                + "--retries budget (a service still starting)."),
         OptionSpec(
             "restart", .flag, group: .transfer,
             help: "Discard the progress of an interrupted download and start from zero."),

@@ -49,6 +49,22 @@ struct RetryBudgetTests {
         #expect(attempts([afterBytes]) == [1])
     }
 
+    /// A host name that does not resolve fails at once, unless refused connections are retried (a
+    /// service still starting, whose name its network adds when it starts): then it takes the
+    /// whole budget.
+    @Test func anUnknownHostIsRetriedOnlyWhenAsked() {
+        let unknown = Failure(
+            NetError.resolve(host: "service.test", message: "Name or service not known", permanent: true),
+            url: url)
+        #expect(unknown.unknownHost)
+        var plain = RetryBudget(retries: 5, policy: policy)
+        #expect(plain.decide(after: unknown) == .giveUp)
+        var asked = policy
+        asked.retriesRefused = true
+        var budget = RetryBudget(retries: 3, policy: asked)
+        #expect(attempts((0..<4).map { _ in budget.decide(after: unknown) }) == [1, 2, 3, -1])
+    }
+
     /// A proxy nobody listens on is refused as an origin is: the same small limit, not the whole
     /// budget with its backoff (6.5 s per file before).
     @Test func aRefusedProxyHasTheRefusedLimit() {

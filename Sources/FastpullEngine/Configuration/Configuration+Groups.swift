@@ -47,8 +47,9 @@ extension Configuration {
         /// The first retry waits this long; each later one twice as long (with jitter), up to 8
         /// seconds.
         public var baseDelay: Duration = .milliseconds(250)
-        /// A refused connection (nothing listens on the port) is retried like any failure, with the
-        /// whole ``limit`` and the backoff — for a service still starting (curl's
+        /// A refused connection (nothing listens on the port), and a host name that does not resolve
+        /// (yet: a container network adds a service's name when it starts), is retried like any
+        /// failure, with the whole ``limit`` and the backoff — for a service still starting (curl's
         /// `--retry-connrefused`). False (the default) tries it twice more, 100 ms apart: a port
         /// nobody listens on seldom comes back in a second.
         public var retriesRefusedConnections = false

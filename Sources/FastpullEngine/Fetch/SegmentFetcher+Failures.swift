@@ -30,7 +30,9 @@ extension SegmentFetcher {
     static func reasonToDrop(_ error: any Error, from url: URL, failures: Int, retries: Int) -> String? {
         if error is WholeFileAnswered { return "it answered a range request with the whole file" }
         let failure = Failure(error, url: url)
-        if !failure.retryable || failure.error.code == .remoteChanged { return failure.error.message }
+        if !failure.retryable || failure.unknownHost || failure.error.code == .remoteChanged {
+            return failure.error.message
+        }
         if failures + 1 >= RetryBudget.failuresBeforeDroppingASource(retries: retries),
             !failure.staleConnection
         {

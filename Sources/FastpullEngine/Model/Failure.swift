@@ -14,6 +14,10 @@ package struct Failure: Sendable {
     /// Nothing listened at the port: retried only ``RetryPolicy/refusedRetries`` times, soon, since a
     /// server that is not there is seldom there a second later (a restarting one may be).
     var refused = false
+    /// The host name does not exist (now): retried only when refused connections are
+    /// (``RetryPolicy/retriesRefused``: a service still starting, whose name a container network
+    /// adds when it starts), else the failure stands at once.
+    var unknownHost = false
 
     /// Classifies any error thrown while talking to `url`.
     package init(_ thrown: any Error, url: URL) {
@@ -52,11 +56,13 @@ package struct Failure: Sendable {
                     ), retryable: true)
                 outOfDescriptors = true
             case .resolve:
-                // A name that does not exist is not asked for again (curl, wget and aria2c fail at once).
+                // A name that does not exist is not asked for again (curl, wget and aria2c fail at
+                // once) unless refused connections are retried (``unknownHost``).
                 self.init(
                     error: FastpullError(
                         .network, "\(error) (\(location)); check the host name and your network"),
-                    retryable: !error.isUnknownHost)
+                    retryable: true)
+                unknownHost = error.isUnknownHost
             default:
                 self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: true)
                 refused = error.isRefused

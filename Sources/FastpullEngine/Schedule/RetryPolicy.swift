@@ -19,7 +19,8 @@ package struct RetryPolicy: Sendable {
 
     /// Whether `failure`, the `failures`-th in a row, may be tried again under a budget of `retries`.
     func allowsAnother(_ failure: Failure, failures: Int, retries: Int) -> Bool {
-        failures <= (failure.refused && !retriesRefused ? min(retries, Self.refusedRetries) : retries)
+        if failure.unknownHost && !retriesRefused { return false }
+        return failures <= (failure.refused && !retriesRefused ? min(retries, Self.refusedRetries) : retries)
     }
 
     /// How long to wait before trying again after `failure`, the `attempt`-th in a row.
