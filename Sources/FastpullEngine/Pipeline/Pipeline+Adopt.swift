@@ -149,22 +149,9 @@ extension Pipeline {
     /// since is never taken for it unless it is a prefix of the download as well. An empty file is
     /// such a prefix (a downloader that failed before its first byte left it).
     func continuesDestination(_ file: OutputFile) -> Bool {
-        guard configuration.resume.adoptsPartialFile, FileSystem.isRegularFile(outputPath),
-            let length = FileSystem.size(outputPath), let size = try? file.size(), length <= size
-        else { return false }
-        let chunk = 1 << 20
-        var offset: Int64 = 0
-        var ours = [UInt8](repeating: 0, count: chunk)
-        while offset < length {
-            let count = Int(min(Int64(chunk), length - offset))
-            guard let there = try? FileSystem.read(outputPath, at: offset, count: count), there.count == count
-            else { return false }
-            let read = ours.withUnsafeMutableBytes {
-                (try? file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: offset)) ?? 0
-            }
-            guard read == count, ours[..<count].elementsEqual(there) else { return false }
-            offset += Int64(count)
+        guard configuration.resume.adoptsPartialFile, FileSystem.isRegularFile(outputPath) else {
+            return false
         }
-        return true
+        return file.begins(with: outputPath)
     }
 }

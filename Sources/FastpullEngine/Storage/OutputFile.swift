@@ -264,6 +264,35 @@ package final class OutputFile: Sendable {
         }
     }
 
+    /// Whether this file begins with every byte of the file at `path` (no longer than this one; an
+    /// empty one always), compared a mebibyte at a time through one descriptor.
+    func begins(with path: String) -> Bool {
+        let other = SystemCall.restarting { open(path, O_RDONLY | O_CLOEXEC) }
+        guard other >= 0 else { return false }
+        defer { Glibc.close(other) }
+        var info = stat()
+        guard fstat(other, &info) == 0, let size = try? size(), Int64(info.st_size) <= size else {
+            return false
+        }
+        let length = Int64(info.st_size)
+        let chunk = 1 << 20
+        var theirs = [UInt8](repeating: 0, count: chunk)
+        var ours = [UInt8](repeating: 0, count: chunk)
+        var offset: Int64 = 0
+        while offset < length {
+            let count = Int(min(Int64(chunk), length - offset))
+            let got = theirs.withUnsafeMutableBytes { pread(other, $0.baseAddress!, count, off_t(offset)) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { return false }
+            let read = ours.withUnsafeMutableBytes {
+                (try? self.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<got]), at: offset)) ?? 0
+            }
+            guard read == got, ours[..<got].elementsEqual(theirs[..<got]) else { return false }
+            offset += Int64(got)
+        }
+        return true
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; returns the count (0 at end of file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StorageError) -> Int {
         while true {
