@@ -364,6 +364,27 @@ struct SourceSetTests {
         #expect(sources.snapshot[1].workers.count == b.need)
     }
 
+    /// Each source counted on its own (``SourceCounts``): a connection goes to the source with the
+    /// most room in its allowance, and those a source holds beyond its allowance are named once to
+    /// move while another has room; at their next window they go there.
+    @Test func connectionsFollowEachSourcesAllowance() {
+        let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])
+        sources.allow([0: 2, 1: 6])
+        let bound = (0..<8).map { sources.bind($0).index }
+        #expect(bound.count { $0 == 0 } == 2 && bound.count { $0 == 1 } == 6, "\(bound)")
+        // B turned out shared: it keeps two, A may take the rest.
+        sources.allow([0: 6, 1: 2])
+        let moving = sources.surplusWorkers()
+        #expect(moving.count == 4)
+        #expect(moving.allSatisfy { sources.snapshot[1].workers.contains($0) })
+        #expect(sources.surplusWorkers().isEmpty)
+        for worker in moving { #expect(sources.bindNow(worker).index == 0) }
+        #expect(sources.snapshot.map(\.workers.count) == [6, 2])
+        // A dropped source has no allowance: nothing new goes there.
+        sources.allow([0: 7, 1: 0])
+        #expect(sources.bind(8).index == 0)
+    }
+
     /// A source is measured from its connections' bytes between two samples, before any answer ends.
     @Test func sourcesAreMeasuredFromTheirConnectionsBytes() {
         let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])

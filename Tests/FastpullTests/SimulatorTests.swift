@@ -76,6 +76,35 @@ struct SimulatorTests {
         #expect(withSilence.seconds - without.seconds < 0.25, "\(withSilence) against \(without)")
     }
 
+    /// Two sources of different kinds, each counted on its own: the shared one keeps the few it needs
+    /// and the per-connection one gets the rest, so both together beat the faster one alone, in
+    /// either order; the one count the rules keep for the download does not.
+    @Test(arguments: [false, true])
+    func twoSourcesOfDifferentKindsBeatTheFasterOneAlone(sharedFirst: Bool) async throws {
+        let both = SimulatedModels.twoSources(name: "two sources", sharedFirst: sharedFirst)
+        let alone = SimulatedModels.fasterSourceAlone
+        let (together, single, rules, fixedAlone) = await Self.offPool {
+            (
+                Simulator(model: both, mode: .model).run(), Simulator(model: alone, mode: .model).run(),
+                Simulator(model: both, mode: .automatic).run(),
+                Simulator(model: alone, mode: .fixed(64)).run()
+            )
+        }
+        print(
+            "simulator | two sources | both \(together) | A alone \(single) | A alone -n 64 \(fixedAlone) | rules, both \(rules)"
+        )
+        #expect(together.finished && single.finished)
+        #expect(together.seconds < single.seconds, "both \(together) against A alone \(single)")
+        #expect(
+            together.seconds < fixedAlone.seconds, "both \(together) against A alone at -n 64 \(fixedAlone)")
+        // B, the shared one, needs one connection: it peaks at the first step and ends with a few.
+        let shared = sharedFirst ? 0 : 1
+        let perConnection = 1 - shared
+        #expect((together.finalBySource[shared] ?? .max) <= 2, "\(together.finalBySource)")
+        #expect((together.peakBySource[shared] ?? .max) <= 8, "\(together.peakBySource)")
+        #expect((together.finalBySource[perConnection] ?? 0) >= 60, "\(together.finalBySource)")
+    }
+
     /// Runs `work` on a new thread and returns its result without holding a pool thread.
     static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in

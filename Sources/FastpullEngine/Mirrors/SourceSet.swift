@@ -4,9 +4,11 @@ import FoundationEssentials
 import Synchronization
 
 /// The servers one file comes from: the URL asked for first, then its mirrors, each as its own probe
-/// found the file (final URL, validators). Every connection is bound to one source at a time; a
-/// connection that needs one (new, or its source was dropped) takes the source that promises the most
-/// per connection, after every source that has none has been tried once. A source that fails, stalls
+/// found the file (final URL, validators). Every connection is bound to one source at a time. Where
+/// each source's count is its own (an automatic count, ``SourceCounts``), a connection that needs one
+/// (new, or its source was dropped) takes the source with the most room in its allowance, and those
+/// beyond a source's allowance move; with a fixed count, it takes the source where one more adds the
+/// most, after every source that has none has been tried once. A source that fails, stalls
 /// for good or sends bytes that do not verify is dropped while another is left; the last one is
 /// never dropped (its failure is the download's).
 ///
@@ -37,6 +39,21 @@ package final class SourceSet: Sendable {
         var workers: Set<Int> = []
         /// Its connections asked to end their windows soon and move (``SourceSet/surplusWorkers()``).
         var moving: Set<Int> = []
+        /// How many connections it may hold, where each source's count is its own (``SourceCounts``);
+        /// nil where the download has one count (a fixed one).
+        var allowance: Int?
+
+        /// Connections it may still take within its allowance (none without one).
+        var allowanceRoom: Int {
+            guard isLive, let allowance else { return 0 }
+            return min(allowance, capacity ?? .max) - (workers.count - moving.count)
+        }
+
+        /// Connections it holds beyond its allowance (none without one).
+        var overAllowance: Int {
+            guard let allowance else { return 0 }
+            return workers.count - moving.count - allowance
+        }
 
         var isLive: Bool { dropped == nil }
 
@@ -141,11 +158,18 @@ package final class SourceSet: Sendable {
     func bindNow(_ worker: Int) -> (index: Int, remote: RemoteFile) {
         state.withLock { sources in
             if let current = sources.firstIndex(where: { $0.workers.contains(worker) }) {
-                let untried = sources.contains { $0.isLive && $0.rate == nil && $0.workers.isEmpty }
+                let untried = sources.contains {
+                    $0.isLive && $0.rate == nil && $0.workers.isEmpty && $0.allowance == nil
+                }
                 let surplus =
-                    sources[current].isShared && sources[current].workers.count > sources[current].need
-                    && sources.indices.contains {
-                        $0 != current && sources[$0].hasRoom && (sources[$0].gain ?? 0) > 0
+                    if sources[current].allowance != nil {
+                        sources[current].workers.count > sources[current].allowance!
+                            && sources.indices.contains { $0 != current && sources[$0].allowanceRoom > 0 }
+                    } else {
+                        sources[current].isShared && sources[current].workers.count > sources[current].need
+                            && sources.indices.contains {
+                                $0 != current && sources[$0].hasRoom && (sources[$0].gain ?? 0) > 0
+                            }
                     }
                 sources[current].moving.remove(worker)
                 if sources[current].isLive, !(untried && sources[current].workers.count > 1), !surplus {
@@ -218,12 +242,48 @@ package final class SourceSet: Sendable {
         }
     }
 
-    /// Connections on a shared source beyond what it needs (``Source/need``) while another source
-    /// would gain from them: each is to end its window soon, and its next one goes where one more
-    /// adds the most (``bindNow(_:)``). Each is named once.
+    /// Each source's allowance, by source, from its own count (``SourceCounts``).
+    func allow(_ allowances: [Int: Int]) {
+        state.withLock { sources in
+            for index in sources.indices { sources[index].allowance = allowances[index] ?? 0 }
+        }
+    }
+
+    /// What each source brought, for its own count (``SourceCounts``), from the bytes the table
+    /// attributed to each (``SegmentTable/bytesBySource``).
+    func readings(_ bytes: [Int: SegmentTable.SourceBytes]) -> [Int: SourceCounts.Reading] {
+        state.withLock { sources in
+            var readings: [Int: SourceCounts.Reading] = [:]
+            for index in sources.indices {
+                readings[index] = SourceCounts.Reading(
+                    live: sources[index].isLive, bytes: bytes[index]?.total ?? 0,
+                    perConnection: bytes[index]?.perConnection ?? [:], capacity: sources[index].capacity,
+                    workers: sources[index].workers)
+            }
+            return readings
+        }
+    }
+
+    /// Connections on a source beyond its allowance while another has room in its own, or, where the
+    /// download has one count, on a shared source beyond what it needs (``Source/need``) while
+    /// another source would gain from them: each is to end its window soon, and its next one goes
+    /// where there is room or one more adds the most (``bindNow(_:)``). Each is named once.
     func surplusWorkers() -> [Int] {
         state.withLock { sources in
             var surplus: [Int] = []
+            if sources.contains(where: { $0.allowance != nil }) {
+                var room = sources.reduce(0) { $0 + max($1.allowanceRoom, 0) }
+                for index in sources.indices where sources[index].isLive && room > 0 {
+                    let extra = min(sources[index].overAllowance, room)
+                    guard extra > 0 else { continue }
+                    let leaving = sources[index].workers.subtracting(sources[index].moving).sorted()
+                        .suffix(extra)
+                    sources[index].moving.formUnion(leaving)
+                    surplus += leaving
+                    room -= extra
+                }
+                return surplus
+            }
             for index in sources.indices where sources[index].isLive && sources[index].isShared {
                 let others = sources.indices.contains {
                     $0 != index && sources[$0].hasRoom && (sources[$0].gain ?? 0) > 0
@@ -264,6 +324,12 @@ package final class SourceSet: Sendable {
     }
 
     private static func pick(among live: [Int], _ sources: [Source]) -> Int {
+        // Each source counted on its own: the one with the most room in its allowance.
+        if let roomiest = live.max(by: { sources[$0].allowanceRoom < sources[$1].allowanceRoom }),
+            sources[roomiest].allowanceRoom > 0
+        {
+            return roomiest
+        }
         if let untried = live.first(where: { sources[$0].rate == nil && sources[$0].workers.isEmpty }) {
             return untried
         }

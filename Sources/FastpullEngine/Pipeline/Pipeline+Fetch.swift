@@ -48,31 +48,39 @@ extension Pipeline {
                     "at most \(perHost) connections go to one host (the per-host limit), not the \(configuration.connectionLimit) asked for"
                 ))
         }
-        let controller: ConnectionController
+        let loop: FetchLoop
         switch configuration.connections.count {
         case .fixed(let count):
-            controller = ConnectionController(fixed: min(count, plan.connections, fitting, perHost))
+            loop = FetchLoop(
+                controller: ConnectionController(fixed: min(count, plan.connections, fitting, perHost)))
         case .automatic:
             // Each connection needs at least a minimum split of work.
             let work = Int(clamping: max(plan.size / max(configuration.connections.minimumSegmentSize, 1), 1))
             var settings = ConnectionController.Settings(
                 roundTrip: roundTrip, requestCost: requestCost,
                 cores: ProcessInfo.processInfo.activeProcessorCount)
-            // Several sources start with a few connections for each (those beyond the first source's
-            // wait for the mirrors' probes): the ramp then only has to find more.
-            if sources != nil, let mirrors {
-                settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
-            }
             let maximum = min(configuration.connections.maximum, fitting, perHost, work)
             let remembered = sources == nil ? link?.current : nil
             if ConnectionPolicy.rulesByEnvironment {
-                controller =
-                    remembered.map {
+                // Several sources start with a few connections for each (those beyond the first
+                // source's wait for the mirrors' probes): the ramp then only has to find more.
+                if sources != nil, let mirrors {
+                    settings.initial = max(
+                        settings.initial, SourceSet.connectionsBeforeWaiting * (1 + mirrors))
+                }
+                loop = FetchLoop(
+                    controller: remembered.map {
                         ConnectionController(automaticUpTo: maximum, settings: settings, remembering: $0)
-                    } ?? ConnectionController(automaticUpTo: maximum, settings: settings)
+                    } ?? ConnectionController(automaticUpTo: maximum, settings: settings))
+            } else if sources != nil {
+                // Several sources: each is counted on its own (``SourceCounts``).
+                loop = FetchLoop(
+                    perSource: SourceCounts(ceiling: maximum, settings: settings),
+                    measuring: ConnectionController(fixed: maximum))
             } else {
-                controller = ConnectionController(
-                    modelUpTo: maximum, settings: settings, remembering: remembered)
+                loop = FetchLoop(
+                    controller: ConnectionController(
+                        modelUpTo: maximum, settings: settings, remembering: remembered))
             }
         }
         let writePath = WritePath(
@@ -93,7 +101,7 @@ extension Pipeline {
         return try await withTaskExecutorPreference(executors.control) {
             try await fetchGroup(
                 hash: hash, scheduler: scheduler, checkpointer: checkpointer, executors: executors,
-                loop: FetchLoop(controller: controller),
+                loop: loop,
                 places: DownloadPlaces(
                     limiter: download.resources.hosts, host: host, limit: perHost, ownPlace: ownPlace == host),
                 trace: trace,
@@ -123,7 +131,7 @@ extension Pipeline {
                         return .checkpointerDone
                     }
                 }
-                let firstTick = loop.controller.tickInterval
+                let firstTick = loop.tickInterval
                 group.addTask {
                     try? await AlarmClock.sleep(for: firstTick)
                     return .tick
@@ -143,7 +151,8 @@ extension Pipeline {
                             remaining: reading.size - reading.written),
                         hasWork: reading.hasWork, openings: reading.openings, isComplete: reading.isComplete,
                         stalled: stalled,
-                        hostSlots: places.available)
+                        hostSlots: places.available,
+                        sources: loop.perSource == nil ? nil : sources?.readings(reading.bySource))
                 }
 
                 /// Carries out the loop's actions, in order.
@@ -178,11 +187,11 @@ extension Pipeline {
                         case .evict(let worker):
                             slots[worker]?.evict()
                         case .connections(let count):
-                            let decision = loop.controller.model?.decision
+                            let decision = loop.decision
                             trace?.record(
                                 "connections",
                                 [
-                                    "count": count, "reason": loop.controller.reasonText,
+                                    "count": count, "reason": loop.reasonText,
                                     "throughput": Int(loop.controller.throughput),
                                     "verdict": decision.map { "\($0.verdict)" } ?? "",
                                     "evidence": decision?.evidence?.description ?? "",
@@ -194,9 +203,10 @@ extension Pipeline {
                             throw error
                         }
                     }
-                    scheduler.tune(to: loop.controller)
+                    scheduler.tune(to: loop.tuning)
                     link?.learn(from: loop.controller)
-                    counters.targetConnections.store(loop.controller.target, ordering: .relaxed)
+                    counters.targetConnections.store(loop.target, ordering: .relaxed)
+                    if let allowances = loop.perSource?.allowances { sources?.allow(allowances) }
                 }
 
                 try perform(loop.start(situation(), opening: opening != nil))
@@ -226,7 +236,7 @@ extension Pipeline {
                                 sources?.sample(now.sample.perConnection, at: now.sample.now)
                                 for worker in sources?.surplusWorkers() ?? [] { scheduler.release(worker) }
                                 try perform(loop.tick(now))
-                                let interval = loop.controller.tickInterval
+                                let interval = loop.tickInterval
                                 group.addTask {
                                     try? await AlarmClock.sleep(for: interval)
                                     return .tick

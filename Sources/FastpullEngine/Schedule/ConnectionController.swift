@@ -231,6 +231,16 @@ package struct ConnectionController: Sendable, Equatable {
         limitIsShared = if case .shared = model.verdict { true } else { false }
     }
 
+    /// What the table's windows follow of this count (``SegmentTable/tuned(_:to:)``). The model's next
+    /// step may multiply the count by eight (newcomers that cost nothing); the rules' first step
+    /// already had.
+    var tuning: SegmentTable.Tuning {
+        SegmentTable.Tuning(
+            count: target, maximum: maximum, rising: phase == .ramping,
+            ahead: model == nil ? 4 : ConnectionPolicy.freeMultiplier, throughput: throughput,
+            shared: limitIsShared)
+    }
+
     /// Why the count is what it is, in words.
     var reasonText: String { model?.decision.reason.rawValue ?? lastReason.rawValue }
 

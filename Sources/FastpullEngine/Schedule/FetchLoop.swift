@@ -50,6 +50,9 @@ package struct FetchLoop: Sendable {
         var stalled: [Worker] = []
         /// How many more connections the per-host limit lets this download open now.
         var hostSlots = Int.max
+        /// What each source brought, by source, when the file has several and they are counted each
+        /// on its own (``SourceCounts``).
+        var sources: [Int: SourceCounts.Reading]? = nil
     }
 
     /// One connection's state.
@@ -59,7 +62,11 @@ package struct FetchLoop: Sendable {
         case retiring
     }
 
+    /// The download's count, or, where each source is counted on its own (``perSource``), the
+    /// measurement of the download's throughput.
     private(set) var controller: ConnectionController
+    /// Each source's count, for a download of several sources whose count is automatic.
+    private(set) var perSource: SourceCounts?
     private(set) var workers: [Worker: WorkerState] = [:]
     private var nextWorker = 0
     /// The most connections that ran at once.
@@ -81,21 +88,57 @@ package struct FetchLoop: Sendable {
         self.controller = controller
     }
 
+    /// Counts each source on its own (``SourceCounts``); `controller` measures the whole.
+    init(perSource: SourceCounts, measuring controller: ConnectionController) {
+        self.controller = controller
+        self.perSource = perSource
+    }
+
     /// Connections that are not retiring.
     var active: Int { workers.values.count { $0 == .running } }
+
+    /// The count to have now.
+    var target: Int { perSource.map { max($0.total, 1) } ?? controller.target }
+
+    /// How soon the loop should look again.
+    var tickInterval: Duration { perSource?.tickInterval ?? controller.tickInterval }
+
+    /// Why the count is what it is, in words.
+    var reasonText: String { perSource?.reasonText ?? controller.reasonText }
+
+    /// The latest decision of the model, with its evidence.
+    var decision: PolicyDecision? { perSource?.latest?.decision ?? controller.model?.decision }
+
+    /// What the table's windows follow of the count.
+    var tuning: SegmentTable.Tuning {
+        guard let perSource else { return controller.tuning }
+        return SegmentTable.Tuning(
+            count: target, maximum: perSource.ceiling, rising: perSource.isRising,
+            ahead: ConnectionPolicy.freeMultiplier, throughput: controller.throughput,
+            shared: perSource.allShared)
+    }
+
+    /// Feeds the sample to the count(s); returns the count to have now.
+    private mutating func observe(_ sample: ConnectionController.Sample, _ situation: Situation) -> Int {
+        guard var perSource else { return controller.observe(sample) }
+        _ = perSource.observe(sample, sources: situation.sources ?? [:])
+        self.perSource = perSource
+        _ = controller.observe(sample)
+        return target
+    }
 
     /// Starts the first connections.
     ///
     /// `opening`: worker 0 holds the probe's answer and starts first, whether or not there is other
     /// work.
     mutating func start(_ situation: Situation, opening: Bool = false) -> [Action] {
-        _ = controller.observe(situation.sample)
-        guard opening, nextWorker == 0 else { return spawn(upTo: controller.target, situation) }
+        _ = observe(situation.sample, situation)
+        guard opening, nextWorker == 0 else { return spawn(upTo: target, situation) }
         workers[0] = .running
         nextWorker = 1
         var rest = situation
         rest.hostSlots = max(situation.hostSlots - 1, 0)
-        let spawned = spawn(upTo: controller.target, rest)
+        let spawned = spawn(upTo: target, rest)
         peak = max(peak, active)
         return [.spawn(0)] + (spawned.isEmpty ? [.connections(active)] : spawned)
     }
@@ -118,11 +161,12 @@ package struct FetchLoop: Sendable {
         var actions = situation.stalled.filter { workers[$0] != nil }.map(Action.evict)
         var sample = situation.sample
         sample.retiring = Set(workers.filter { $0.value == .retiring }.keys)
-        let target = controller.observe(sample)
+        let target = observe(sample, situation)
         if active < target {
             actions += spawn(upTo: target, situation)
         } else if active > target {
-            actions += retire(downTo: target)
+            let first = perSource?.beyondAllowances(situation.sources ?? [:]) ?? []
+            actions += retire(downTo: target, first: first)
         }
         return actions
     }
@@ -147,7 +191,7 @@ package struct FetchLoop: Sendable {
             let written = situation.sample.bytes
             fruitlessGiveUps = written == bytesAtLastGiveUp ? fruitlessGiveUps + 1 : 1
             bytesAtLastGiveUp = written
-            if fruitlessGiveUps > 2 * max(controller.target, 1) { return [.fail(error)] }
+            if fruitlessGiveUps > 2 * max(target, 1) { return [.fail(error)] }
         }
         guard workers.isEmpty, !situation.isComplete else { return actions }
         // Nobody is left while work is: start afresh, but not forever.
@@ -155,7 +199,7 @@ package struct FetchLoop: Sendable {
             replacementRounds += 1
             if replacementRounds > 2 { return actions + [.fail(lastFailure)] }
         }
-        let spawned = spawn(upTo: max(controller.target, 1), situation)
+        let spawned = spawn(upTo: max(target, 1), situation)
         if workers.isEmpty {
             // Nothing failed, yet no connection could start: nothing is left to fetch now while the
             // hash still checks pieces (one it finds bad comes back to be fetched again), or other
@@ -194,12 +238,14 @@ package struct FetchLoop: Sendable {
         return actions
     }
 
-    /// Retires the newest connections until `target` run.
-    private mutating func retire(downTo target: Int) -> [Action] {
+    /// Retires connections until `target` run: those in `first` (in its order), then the newest.
+    private mutating func retire(downTo target: Int, first: [Worker] = []) -> [Action] {
         let running = workers.filter { $0.value == .running }.keys.sorted()
         guard running.count > target else { return [] }
+        let preferred = first.filter { workers[$0] == .running }
+        let order = preferred + running.reversed().filter { !preferred.contains($0) }
         var actions: [Action] = []
-        for worker in running.suffix(running.count - target) {
+        for worker in order.prefix(running.count - target) {
             workers[worker] = .retiring
             actions.append(.retire(worker))
         }

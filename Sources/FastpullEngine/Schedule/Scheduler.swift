@@ -167,9 +167,9 @@ package final class Scheduler: Sendable {
     }
 
     /// Tunes the table to what the connection controller found (see ``SegmentTable/tuned(_:to:)``).
-    func tune(to controller: ConnectionController) {
+    func tune(to tuning: SegmentTable.Tuning) {
         table.withLock { table in
-            table.settings = SegmentTable.tuned(table.settings, to: controller)
+            table.settings = SegmentTable.tuned(table.settings, to: tuning)
         }
     }
 
@@ -189,6 +189,8 @@ package final class Scheduler: Sendable {
         var isComplete: Bool
         var requestCost: Double
         var size: Int64
+        /// What each source's connections brought, when the file has several sources.
+        var bySource: [Int: SegmentTable.SourceBytes] = [:]
     }
 
     func reading() -> Reading {
@@ -197,7 +199,8 @@ package final class Scheduler: Sendable {
             Reading(
                 written: table.writtenBytes, perConnection: table.connections.mapValues(\.bytes),
                 openings: table.openings(now: now), isComplete: table.isComplete,
-                requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0)
+                requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0,
+                bySource: table.bytesBySource)
         }
     }
 

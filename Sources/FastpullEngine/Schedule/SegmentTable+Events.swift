@@ -277,6 +277,10 @@ extension SegmentTable {
     mutating func arrived(_ worker: Worker, count: Int64, now: ContinuousClock.Instant) {
         guard var connection = connections[worker] else { return }
         connection.bytes += count
+        if let group = connection.group {
+            bytesBySource[group, default: SourceBytes()].total += count
+            bytesBySource[group]?.perConnection[worker, default: 0] += count
+        }
         connection.largestCommit = max(connection.largestCommit, count)
         connection.lastProgress = now
         connection.awaitingAnswer = false
@@ -304,6 +308,9 @@ extension SegmentTable {
 
     /// The connection fetches from source `group` (of several) from now on.
     mutating func setGroup(_ worker: Worker, _ group: Int) {
+        if let before = connections[worker]?.group, before != group {
+            bytesBySource[before]?.perConnection[worker] = nil
+        }
         connections[worker]?.group = group
     }
 
@@ -344,6 +351,7 @@ extension SegmentTable {
                 departedRates.append(rate)
                 if departedRates.count > Self.departedMemory { departedRates.removeFirst() }
             }
+            if let group = connection.group { bytesBySource[group]?.perConnection[worker] = nil }
         }
         connections[worker] = nil
     }

@@ -116,16 +116,29 @@ package struct SegmentTable: Sendable, Equatable {
     /// requests and reconnecting them (on a link that limits each connection, into TCP's slow start,
     /// and into whatever speed the new port gets).
     static func tuned(_ settings: Settings, to controller: ConnectionController) -> Settings {
+        tuned(settings, to: controller.tuning)
+    }
+
+    /// What the windows follow of the connection count (``tuned(_:to:)``).
+    struct Tuning: Sendable, Equatable {
+        /// The connections to have now, and the most there may be.
+        var count: Int
+        var maximum: Int
+        /// Whether the count is still rising, and by what factor its next step may multiply it.
+        var rising: Bool
+        var ahead: Int
+        /// The download's throughput, in bytes per second.
+        var throughput: Double
+        /// Whether the limit was found shared.
+        var shared: Bool
+    }
+
+    static func tuned(_ settings: Settings, to tuning: Tuning) -> Settings {
         var settings = settings
-        let ramping = controller.phase == .ramping
-        // The model's next step may multiply the count by eight (newcomers that cost nothing); the
-        // rules' first step already had.
-        let ahead = controller.model == nil ? 4 : ConnectionPolicy.freeMultiplier
-        let count = max(ramping ? min(controller.maximum, controller.target * ahead) : controller.target, 1)
+        let count = max(tuning.rising ? min(tuning.maximum, tuning.count * tuning.ahead) : tuning.count, 1)
         settings.expectedConnections = count
-        settings.maximumMergedPiece = max(
-            4 << 20, aheadBudget(throughput: controller.throughput) / Int64(count))
-        settings.sharedLimit = controller.limitIsShared
+        settings.maximumMergedPiece = max(4 << 20, aheadBudget(throughput: tuning.throughput) / Int64(count))
+        settings.sharedLimit = tuning.shared
         return settings
     }
 
@@ -135,6 +148,14 @@ package struct SegmentTable: Sendable, Equatable {
     /// it still has to read, a bounded one).
     static func aheadBudget(throughput: Double) -> Int64 {
         max(256 << 20, Int64(min(throughput * 2, Double(Int64.max / 4))))
+    }
+
+    /// Bytes one source's connections brought.
+    struct SourceBytes: Sendable, Equatable {
+        /// Everything the source brought in this run.
+        var total: Int64 = 0
+        /// What each connection fetching from it now brought from it.
+        var perConnection: [Worker: Int64] = [:]
     }
 
     /// One segment and its state.
@@ -251,6 +272,11 @@ package struct SegmentTable: Sendable, Equatable {
     /// looked as slow as they (1 MB/s where four connections in five ran at 20).
     var departedRates: [Double] = []
     static let departedMemory = 64
+    /// What each source's connections brought while they fetched from it, by source
+    /// (``Connection/group``): each source's connection count is measured from its own
+    /// (``SourceCounts``). A connection that moves to another source or leaves takes its entry along;
+    /// the source's total keeps what it brought.
+    var bytesBySource: [Int: SourceBytes] = [:]
     /// The first piece that is not complete.
     var firstIncomplete = 0
     /// When ``stalledConnections(now:)`` last looked, and since when it has looked without a gap of

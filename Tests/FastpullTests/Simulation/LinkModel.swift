@@ -31,9 +31,22 @@ struct LinkModel: Sendable {
     /// How fast the client hashes the contiguous prefix, in bytes per second: the download ends when the
     /// hash has read the last byte, so bytes written far ahead of the prefix show as a hash tail.
     var hashRate = 1500 * 1_000_000.0
+    /// The file's sources, where it has several (each connection fetches from the one the download
+    /// binds it to, at that source's limits, beside the ones above); nil for one.
+    var sources: [SourceModel]? = nil
     /// Whether new connections start slow (TCP's slow start: a window of 10 segments of 1448 bytes,
     /// doubling every round trip until it carries the connection's share).
     var slowStart = true
+
+    /// One server of a file with several.
+    struct SourceModel: Sendable {
+        var name: String
+        /// What one of its connections can carry, in bytes per second, by the connection's number and
+        /// the time.
+        var perConnection: @Sendable (_ connection: Int, _ time: Double) -> Double = { _, _ in .infinity }
+        /// What all its connections together can carry.
+        var sharedCap: Double = .infinity
+    }
 
     /// The best any client could do: the whole file at the tightest aggregate limit, with every
     /// per-connection limit lifted by enough connections (a bound, not always reachable).

@@ -80,7 +80,25 @@ enum SimulatedModels {
         LinkModel(
             name: "a connection goes silent", size: 512 * mebibyte, roundTrip: 0.002,
             perConnection: { index, time in index == 1 && time > 0.3 ? 0 : 10 * megabyte }),
+        // Two sources of different kinds: A gives each connection 5 MB/s of its own, B serves all of
+        // them through one 50 MB/s link. A shared source needs a few connections, the other the rest.
+        twoSources(name: "two sources: A per connection, B shared", sharedFirst: false),
+        twoSources(name: "two sources: B shared named first, A per connection", sharedFirst: true),
     ]
+
+    /// A 256 MiB file from A (5 MB/s per connection) and B (one shared 50 MB/s link), in either order.
+    static func twoSources(name: String, sharedFirst: Bool) -> LinkModel {
+        let perConnection = LinkModel.SourceModel(name: "A", perConnection: { _, _ in 5 * megabyte })
+        let shared = LinkModel.SourceModel(name: "B", sharedCap: 50 * megabyte)
+        return LinkModel(
+            name: name, size: 256 * mebibyte, roundTrip: 0.002,
+            sources: sharedFirst ? [shared, perConnection] : [perConnection, shared])
+    }
+
+    /// Source A of ``twoSources(name:sharedFirst:)`` alone.
+    static let fasterSourceAlone = LinkModel(
+        name: "A alone", size: 256 * mebibyte, roundTrip: 0.002,
+        sources: [LinkModel.SourceModel(name: "A", perConnection: { _, _ in 5 * megabyte })])
 
     /// The models whose limit is shared by every connection, with what each cap needs: the fewest
     /// connections that reach it.

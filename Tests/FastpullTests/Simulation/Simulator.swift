@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 @testable import Fastpull
 @testable import FastpullEngine
 
@@ -31,6 +33,10 @@ struct Simulator {
         /// Bytes the server sent that were never written (cut windows, evicted connections).
         var wasted: Int64
         var finished: Bool
+        /// The most connections each source was allowed at once, and how many at the end, by source
+        /// (several sources counted each on its own only).
+        var peakBySource: [Int: Int] = [:]
+        var finalBySource: [Int: Int] = [:]
 
         var description: String {
             "\(String(format: "%.2f", seconds)) s (last byte \(String(format: "%.2f", transferSeconds))), \(requests) requests, peak \(peakConnections) connections, "
@@ -68,6 +74,8 @@ struct Simulator {
         /// looked for next.
         var aheadAt: Int64?
         var nextLook: Int64?
+        /// The source it fetches from, of several.
+        var source: Int?
     }
 
     let model: LinkModel
@@ -99,22 +107,41 @@ struct Simulator {
         settings.roundTrip = .nanoseconds(Int64(model.roundTrip * 1e9))
         var table = SegmentTable(segments: segments, settings: settings)
         let roundTrip = Duration.nanoseconds(Int64(model.roundTrip * 1e9))
-        let controller: ConnectionController
+        // Several sources: bound as the download binds them (``SourceSet``), each counted on its own
+        // under the model (``SourceCounts``).
+        let sourceSet = model.sources.map { models in
+            SourceSet(
+                models.map { source in
+                    let url = URL(string: "http://\(source.name.filter(\.isLetter))/file")!
+                    return RemoteFile(
+                        url: url, finalURL: url, size: model.size, acceptsRanges: true, etag: nil,
+                        lastModified: nil)
+                })
+        }
+        var loop: FetchLoop
         switch mode {
         case .automatic, .model:
             // What a probe would have seen: a connection's setup, and a request's wait.
             let wait = Duration.nanoseconds(Int64((model.roundTrip + model.serverCost) * 1e9))
-            let settings = ConnectionController.Settings(
+            var settings = ConnectionController.Settings(
                 roundTrip: roundTrip, requestCost: wait, cores: model.cores)
             if case .model = mode {
-                controller = ConnectionController(modelUpTo: 64, settings: settings)
+                loop =
+                    sourceSet == nil
+                    ? FetchLoop(controller: ConnectionController(modelUpTo: 64, settings: settings))
+                    : FetchLoop(
+                        perSource: SourceCounts(ceiling: 64, settings: settings),
+                        measuring: ConnectionController(fixed: 64))
             } else {
-                controller = ConnectionController(automaticUpTo: 64, settings: settings)
+                // The rules count the download as one, starting with a few for each source.
+                if let count = model.sources?.count, count > 1 {
+                    settings.initial = max(settings.initial, SourceSet.connectionsBeforeWaiting * count)
+                }
+                loop = FetchLoop(controller: ConnectionController(automaticUpTo: 64, settings: settings))
             }
         case .fixed(let count):
-            controller = ConnectionController(fixed: count)
+            loop = FetchLoop(controller: ConnectionController(fixed: count))
         }
-        var loop = FetchLoop(controller: controller)
         // By worker number (they count up from 0); nil once a worker has gone.
         var connections: [Connection?] = []
         var opened = 0
@@ -132,12 +159,14 @@ struct Simulator {
                     perConnection: table.connections.mapValues(\.bytes),
                     requestCost: table.typicalRequestCost,
                     remaining: model.size - table.writtenBytes),
-                hasWork: openings > 0, openings: openings, isComplete: table.isComplete, stalled: stalled)
+                hasWork: openings > 0, openings: openings, isComplete: table.isComplete, stalled: stalled,
+                sources: loop.perSource == nil ? nil : sourceSet?.readings(table.bytesBySource))
         }
 
         func apply(_ actions: [FetchLoop.Action]) {
             defer {
-                table.settings = SegmentTable.tuned(table.settings, to: loop.controller)
+                table.settings = SegmentTable.tuned(table.settings, to: loop.tuning)
+                if let allowances = loop.perSource?.allowances { sourceSet?.allow(allowances) }
             }
             for action in actions {
                 switch action {
@@ -170,7 +199,8 @@ struct Simulator {
         }
 
         apply(loop.start(situation()))
-        var nextLoop = loop.controller.tickInterval.seconds
+        var nextLoop = loop.tickInterval.seconds
+        var peakBySource: [Int: Int] = [:]
         var hashed = 0.0
         var lastPrint = 0.0
         var lastByte: Double?
@@ -190,6 +220,7 @@ struct Simulator {
                 case .idle:
                     if connection.retiring {
                         table.leave(worker)
+                        sourceSet?.leave(worker)
                         connections[worker] = nil
                         if traced { print(String(format: "  %.3f s", now), "worker \(worker) retired") }
                         apply(loop.ended(worker, .retired, situation()))
@@ -216,12 +247,24 @@ struct Simulator {
                     if !table.isComplete, let (window, _) = table.nextWindow(for: worker, now: instant(now)) {
                         requests += 1
                         connection.pipelined = false
+                        // Another source than the last: a new connection to it first.
+                        var setup = 0.0
+                        if let sourceSet {
+                            let bound = sourceSet.bindNow(worker).index
+                            table.setGroup(worker, bound)
+                            if connection.source != nil, connection.source != bound {
+                                setup = model.roundTrip
+                                connection.window = 14_480
+                            }
+                            connection.source = bound
+                        }
                         connection.phase = .waiting(
                             window: window.range, sentAt: now,
-                            firstByte: now + model.roundTrip + model.serverCost)
+                            firstByte: now + setup + model.roundTrip + model.serverCost)
                         connections[worker] = connection
                     } else {
                         table.leave(worker)
+                        sourceSet?.leave(worker)
                         connections[worker] = nil
                         apply(loop.ended(worker, .finished, situation()))
                     }
@@ -248,12 +291,24 @@ struct Simulator {
                 open += 1
                 guard case .receiving(_, _, let startedAt, let sentSoFar) = connection.phase else { continue }
                 var rate = model.perConnection(connection.index, now)
+                if let source = connection.source, let sources = model.sources {
+                    rate = min(rate, sources[source].perConnection(connection.index, now))
+                }
                 if model.burstsPerRequest(connection.index) {
                     let allowance = rate * (now - startedAt + 1) - sentSoFar
                     rate = max(0, allowance / tick)
                 }
                 if model.slowStart { rate = min(rate, connection.window / model.roundTrip) }
                 wanted[worker] = rate * tick
+            }
+            // Each source's shared cap holds its own connections' share first.
+            if let sources = model.sources {
+                for (index, source) in sources.enumerated() where source.sharedCap.isFinite {
+                    let mine = wanted.indices.filter { connections[$0]?.source == index && wanted[$0] > 0 }
+                    let sum = mine.reduce(0) { $0 + wanted[$1] }
+                    let cap = source.sharedCap * tick
+                    if sum > cap { for worker in mine { wanted[worker] *= cap / sum } }
+                }
             }
             let total = wanted.reduce(0, +)
             let cap = min(model.sharedCap, model.clientCapacity(open)) * tick
@@ -321,11 +376,17 @@ struct Simulator {
             }
 
             if now >= nextLoop {
-                nextLoop += loop.controller.tickInterval.seconds
+                nextLoop += loop.tickInterval.seconds
                 let stalled = table.stalledConnections(now: instant(now))
-                let before = loop.controller.target
+                let before = loop.target
+                if let sourceSet {
+                    sourceSet.sample(table.connections.mapValues(\.bytes), at: instant(now))
+                    for worker in sourceSet.surplusWorkers() { table.release(worker) }
+                }
                 apply(loop.tick(situation(stalled: stalled)))
-                table.settings = SegmentTable.tuned(table.settings, to: loop.controller)
+                for (source, allowance) in loop.perSource?.allowances ?? [:] {
+                    peakBySource[source] = max(peakBySource[source] ?? 0, allowance)
+                }
                 if traced, now - lastPrint >= 0.1 {
                     lastPrint = now
                     print(
@@ -335,10 +396,10 @@ struct Simulator {
                         "frontier piece owner \(table.pieces.first { !$0.segment.isComplete }.map { "\($0.owner.map(String.init) ?? "none") rate \(Int(($0.owner.flatMap { table.connections[$0]?.rate } ?? 0) / 1000)) kB/s, unclaimed \($0.unclaimed >> 10) KiB" } ?? "-")"
                     )
                 }
-                if traced, loop.controller.target != before || !stalled.isEmpty {
+                if traced, loop.target != before || !stalled.isEmpty {
                     print(
-                        String(format: "  %.3f s", now), "\(before) → \(loop.controller.target)",
-                        loop.controller.reasonText,
+                        String(format: "  %.3f s", now), "\(before) → \(loop.target)",
+                        loop.reasonText,
                         "phase \(loop.controller.model.map { "\($0.state)" } ?? "\(loop.controller.phase)")",
                         stalled.isEmpty ? "" : "evicted \(stalled)",
                         "written \(table.writtenBytes >> 20) MiB",
@@ -349,6 +410,7 @@ struct Simulator {
         let written = table.writtenBytes - initialWritten
         return Result(
             seconds: now, transferSeconds: lastByte ?? now, requests: requests, peakConnections: loop.peak,
-            wasted: Int64(sent) - written, finished: table.isComplete)
+            wasted: Int64(sent) - written, finished: table.isComplete, peakBySource: peakBySource,
+            finalBySource: loop.perSource?.allowances ?? [:])
     }
 }
