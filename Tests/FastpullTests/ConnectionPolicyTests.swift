@@ -206,6 +206,60 @@ struct ConnectionPolicyTests {
         #expect(decision.reason == .probeLost)
         #expect(decision.count == 8)
         #expect(policy.state == .steady)
+        // More did not pay: the limit is shared after all (a run that misjudged it hands on no
+        // count that is never checked), and the next probe tries fewer.
+        #expect(decision.verdict.isShared)
+        let level = step(80 * Self.megabyte, incumbents: 80 * Self.megabyte, count: 8)
+        var reasons: [PolicyReason] = []
+        for _ in 0..<ConnectionPolicy.probeInterval {
+            if let next = policy.judge(level, remaining: .max) { reasons.append(next.reason) }
+        }
+        #expect(reasons == [.probeDown], "\(reasons)")
+    }
+
+    /// A count remembered at the ceiling with each connection's own limit is checked at the first
+    /// probe with fewer, since more cannot be tried: an earlier run that misjudged a shared link does
+    /// not hand its 64 connections on. Fewer that carry the total twice make the limit shared, and
+    /// fewer still are tried.
+    @Test func aRememberedCountAtTheCeilingIsCheckedWithFewer() throws {
+        let memory = LinkMemory(connections: 64, bytesPerSecond: 12_500_000, shared: false, learnedAt: 0)
+        var policy = ConnectionPolicy(maximum: 64, remembering: memory)
+        #expect(policy.verdict == .ownLimit(bytesPerSecond: 12_500_000 / 64))
+        let level = step(12.5 * Self.megabyte, incumbents: 12.5 * Self.megabyte, count: 64)
+        #expect(policy.judge(level, remaining: .max) == nil)
+        #expect(policy.judge(level, remaining: .max) == nil)
+        let probe = try judged(&policy, level, remaining: .max)
+        #expect(probe.reason == .probeDown)
+        #expect(probe.count == 42)
+        let fewer = step(12.4 * Self.megabyte, incumbents: 12.4 * Self.megabyte, count: 42)
+        #expect(policy.judge(fewer, remaining: .max) == nil)
+        let held = try judged(&policy, fewer, remaining: .max)
+        #expect(held.reason == .fewerHold)
+        #expect(held.verdict.isShared)
+        #expect(policy.state == .descending)
+        let half = try judged(&policy, fewer, remaining: .max)
+        #expect(half.count == 21)
+    }
+
+    /// Held at the ceiling with each connection's own limit, every other probe tries fewer (more
+    /// cannot be tried); fewer that lose go back at once.
+    @Test func atTheCeilingEveryOtherProbeTriesFewer() throws {
+        let memory = LinkMemory(connections: 64, bytesPerSecond: 320_000_000, shared: false, learnedAt: 0)
+        var policy = ConnectionPolicy(maximum: 64, remembering: memory)
+        let level = step(320 * Self.megabyte, incumbents: 320 * Self.megabyte, count: 64)
+        _ = policy.judge(level, remaining: .max)
+        _ = policy.judge(level, remaining: .max)
+        #expect(try judged(&policy, level, remaining: .max).reason == .probeDown)
+        let lost = try judged(
+            &policy, step(214 * Self.megabyte, incumbents: 214 * Self.megabyte, count: 42), remaining: .max)
+        #expect(lost.count == 64)
+        #expect(!lost.verdict.isShared)
+        // The next probe interval skips (more cannot be tried); the one after tries fewer again.
+        var reasons: [PolicyReason] = []
+        for _ in 0..<(2 * ConnectionPolicy.probeInterval) {
+            if let decision = policy.judge(level, remaining: .max) { reasons.append(decision.reason) }
+        }
+        #expect(reasons == [.probeDown], "\(reasons)")
     }
 
     @Test func aFallingTotalProbesAtOnce() throws {

@@ -15,9 +15,11 @@
 /// the newcomers cost the incumbents nothing, else by two. At a shared limit or the CPU it halves the
 /// count it had while the total holds within ``tolerance`` of the limit — it keeps the fewest that
 /// reach it — and goes back to the last count that held when fewer lose. Held there, every
-/// ``probeInterval`` steps it tries half again as many, kept only when they pay twice in a row, and on
-/// a shared limit every other probe tries a third fewer, kept when the total holds twice; a total that
-/// falls under ``decline`` of the held level probes at once. A server refusing connections holds the
+/// ``probeInterval`` steps it tries half again as many, kept only when they pay twice in a row (more
+/// that do not pay say the limit is shared, as on the rise), and every other probe tries a third
+/// fewer where the limit is shared or the count is at the ceiling (more cannot be tried there),
+/// kept when the total holds twice; a total that falls under ``decline`` of the held level probes at
+/// once. A server refusing connections holds the
 /// count at those that work. A step that cannot be judged — its newcomers had not started, connections
 /// leaving still took their share — is measured again; in the last second's worth of bytes the count
 /// only holds.
@@ -113,7 +115,9 @@ package struct ConnectionPolicy: Sendable, Equatable {
         let rate = Double(memory.bytesPerSecond)
         verdict = memory.shared ? .shared(capacity: rate) : .ownLimit(bytesPerSecond: rate / Double(target))
         heldSteps = Self.probeInterval - 2
-        probesUp = memory.shared ? 1 : 0
+        // What was remembered is checked at the first probe: fewer on a shared limit, and fewer at
+        // the ceiling, where more cannot be tried (a misjudged run must not hand its count on).
+        probesUp = memory.shared || target >= self.maximum ? 1 : 0
         decision = PolicyDecision(count: target, reason: .remembered, verdict: verdict)
     }
 
@@ -287,13 +291,18 @@ package struct ConnectionPolicy: Sendable, Equatable {
         incumbents = step.workers
         paidSteps = 0
         heldSteps = 0
-        if !falling, verdict.isShared, target > 1, probesUp >= 1 || target >= maximum {
+        // Every other probe tries fewer on a shared limit, and at the ceiling, where more cannot be
+        // tried, on any: a verdict of each connection's own limit is checked there too.
+        let atCeiling = target >= maximum
+        if !falling, target > 1,
+            probesUp >= 1 && (verdict.isShared || atCeiling) || verdict.isShared && atCeiling
+        {
             probesUp = 0
             state = .probingDown
             return decide(max(1, Int((Double(target) * Self.fewerFactor).rounded(.down))), .probeDown)
         }
-        guard target < maximum else { return nil }
         probesUp += 1
+        guard !atCeiling else { return nil }
         // More must beat what the count does now: the held level, or the latest step if that was
         // better; after a fall, the latest step (the level is gone).
         reference = falling ? step.total : max(reference ?? 0, step.total)
@@ -304,6 +313,9 @@ package struct ConnectionPolicy: Sendable, Equatable {
     private mutating func probeUp(_ step: ConnectionController.Step) -> PolicyDecision? {
         let (_, free, paid) = raised(step, against: self.reference ?? step.total)
         guard paid else {
+            // More did not pay: as on the rise, the limit is shared (unless the CPU was busy), and the
+            // next probe tries fewer.
+            if !step.busy, !verdict.isShared { verdict = .shared(capacity: capacity) }
             return settle(.probeLost, at: referenceCount)
         }
         paidSteps += 1
@@ -324,6 +336,8 @@ package struct ConnectionPolicy: Sendable, Equatable {
         referenceCount = target
         incumbents = step.workers
         state = .descending
+        // Fewer carry the total: whatever was judged before, the limit is shared.
+        if !verdict.isShared { verdict = .shared(capacity: capacity) }
         return decide(target, .fewerHold)
     }
 
