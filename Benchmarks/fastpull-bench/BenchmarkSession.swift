@@ -565,11 +565,24 @@ final class BenchmarkSession {
     private func oneFileInvocation(
         _ variant: ToolVariant, executable: String, _ scenario: Scenario, context: RunContext
     ) -> Result<Invocation, NotApplicable> {
-        switch scenario.workload {
-        case .severalSources: variant.sourcesInvocation(executable: executable, context: context)
-        case .metalink: variant.metalinkInvocation(executable: executable, context: context)
-        case .singleFile, .manyFiles, .resume:
-            .success(variant.singleInvocation(executable: executable, context: context))
+        var extra: [String] = []
+        if let rate = scenario.clientRate {
+            guard let arguments = variant.rateLimit(rate) else {
+                return .failure(NotApplicable(reason: "no option to limit its own rate"))
+            }
+            extra = arguments
+        }
+        let invocation: Result<Invocation, NotApplicable> =
+            switch scenario.workload {
+            case .severalSources: variant.sourcesInvocation(executable: executable, context: context)
+            case .metalink: variant.metalinkInvocation(executable: executable, context: context)
+            case .singleFile, .manyFiles, .resume:
+                .success(variant.singleInvocation(executable: executable, context: context))
+            }
+        return invocation.map { invocation in
+            var limited = invocation
+            limited.arguments = extra + invocation.arguments
+            return limited
         }
     }
 

@@ -156,6 +156,8 @@ struct Scenario: Sendable {
     var sizes: [Int64]? = nil
     var quickSizes: [Int64]? = nil
     var server: ServerChoice
+    /// The rate each tool is asked to keep to itself (its `--limit-rate`), in bytes per second.
+    var clientRate: Int? = nil
     var tls = false
     var destination = Destination.tmpfs
     /// The file goes to a reader that takes it in order (nil: the tool writes the output file).
@@ -217,6 +219,8 @@ enum ScenarioTable {
     static let latencyPerConnection = 5_000_000
     static let latencyTTFB = 50
     static let resumeTotal = 200_000_000
+    /// The rate every tool is asked to keep to (`limit-rate`).
+    static let clientLimit = 8_000_000
     /// A server's own cap on its total rate (`server-cap`).
     static let serverCapTotal = 5_000_000
     static let shapedPerConnection = 5_000_000
@@ -318,6 +322,16 @@ enum ScenarioTable {
             size: 32 * mebibyte, quickSize: 4 * mebibyte,
             server: .fixture(totalRate: serverCapTotal, perConnectionRate: nil, ttfbMilliseconds: 0),
             ideal: IdealModel(bytesPerSecond: Double(serverCapTotal), note: "the server's 5 MB/s"),
+            timeoutSeconds: 60),
+        Scenario(
+            name: "limit-rate",
+            summary: "64 MiB over loopback from the fixture server, no limits; every tool asked to keep to "
+                + "8 MB/s (its own `--limit-rate`): a limit of the client's, shared by its connections, so "
+                + "more connections cannot help. The time, and how many connections each tool opened.",
+            size: 64 * mebibyte, quickSize: 8 * mebibyte,
+            server: .fixture(totalRate: nil, perConnectionRate: nil, ttfbMilliseconds: 0),
+            clientRate: clientLimit,
+            ideal: IdealModel(bytesPerSecond: Double(clientLimit), note: "the 8 MB/s asked for"),
             timeoutSeconds: 60),
         Scenario(
             name: "silent",

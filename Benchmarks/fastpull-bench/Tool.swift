@@ -99,6 +99,18 @@ struct ToolVariant: Sendable {
     /// Environment entries its runs get.
     var environment: [String: String] = [:]
 
+    /// The arguments that cap its own download rate at `bytesPerSecond` (curl's `--limit-rate`), or
+    /// nil when it has none.
+    func rateLimit(_ bytesPerSecond: Int) -> [String]? {
+        switch programName {
+        case "fastpull", "curl": ["--limit-rate", "\(bytesPerSecond)"]
+        case "aria2c": ["--max-download-limit=\(bytesPerSecond)"]
+        case "axel": ["-s", "\(bytesPerSecond)"]
+        case "wget2": ["--limit-rate=\(bytesPerSecond)"]
+        default: nil
+        }
+    }
+
     /// The executable name shown in the report.
     var programName: String {
         switch program {
