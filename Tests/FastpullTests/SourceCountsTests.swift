@@ -21,6 +21,10 @@ import Testing
         #expect(shares.values.reduce(0, +) <= 64)
         let crowded = SourceCounts.share(3, among: [0: (64, false), 1: (64, false), 2: (8, true)])
         #expect(crowded[0]! >= 1 && crowded[1]! >= 1 && crowded[2]! >= 1)
+        // Never more than the ceiling: with more sources than connections, the last named go without.
+        let few = SourceCounts.share(2, among: [0: (4, false), 1: (4, false), 2: (4, true)])
+        #expect(few.values.reduce(0, +) == 2, "\(few)")
+        #expect(few[0] == 1 && few[1] == 1 && few[2] == 0, "\(few)")
     }
 
     /// A new source starts with the few a download starts with; a source no longer live has no count,

@@ -122,6 +122,13 @@ package struct SourceCounts: Sendable {
         for (index, count) in others.sorted(by: { $0.key < $1.key }) {
             shares[index] = max(1, count.wanted * max(left, 0) / max(rest, 1))
         }
+        // More sources than the ceiling has connections: the last named go without.
+        var excess = shares.values.reduce(0, +) - ceiling
+        for index in shares.keys.sorted(by: >) where excess > 0 {
+            let cut = min(excess, shares[index]!)
+            shares[index]! -= cut
+            excess -= cut
+        }
         return shares
     }
 }
