@@ -306,6 +306,8 @@ public final class Batch: Sendable {
 
         var file: URL
         var probed: Probed?
+        // Whether the naming found no file and no `.part` at the name (no need to look again).
+        var absent = false
         // The URL the bytes come from: the item's, or the first of the file a Metalink document at it
         // describes.
         var source = item.url
@@ -318,7 +320,7 @@ public final class Batch: Sendable {
             var named: URL
             do {
                 // The naming probe is the file's first request: `--verbose` shows it as the file's.
-                (named, probed) = try await Self.name(
+                (named, probed, absent) = try await Self.name(
                     item.url, in: folder, configuration: settings, connections: connections, client: client,
                     exchanges: { [self] in emit(index, $0) })
                 if let found = probed,
@@ -327,6 +329,7 @@ public final class Batch: Sendable {
                 {
                     (source, named, settings) = followed
                     probed = nil
+                    absent = false
                     emit(
                         index,
                         .warning(
@@ -342,9 +345,11 @@ public final class Batch: Sendable {
             file = named
         }
 
-        if !FileSystem.isStandardOutput(file.path(percentEncoded: false)),
-            FileSystem.isRegularFile(file.path(percentEncoded: false))
-        {
+        // A file at the output path: looked up once (none there when the naming just found none).
+        let present =
+            !absent && !FileSystem.isStandardOutput(file.path(percentEncoded: false))
+            && FileSystem.isRegularFile(file.path(percentEncoded: false))
+        if present {
             switch options.existingFiles {
             case .skip:
                 probed?.answer?.discard()
@@ -365,10 +370,7 @@ public final class Batch: Sendable {
                 break
             }
         }
-        let path = file.path(percentEncoded: false)
-        if options.existingFiles != .replace, options.existingFiles != .rename,
-            !FileSystem.isStandardOutput(path), FileSystem.isRegularFile(path)
-        {
+        if options.existingFiles != .replace, options.existingFiles != .rename, present {
             // A file named by the server is there already: what it needs is looked at with a HEAD
             // (or not at all), and the naming probe's answer would only wait, unread, meanwhile.
             probed?.answer?.discard()
@@ -490,11 +492,12 @@ public final class Batch: Sendable {
 
     /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else
     /// the URL (see ``OutputName``). Probes the URL for the header, and returns what the probe found
-    /// for the download that follows; `exchanges` gets the probe's request and response heads.
+    /// for the download that follows, and whether neither the file nor its `.part` was there when it
+    /// looked; `exchanges` gets the probe's request and response heads.
     static func name(
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
         client: FastpullClient = .shared, exchanges: (@Sendable (Event) -> Void)? = nil
-    ) async throws(FastpullError) -> (URL, Probed) {
+    ) async throws(FastpullError) -> (URL, Probed, absent: Bool) {
         // Paths are joined as text and made a URL once: URL's own joining parses and encodes again.
         let folderPath = folder.path(percentEncoded: false)
         func file(named name: String) -> URL {
@@ -526,6 +529,8 @@ public final class Batch: Sendable {
             throw FastpullError(.internalError, "\(error)")
         }
         let name = OutputName.derive(from: url, contentDisposition: planned.plan.probe.contentDisposition)
-        return (name == fallbackName ? fallback : file(named: name), planned.probed)
+        return (
+            name == fallbackName ? fallback : file(named: name), planned.probed, name == fallbackName && fresh
+        )
     }
 }

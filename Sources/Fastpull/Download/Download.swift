@@ -237,7 +237,8 @@ public final class Download: Sendable {
         settings.diagnostics.traceFile = nil
         // Nothing is written, and the destination's folder need not exist yet.
         let probe = Download(
-            from: url, to: destination ?? Self.planPlaceholder, configuration: settings, observer: observer,
+            from: url, to: destination ?? PlanPlaceholder.destination, configuration: settings,
+            observer: observer,
             planOnly: true,
             keepsProbeAnswer: keepingAnswer && sharedConnections != nil, sharedConnections: sharedConnections,
             client: client)
@@ -257,9 +258,6 @@ public final class Download: Sendable {
         }
         throw FastpullError(.internalError, "planning \(url.redactedForDisplay) did not stop after the probe")
     }
-
-    /// The destination a plan-only download is given: never looked at, since nothing is written.
-    private static let planPlaceholder = URL(filePath: "/fastpull-plan", directoryHint: .notDirectory)
 
     /// Leaves what the probe found (a plan-only download), and stops the pipeline.
     package func stopPlanned(_ result: Planned) -> PlanOnlyStop {

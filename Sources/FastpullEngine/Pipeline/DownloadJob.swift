@@ -32,6 +32,12 @@ package protocol DownloadJob: AnyObject, Sendable {
     func stopPlanned(_ result: Planned) -> PlanOnlyStop
 }
 
+/// The destination of a plan made without one (a batch's naming probe, `plan()` before a name is
+/// known): nothing is written, and nothing on disk is looked up for it.
+package enum PlanPlaceholder {
+    package static let destination = URL(filePath: "/fastpull-plan", directoryHint: .notDirectory)
+}
+
 /// A probe's findings, to hand to a download of the same URL that follows at once.
 package struct Probed: Sendable {
     package var remote: RemoteFile

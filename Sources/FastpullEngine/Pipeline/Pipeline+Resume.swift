@@ -71,7 +71,9 @@ extension Pipeline {
     /// for a plan. Nil when there is none, or it would not be resumed (another URL, another version
     /// of the file, a `.part` file of another size, `--restart`).
     func resumablePreview(remote: RemoteFile, size: Int64) -> [Segment]? {
-        guard configuration.resume.fromJournal, store.exists else { return nil }
+        guard configuration.resume.fromJournal, download.destination != PlanPlaceholder.destination,
+            store.exists
+        else { return nil }
         let bootID = JournalStore.currentBootID()
         let (durableData, liveData) = store.read()
         let durable = durableData.flatMap { try? Journal.decode($0) }
