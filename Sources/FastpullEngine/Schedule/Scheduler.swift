@@ -199,7 +199,7 @@ package final class Scheduler: Sendable {
             Reading(
                 written: table.writtenBytes, perConnection: table.connections.mapValues(\.bytes),
                 openings: table.openings(now: now), isComplete: table.isComplete,
-                requestCost: table.typicalRequestCost, size: table.pieces.last?.end ?? 0,
+                requestCost: table.speeds.typicalRequestCost, size: table.pieces.last?.end ?? 0,
                 bySource: table.bytesBySource)
         }
     }

@@ -11,7 +11,7 @@ extension SegmentTable {
     func stealCandidate() -> (index: Int, victim: Worker, at: Int64)? {
         var best: (index: Int, victim: Worker, at: Int64, upper: Int64)?
         let cutAfter = cutWorthSeconds
-        let typical = typicalRate()
+        let typical = speeds.typicalRate()
         for index in pieces.indices {
             guard let (victim, at) = stealPoint(index, cutAfter: cutAfter, typical: typical) else { continue }
             let upper = pieces[index].end - at
@@ -21,7 +21,7 @@ extension SegmentTable {
     }
 
     /// Where piece `index` would be split by a steal (see ``stealCandidate()``), if it is worth one.
-    /// `cutAfter` is ``cutWorthSeconds`` and `typical` ``typicalRate()``, worked out once by the caller.
+    /// `cutAfter` is ``cutWorthSeconds`` and `typical` ``speeds.typicalRate()``, worked out once by the caller.
     func stealPoint(_ index: Int, cutAfter: Double, typical: Double) -> (victim: Worker, at: Int64)? {
         let piece = pieces[index]
         guard let owner = piece.owner, piece.unclaimed > 0 else { return nil }
@@ -53,7 +53,7 @@ extension SegmentTable {
         else { return nil }
         // An owner not measured yet (it just reconnected) is taken to be typical.
         let measured = connections[owner]?.steadyRate ?? 0
-        let rate = measured > 0 ? measured : typicalRate()
+        let rate = measured > 0 ? measured : speeds.typicalRate()
         guard rate > 0, mine >= rate else { return nil }
         let seconds = Double(piece.unclaimed) / rate
         // A cut costs the owner its connection and the thief a request: worth it only for long waits.
@@ -75,7 +75,7 @@ extension SegmentTable {
     func hedgeCandidate(
         for worker: Worker, now: ContinuousClock.Instant, frontierOnly: Bool = false, endgame: Bool = false
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = expectedRate(of: worker)
+        let myRate = speeds.expectedRate(of: worker)
         guard myRate > 0 else { return nil }
         // The owner keeps what it fetches while this connection's request waits for its answer:
         // four times its measured cost, within a quarter of `hedgeGrace` and all of it (the whole
@@ -108,7 +108,7 @@ extension SegmentTable {
             // already holds.
             let whole =
                 endgame && piece.end - at < settings.minimumHedge && piece.claimed > piece.start
-                && (measured == 0 || isFarSlower(owner, typical: newcomerRate()))
+                && (measured == 0 || isFarSlower(owner, typical: speeds.newcomerRate()))
             if whole { at = piece.claimed }
             let tail = piece.end - at
             guard tail >= (whole ? 1 : settings.minimumHedge), withinHorizon(at) else { continue }
@@ -118,7 +118,7 @@ extension SegmentTable {
             // the grace, a shaped straggler's last 63 kB (63 ms at 1 MB/s) were left to it while
             // every other connection had finished, and a stall there (a retransmission's timeout)
             // held the download's end for 160 ms.
-            let cost = myCost > 0 ? myCost : typicalRequestCost
+            let cost = myCost > 0 ? myCost : speeds.typicalRequestCost
             let wait = whole ? max(cost, 2 * settings.roundTrip.seconds) : grace
             let mySeconds = Double(tail) / myRate + wait
             // A tail taken whole from an owner far slower than its peers, with nothing else left to
@@ -151,9 +151,9 @@ extension SegmentTable {
             let since = connection.windowSince
         else { return 0 }
         let elapsed = (now - since).seconds
-        guard elapsed >= settleSeconds(requestCost: typicalRequestCost) else { return 0 }
+        guard elapsed >= settleSeconds(requestCost: speeds.typicalRequestCost) else { return 0 }
         let rate = max(Double(connection.bytes - connection.windowBytes) / elapsed, 1)
-        return rate * settings.slowFactor <= newcomerRate() ? rate : 0
+        return rate * settings.slowFactor <= speeds.newcomerRate() ? rate : 0
     }
 
     /// At the end, with nothing else left to fetch: a window whose request has waited for its answer
@@ -169,9 +169,9 @@ extension SegmentTable {
     func overdueCandidate(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = expectedRate(of: worker)
+        let myRate = speeds.expectedRate(of: worker)
         guard myRate > 0 else { return nil }
-        let typicalCost = typicalRequestCost
+        let typicalCost = speeds.typicalRequestCost
         let myCost =
             connections[worker].map { $0.requestCost > 0 ? $0.requestCost : typicalCost } ?? typicalCost
         let wait = max(myCost, 2 * settings.roundTrip.seconds)
@@ -186,7 +186,7 @@ extension SegmentTable {
             guard waited >= (connection.awaitingAnswer ? overdueAfter : max(overdueAfter, 1)) else {
                 continue
             }
-            let ownerRate = expectedRate(of: owner)
+            let ownerRate = speeds.expectedRate(of: owner)
             let ownerSeconds = waited + Double(piece.unclaimed) / max(ownerRate, 1)
             let mySeconds = Double(piece.unclaimed) / myRate + wait
             let gain = ownerSeconds - mySeconds
@@ -208,7 +208,7 @@ extension SegmentTable {
     func endgameSplit(
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (index: Int, victim: Worker, at: Int64)? {
-        let myRate = expectedRate(of: worker)
+        let myRate = speeds.expectedRate(of: worker)
         guard myRate > 0 else { return nil }
         let shared = settings.sharedLimit
         let floor =
@@ -226,7 +226,8 @@ extension SegmentTable {
         let piece = pieces[longest.index]
         let at = piece.claimed + (piece.unclaimed + 1) / 2
         guard piece.end - at >= floor, withinHorizon(at) else { return nil }
-        let myCost = connections[worker].map { $0.requestCost > 0 ? $0.requestCost : typicalRequestCost } ?? 0
+        let myCost =
+            connections[worker].map { $0.requestCost > 0 ? $0.requestCost : speeds.typicalRequestCost } ?? 0
         let ownerSeconds = Double(at - piece.claimed) / longest.rate
         let mySeconds = Double(piece.end - at) / myRate + myCost
         let gain = longest.seconds - max(ownerSeconds, mySeconds)
@@ -239,7 +240,7 @@ extension SegmentTable {
     /// costs it its connection (a new one has to open and leave TCP's slow start) and the thief a
     /// request. At least ``Settings/stealCutSeconds``, four request costs, and ten round trips.
     var cutWorthSeconds: Double {
-        max(settings.stealCutSeconds, 4 * typicalRequestCost, 10 * settings.roundTrip.seconds)
+        max(settings.stealCutSeconds, 4 * speeds.typicalRequestCost, 10 * settings.roundTrip.seconds)
     }
 
     /// The connection's speed at `now` (``Connection/currentRate(now:settle:)``) while its window
@@ -256,11 +257,6 @@ extension SegmentTable {
     /// of a request's start (its cost, TCP's round trips).
     func settleSeconds(requestCost: Double) -> Double {
         max(settings.windowSettle.seconds, 2 * requestCost, 4 * settings.roundTrip.seconds)
-    }
-
-    /// The median measured cost of a request (seconds to its first byte), 0 if none is measured.
-    var typicalRequestCost: Double {
-        Self.median(connections.values.map(\.requestCost).filter { $0 > 0 })
     }
 
     /// The bytes the other connections write while `owner` fetches the rest of piece `index` at its
@@ -292,10 +288,10 @@ extension SegmentTable {
     ) -> Bool {
         guard !connection.awaitingAnswer, connection.windowSince != nil else { return false }
         let own = connection.steadyRate
-        let others = peersRate > 0 ? peersRate : newcomerRate()
+        let others = peersRate > 0 ? peersRate : speeds.newcomerRate()
         let pace = own > 0 && others > 0 ? min(own, others) : max(own, others)
         guard pace > 0 else { return false }
-        let cost = connection.requestCost > 0 ? connection.requestCost : typicalRequestCost
+        let cost = connection.requestCost > 0 ? connection.requestCost : speeds.typicalRequestCost
         let limit = max(
             settleSeconds(requestCost: cost),
             settings.silentGaps * Double(max(connection.largestCommit, 64 << 10)) / pace)
@@ -307,7 +303,7 @@ extension SegmentTable {
         }
         if othersDeliver && !settings.sharedLimit { return true }
         let othersBusy = connections.contains { other in
-            guard other.key != worker, let start = other.value.piece, let index = index(of: start) else {
+            guard other.key != worker, let index = map.ownedIndex(other.key) else {
                 return false
             }
             return pieces[index].owner == other.key && !pieces[index].segment.isComplete
@@ -319,29 +315,7 @@ extension SegmentTable {
     func isFarSlower(_ worker: Worker, typical: Double? = nil) -> Bool {
         guard let connection = connections[worker], !connection.awaitingAnswer else { return false }
         let rate = connection.steadyRate
-        return rate > 0 && rate * settings.slowFactor <= (typical ?? typicalRate())
+        return rate > 0 && rate * settings.slowFactor <= (typical ?? speeds.typicalRate())
     }
 
-    /// The median measured speed of the connections, 0 if none is measured.
-    func typicalRate() -> Double {
-        Self.median(connections.values.map(\.rate).filter { $0 > 0 })
-    }
-
-    /// What a connection not measured yet is expected to reach: the median speed of the measured
-    /// connections and of the latest ones that left.
-    func newcomerRate() -> Double {
-        Self.median(connections.values.map(\.rate).filter { $0 > 0 } + departedRates)
-    }
-
-    /// What `worker` is expected to fetch at: its measured speed, or a newcomer's
-    /// (``newcomerRate()``) while it has none.
-    func expectedRate(of worker: Worker) -> Double {
-        connections[worker].flatMap { $0.rate > 0 ? $0.rate : nil } ?? newcomerRate()
-    }
-
-    /// The middle value (the upper one of an even count), 0 of none.
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-    }
 }

@@ -4,7 +4,7 @@ extension SegmentTable {
     /// A connection starts (or restarts) taking part.
     mutating func join(_ worker: Worker, now: ContinuousClock.Instant) {
         if connections[worker] == nil {
-            connections[worker] = Connection(piece: nil, sampleStart: now, lastProgress: now, joined: now)
+            connections[worker] = Connection(sampleStart: now, lastProgress: now, joined: now)
         }
         // Time spent waiting for the horizon is left out of its rate sample: counted, it made every
         // connection of an ordered output look slower than it is, the ones that had waited longest
@@ -28,7 +28,7 @@ extension SegmentTable {
     /// largest remaining range, or the tail of a much slower connection. Nil when nothing is left.
     mutating func nextWindow(for worker: Worker, now: ContinuousClock.Instant) -> (Window, Assignment)? {
         join(worker, now: now)
-        if let start = connections[worker]?.piece, let index = index(of: start) {
+        if let index = map.ownedIndex(worker) {
             // A connection asking again has nothing in flight: what it claimed and did not write (it
             // read ahead of an answer that then failed) goes back, or those bytes would never come.
             if pieces[index].owner == worker {
@@ -50,12 +50,12 @@ extension SegmentTable {
             waitingIndex() == nil || isFarSlower(victim)
                 || backlog(whileWaitingFor: index, heldBy: victim) > Double(settings.frontierBacklog)
         {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
         if let (index, victim, at) = frontierSplit(for: worker) {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
@@ -75,12 +75,12 @@ extension SegmentTable {
             return (openWindow(index, for: worker), .waiting)
         }
         if let (index, victim, at) = stealCandidate() {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
         if let (index, victim, at) = hedgeCandidate(for: worker, now: now) {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
@@ -97,13 +97,13 @@ extension SegmentTable {
         // connections are worth taking on smaller gains (what it would cost is a connection that is
         // idle anyway), so the download ends with its fastest connections, not its slowest.
         if let (index, victim, at) = hedgeCandidate(for: worker, now: now, endgame: true) {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .hedged(from: victim, at: at))
         }
         if let overdue = takeOverdue(for: worker, now: now) { return overdue }
         if let (index, victim, at) = endgameSplit(for: worker, now: now) {
-            let new = split(index, at: at)
+            let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
@@ -113,7 +113,7 @@ extension SegmentTable {
     /// How many of the next `count` bytes the connection may write; fewer when its end moved closer
     /// (a steal or hedge cut it). The claimed bytes must then be written and committed.
     mutating func claim(_ worker: Worker, count: Int64) -> Int64 {
-        guard let start = connections[worker]?.piece, let index = index(of: start),
+        guard let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return 0 }
         var allowed = min(count, pieces[index].unclaimed)
@@ -128,7 +128,7 @@ extension SegmentTable {
     /// its answer and stopped before them): they become unclaimed bytes of its piece again. Never goes
     /// below what it has written.
     mutating func unclaim(_ worker: Worker, count: Int64) {
-        guard count > 0, let start = connections[worker]?.piece, let index = index(of: start),
+        guard count > 0, let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return }
         pieces[index].claimed = max(pieces[index].claimed - count, pieces[index].segment.resumeOffset)
@@ -160,7 +160,7 @@ extension SegmentTable {
     /// simulator's 200 ms model from 2.5 to 4.9 s, its last long runs taken over by new connections
     /// still in slow start) or the horizon holds it.
     mutating func windowAhead(for worker: Worker) -> Window? {
-        guard let start = connections[worker]?.piece, let index = index(of: start),
+        guard let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return nil }
         let from = pieces[index].windowEnd
@@ -168,14 +168,14 @@ extension SegmentTable {
         let to = min(pieces[index].end, from + windowSize(for: worker), horizon ?? Int64.max)
         pieces[index].windowEnd = to
         connections[worker]?.requestEnd = from
-        return Window(piece: start, range: from..<to)
+        return Window(piece: pieces[index].start, range: from..<to)
     }
 
     /// The connection's current answer ended, and the answer to the request it sent ahead for
     /// `window` comes next: true when that window is still its own (its piece, from its first byte not
     /// written), false when a steal or a cut took it meanwhile (that answer is then not its to write).
     mutating func takeAhead(_ worker: Worker, _ window: Window, now: ContinuousClock.Instant) -> Bool {
-        guard connections[worker]?.piece == window.piece, let index = index(of: window.piece),
+        guard map.owned[worker] == window.piece, let index = map.index(of: window.piece),
             pieces[index].owner == worker, pieces[index].claimed == window.range.lowerBound,
             pieces[index].segment.resumeOffset == window.range.lowerBound, pieces[index].unclaimed > 0
         else { return false }
@@ -227,19 +227,19 @@ extension SegmentTable {
         if let owner = next.owner {
             guard owner != worker, connections[owner]?.awaitingAnswer == true else { return false }
         }
-        if next.end > piece.windowEnd { _ = split(index + 1, at: piece.windowEnd) }
-        if let owner = pieces[index + 1].owner { connections[owner]?.piece = nil }
+        if next.end > piece.windowEnd { _ = map.split(index + 1, at: piece.windowEnd) }
+        if let owner = pieces[index + 1].owner { map.owned[owner] = nil }
         pieces[index].segment.end = pieces[index + 1].end
         pieces.remove(at: index + 1)
         // A piece that was complete has bytes to come again: the prefix ends in it.
-        firstIncomplete = min(firstIncomplete, index)
+        map.firstIncomplete = min(firstIncomplete, index)
         return true
     }
 
     /// Records `count` claimed bytes as written. Returns true when the frontier moved.
     @discardableResult
     mutating func commit(_ worker: Worker, count: Int64, now: ContinuousClock.Instant) -> Bool {
-        guard connections[worker]?.piece != nil else { return false }
+        guard map.owned[worker] != nil else { return false }
         arrived(worker, count: count, now: now)
         return written(worker, count: count)
     }
@@ -258,18 +258,18 @@ extension SegmentTable {
     /// ended. Returns true when the frontier moved.
     @discardableResult
     mutating func commitHeld(_ worker: Worker, count: Int64) -> Bool {
-        guard connections[worker]?.piece != nil else { return false }
+        guard map.owned[worker] != nil else { return false }
         return written(worker, count: count)
     }
 
     /// `count` claimed bytes are in the file: the piece's written bytes grow.
     mutating func written(_ worker: Worker, count: Int64) -> Bool {
-        guard let start = connections[worker]?.piece, let index = index(of: start) else { return false }
+        guard let index = map.ownedIndex(worker) else { return false }
         precondition(pieces[index].segment.written + count <= pieces[index].claimed - pieces[index].start)
         pieces[index].segment.written += count
-        writtenBytes += count
+        map.writtenBytes += count
         guard index == firstIncomplete else { return false }
-        advanceFrontier()
+        map.advanceFrontier()
         return true
     }
 
@@ -278,8 +278,8 @@ extension SegmentTable {
         guard var connection = connections[worker] else { return }
         connection.bytes += count
         if let group = connection.group {
-            bytesBySource[group, default: SourceBytes()].total += count
-            bytesBySource[group]?.perConnection[worker, default: 0] += count
+            speeds.bytesBySource[group, default: SourceBytes()].total += count
+            speeds.bytesBySource[group]?.perConnection[worker, default: 0] += count
         }
         connection.largestCommit = max(connection.largestCommit, count)
         connection.lastProgress = now
@@ -309,7 +309,7 @@ extension SegmentTable {
     /// The connection fetches from source `group` (of several) from now on.
     mutating func setGroup(_ worker: Worker, _ group: Int) {
         if let before = connections[worker]?.group, before != group {
-            bytesBySource[before]?.perConnection[worker] = nil
+            speeds.bytesBySource[before]?.perConnection[worker] = nil
         }
         connections[worker]?.group = group
     }
@@ -330,7 +330,7 @@ extension SegmentTable {
         for worker: Worker, now: ContinuousClock.Instant
     ) -> (Window, Assignment)? {
         guard let (index, victim, at) = overdueCandidate(for: worker, now: now) else { return nil }
-        let new = at > pieces[index].start ? split(index, at: at) : takeOver(index)
+        let new = at > pieces[index].start ? map.split(index, at: at) : takeOver(index)
         take(new, for: worker, now: now)
         return (openWindow(new, for: worker), .hedged(from: victim, at: at))
     }
@@ -348,12 +348,12 @@ extension SegmentTable {
                 ? connection.rate
                 : connection.bytes >= 1 << 20 && lifetime > 0 ? Double(connection.bytes) / lifetime : 0
             if rate > 0 {
-                departedRates.append(rate)
-                if departedRates.count > Self.departedMemory { departedRates.removeFirst() }
+                speeds.departed(at: rate)
             }
-            if let group = connection.group { bytesBySource[group]?.perConnection[worker] = nil }
+            if let group = connection.group { speeds.bytesBySource[group]?.perConnection[worker] = nil }
         }
         connections[worker] = nil
+        map.owned[worker] = nil
     }
 
     /// Connections that received nothing for the stall timeout while owning a range, or for longer
@@ -368,7 +368,7 @@ extension SegmentTable {
         }
         lastLook = now
         var stalled: [Worker] = []
-        let overall = typicalRate()
+        let overall = speeds.typicalRate()
         let measuredOverall = connections.values.count { $0.rate > 0 }
         for (worker, connection) in connections.sorted(by: { $0.key < $1.key }) {
             // Peers are the connections of the same source, when there are several.
@@ -376,10 +376,10 @@ extension SegmentTable {
             var measured = measuredOverall
             if let group = connection.group {
                 let rates = connections.values.filter { $0.group == group && $0.rate > 0 }.map(\.rate)
-                typical = Self.median(rates)
+                typical = ConnectionSpeeds.median(rates)
                 measured = rates.count
             }
-            guard connection.piece != nil else {
+            guard map.owned[worker] != nil else {
                 connections[worker]?.slowSince = nil
                 continue
             }
@@ -416,7 +416,7 @@ extension SegmentTable {
     /// just shown to be too many went on sharing it for two more seconds, each finishing its window
     /// at a sixtieth of the link.)
     mutating func release(_ worker: Worker) {
-        guard let start = connections[worker]?.piece, let index = index(of: start),
+        guard let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return }
         // Before its rate is known it keeps what it has claimed: it is leaving because fewer do as
@@ -439,7 +439,7 @@ extension SegmentTable {
         }
         connections[worker]?.requestEnd = nil
         if keep < pieces[index].end {
-            _ = split(index, at: keep)
+            _ = map.split(index, at: keep)
         } else {
             // A leaving connection goes on into no other piece.
             pieces[index].windowEnd = min(pieces[index].windowEnd, pieces[index].end)
@@ -448,7 +448,7 @@ extension SegmentTable {
 
     /// Whether the worker owns a piece it has claimed to the end and not written to the end.
     func holdsClaimedUnwrittenTail(_ worker: Worker) -> Bool {
-        guard let start = connections[worker]?.piece, let index = index(of: start),
+        guard let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return false }
         return pieces[index].unclaimed == 0 && !pieces[index].segment.isComplete
@@ -457,7 +457,7 @@ extension SegmentTable {
     /// Cuts the worker's piece at what it has claimed; returns false if it had nothing unclaimed.
     @discardableResult
     mutating func giveBackUnclaimed(of worker: Worker) -> Bool {
-        guard let start = connections[worker]?.piece, let index = index(of: start),
+        guard let index = map.ownedIndex(worker),
             pieces[index].owner == worker,
             pieces[index].unclaimed > 0
         else { return false }
@@ -466,10 +466,10 @@ extension SegmentTable {
             pieces[index].owner = nil
             pieces[index].opening = false
             pieces[index].windowEnd = pieces[index].claimed
-            connections[worker]?.piece = nil
+            map.owned[worker] = nil
         } else {
             // Bytes may still be on their way to the file: the owner keeps exactly those.
-            _ = split(index, at: pieces[index].claimed)
+            _ = map.split(index, at: pieces[index].claimed)
         }
         return true
     }

@@ -1,22 +1,11 @@
-/// The table's arithmetic: finding pieces, sizing windows, splitting and reopening ranges.
+/// The table's arithmetic: sizing windows, and taking and giving back pieces.
 extension SegmentTable {
-    func index(of start: Int64) -> Int? {
-        var low = 0
-        var high = pieces.count - 1
-        while low <= high {
-            let middle = (low + high) / 2
-            if pieces[middle].start == start { return middle }
-            if pieces[middle].start < start { low = middle + 1 } else { high = middle - 1 }
-        }
-        return nil
-    }
-
     /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
     /// has none), or more when its requests cost more than ``Settings/requestCostShare`` of that
     /// (the cost is then that share of a request), within the initial and maximum window.
     func windowSize(for worker: Worker) -> Int64 {
         let own = connections[worker]?.steadyRate ?? 0
-        let typical = own > 0 ? own : typicalRate()
+        let typical = own > 0 ? own : speeds.typicalRate()
         let rate = typical > 0 ? typical : settings.priorRate
         guard rate > 0 else { return settings.initialWindow }
         let cost = connections[worker].map(\.requestCost) ?? 0
@@ -53,7 +42,7 @@ extension SegmentTable {
     func horizonShare(for worker: Worker) -> Int64 {
         guard let horizon else { return Int64.max }
         let within = pieces.reduce(Int64(0)) { $0 + max(0, min($1.end, horizon) - $1.claimed) }
-        let working = connections.count { $0.key != worker && $0.value.piece != nil } + 1
+        let working = connections.count { $0.key != worker && map.owned[$0.key] != nil } + 1
         return max(within / Int64(working), settings.minimumSplit)
     }
 
@@ -93,31 +82,19 @@ extension SegmentTable {
     mutating func take(_ index: Int, for worker: Worker, now: ContinuousClock.Instant) {
         pieces[index].owner = worker
         pieces[index].opening = false
-        connections[worker]?.piece = pieces[index].start
+        if connections[worker] != nil { map.owned[worker] = pieces[index].start }
         connections[worker]?.lastProgress = now
     }
 
     /// Ends a connection's ownership: unclaimed-but-unwritten bytes return to the piece.
     mutating func drop(_ worker: Worker) {
-        guard let start = connections[worker]?.piece, let index = index(of: start) else { return }
-        connections[worker]?.piece = nil
+        guard let index = map.ownedIndex(worker) else { return }
+        map.owned[worker] = nil
         guard pieces[index].owner == worker else { return }
         pieces[index].owner = nil
         pieces[index].opening = false
         pieces[index].claimed = pieces[index].segment.resumeOffset
         pieces[index].windowEnd = pieces[index].claimed
-    }
-
-    /// Splits a piece at `at` (between its claimed offset and its end); the upper part is a new
-    /// waiting piece right after it. Returns the new piece's index.
-    mutating func split(_ index: Int, at: Int64) -> Int {
-        precondition(at > pieces[index].start && at >= pieces[index].claimed && at < pieces[index].end)
-        let upper = Segment(start: at, end: pieces[index].end)
-        pieces[index].segment.end = at
-        pieces[index].windowEnd = min(pieces[index].windowEnd, at)
-        pieces.insert(Piece(segment: upper, claimed: at, owner: nil, windowEnd: at), at: index + 1)
-        if pieces[index].segment.isComplete, index == firstIncomplete { advanceFrontier() }
-        return index + 1
     }
 
     /// Piece `index`, none of whose bytes are written or claimed, leaves its owner (which stops: it
@@ -128,52 +105,11 @@ extension SegmentTable {
         return index
     }
 
-    /// Bytes `range`, every one of them written, are to be fetched again (they did not verify): they
-    /// become one waiting piece of their own, and the frontier goes back to its start. The pieces
-    /// around it keep what lies outside the range; a connection that still owned one of the complete
-    /// pieces inside it owns nothing now, which it never writes into anyway.
-    mutating func reopen(_ range: Range<Int64>) {
-        guard !range.isEmpty else { return }
-        var result: [Piece] = []
-        result.reserveCapacity(pieces.count + 2)
-        for piece in pieces {
-            if piece.end <= range.lowerBound || piece.start >= range.upperBound {
-                result.append(piece)
-                continue
-            }
-            precondition(piece.segment.isComplete, "only written bytes are fetched again")
-            if piece.start < range.lowerBound {
-                var head = piece
-                head.segment.end = range.lowerBound
-                head.segment.written = range.lowerBound - piece.start
-                head.claimed = range.lowerBound
-                head.windowEnd = min(head.windowEnd, range.lowerBound)
-                result.append(head)
-            }
-            if result.last.map({ $0.end <= range.lowerBound }) ?? true {
-                result.append(
-                    Piece(
-                        segment: Segment(start: range.lowerBound, end: range.upperBound),
-                        claimed: range.lowerBound,
-                        owner: nil, windowEnd: range.lowerBound))
-            }
-            if piece.end > range.upperBound {
-                result.append(
-                    Piece(
-                        segment: Segment(
-                            start: range.upperBound, end: piece.end, written: piece.end - range.upperBound),
-                        claimed: piece.end, owner: nil, windowEnd: piece.end))
-            }
-        }
-        pieces = result
-        writtenBytes -= range.upperBound - range.lowerBound
-        firstIncomplete = 0
-        advanceFrontier()
-    }
+}
 
-    mutating func advanceFrontier() {
-        while firstIncomplete < pieces.count, pieces[firstIncomplete].segment.isComplete {
-            firstIncomplete += 1
-        }
+extension SegmentTable {
+    /// Bytes `range`, every one of them written, are to be fetched again (``PieceMap/reopen(_:)``).
+    mutating func reopen(_ range: Range<Int64>) {
+        map.reopen(range)
     }
 }

@@ -1,7 +1,8 @@
-/// The scheduler's state as a pure value: the segments of the file, who fetches which, how fast, and
-/// the contiguous prefix that is complete. Events go in (a connection is idle, claimed and wrote bytes,
-/// failed, time passed), decisions come out (fetch this window, steal that range, drop that
-/// connection). No I/O and no clock of its own: tests drive every transition.
+/// The scheduler's state as a pure value, and its picker: which connection fetches which window next.
+/// It holds the ownership map (``PieceMap``: the pieces, who owns which, the complete prefix) and the
+/// connections' speeds (``ConnectionSpeeds``), and decides from both. Events go in (a connection is
+/// idle, claimed and wrote bytes, failed, time passed), decisions come out (fetch this window, steal
+/// that range, drop that connection). No I/O and no clock of its own: tests drive every transition.
 ///
 /// Ownership rules that keep a byte from being written twice: a segment has at most one owner; the
 /// owner writes `[written, claimed)` and nobody else touches that range; a split or a cut never moves
@@ -150,93 +151,6 @@ package struct SegmentTable: Sendable, Equatable {
         max(256 << 20, Int64(min(throughput * 2, Double(Int64.max / 4))))
     }
 
-    /// Bytes one source's connections brought.
-    struct SourceBytes: Sendable, Equatable {
-        /// Everything the source brought in this run.
-        var total: Int64 = 0
-        /// What each connection fetching from it now brought from it.
-        var perConnection: [Worker: Int64] = [:]
-    }
-
-    /// One segment and its state.
-    struct Piece: Sendable, Equatable {
-        var segment: Segment
-        /// Bytes `[resumeOffset, claimed)` are being written by the owner right now.
-        var claimed: Int64
-        var owner: Worker?
-        /// The end of the owner's current request window.
-        var windowEnd: Int64
-        /// Whether the owner reads the probe's answer (``adopt(_:end:requestCost:now:)``).
-        var opening = false
-
-        var start: Int64 { segment.start }
-        var end: Int64 { segment.end }
-        /// Bytes nobody has claimed yet.
-        var unclaimed: Int64 { segment.end - claimed }
-    }
-
-    /// A connection's view: its piece and its measured speed.
-    struct Connection: Sendable, Equatable {
-        /// The start offset of the piece it owns (stable: a piece's start never moves).
-        var piece: Int64?
-        var bytes: Int64 = 0
-        /// Bytes per second, smoothed; 0 until measured.
-        var rate: Double = 0
-        /// Bytes per second in the latest sample alone.
-        var latestRate: Double = 0
-        /// What the connection can be counted on for: the smoothed rate, or the latest sample when that
-        /// is lower (a burst just ended). Windows and retirements are sized by it.
-        var steadyRate: Double { latestRate > 0 ? min(rate, latestRate) : rate }
-        var sampleStart: ContinuousClock.Instant
-        var sampleBytes: Int64 = 0
-        var lastProgress: ContinuousClock.Instant
-        /// When it joined: its bytes over its lifetime are its speed when it leaves unmeasured (a
-        /// connection that ends before its first rate sample, as all do on a fast link).
-        var joined: ContinuousClock.Instant
-        /// Since when it has been far slower than its peers, while it is.
-        var slowSince: ContinuousClock.Instant?
-        /// Seconds from a request to its first byte, smoothed: what each request costs; 0 until measured.
-        var requestCost: Double = 0
-        /// Whether its latest request still waits for its answer. A server that answers one request at
-        /// a time (moto does) keeps the others waiting: that is no slow link, and replacing them only
-        /// queues their requests again behind the ones the server is still working on.
-        var awaitingAnswer = false
-        /// The source it fetches from, when the file has several: it is judged slow against its own
-        /// source's connections (a slow mirror's are all slow, and replacing one only reconnects to it).
-        var group: Int?
-        /// Its current window's first bytes came at `windowSince`, when it had `windowBytes` in all
-        /// (nil while the window has none yet): what it brought since says how fast it is now.
-        var windowSince: ContinuousClock.Instant?
-        var windowBytes: Int64 = 0
-        /// The most bytes one commit brought: how far apart its commits may lie at its speed.
-        var largestCommit: Int64 = 0
-        /// Since when it has had nothing to fetch because the horizon held its work back (an output
-        /// that takes bytes in order had not taken enough): time that says nothing of its link.
-        var waitingSince: ContinuousClock.Instant?
-        /// Where its current request ends, while it has asked for its next window ahead
-        /// (``windowAhead(for:)``; its piece's window end is then that window's): what a retirement
-        /// lets it finish.
-        var requestEnd: Int64?
-
-        /// What the connection shows it can do at `now`: its smoothed ``rate``, or less when its
-        /// current window's bytes, over at least `settle`, came at a lower rate. Samples come only
-        /// every so often, so a connection that slows down in the middle of a window (a server's
-        /// bucket ran dry, another flow took its share of a link) keeps the speed it had until the
-        /// next one; its progress in the window shows it sooner. The window is timed to its latest
-        /// bytes (they come in steps: a socket buffer's worth, a pipe's), or to `now` once nothing
-        /// has come for `settle` and four of its largest steps at its speed. At least a sixteenth
-        /// of its smoothed rate (a hedge then still leaves it what is on its way).
-        func currentRate(now: ContinuousClock.Instant, settle: Double) -> Double {
-            let steady = rate
-            guard steady > 0, !awaitingAnswer, let since = windowSince else { return steady }
-            let silence = max(settle, 4 * Double(max(largestCommit, 65_536)) / steady)
-            let end = (now - lastProgress).seconds >= silence ? now : lastProgress
-            let elapsed = (end - since).seconds
-            guard elapsed >= settle else { return steady }
-            return min(steady, max(Double(bytes - windowBytes) / elapsed, steady / 16))
-        }
-    }
-
     /// What an idle connection is told to fetch: `range` of the piece starting at `piece`.
     struct Window: Sendable, Equatable {
         var piece: Int64
@@ -262,23 +176,10 @@ package struct SegmentTable: Sendable, Equatable {
     /// (a pipe, standard output) holds at most a fixed amount ahead of what it has taken; the horizon
     /// is that limit, and it moves on as the output takes bytes.
     var horizon: Int64?
-    var pieces: [Piece]
-    var connections: [Worker: Connection] = [:]
-    /// The measured speeds of the latest connections that left (at most ``departedMemory``): a
-    /// connection that joins is judged by its peers' speed, and when the fast ones have finished and
-    /// left, the one still running is no peer to judge by (a newcomer would look as slow as the slow
-    /// connection whose tail it should take over). As many as a download runs at once: the last few
-    /// to leave are its stragglers (the fast ones finished first), and a newcomer judged by them alone
-    /// looked as slow as they (1 MB/s where four connections in five ran at 20).
-    var departedRates: [Double] = []
-    static let departedMemory = 64
-    /// What each source's connections brought while they fetched from it, by source
-    /// (``Connection/group``): each source's connection count is measured from its own
-    /// (``SourceCounts``). A connection that moves to another source or leaves takes its entry along;
-    /// the source's total keeps what it brought.
-    var bytesBySource: [Int: SourceBytes] = [:]
-    /// The first piece that is not complete.
-    var firstIncomplete = 0
+    /// The pieces and who owns which.
+    var map: PieceMap
+    /// The connections' speeds.
+    var speeds = ConnectionSpeeds()
     /// When ``stalledConnections(now:)`` last looked, and since when it has looked without a gap of
     /// more than ``awakeGap``: a process that was not scheduled (a loaded machine) read nothing
     /// meanwhile, and what its connections did not read then is no silence of the server's.
@@ -288,28 +189,35 @@ package struct SegmentTable: Sendable, Equatable {
 
     init(segments: [Segment], settings: Settings = Settings()) {
         self.settings = settings
-        pieces = segments.map {
-            Piece(segment: $0, claimed: $0.resumeOffset, owner: nil, windowEnd: $0.resumeOffset)
-        }
-        writtenBytes = segments.reduce(0) { $0 + $1.written }
-        advanceFrontier()
+        map = PieceMap(segments: segments)
     }
+
+    typealias Piece = PieceMap.Piece
+    typealias Connection = ConnectionSpeeds.Connection
+    typealias SourceBytes = ConnectionSpeeds.SourceBytes
+
+    // The map's and the speeds' state, read and changed in place.
+    var pieces: [Piece] {
+        get { map.pieces }
+        _modify { yield &map.pieces }
+    }
+    var connections: [Worker: Connection] {
+        get { speeds.connections }
+        _modify { yield &speeds.connections }
+    }
+    var firstIncomplete: Int { map.firstIncomplete }
+    var writtenBytes: Int64 { map.writtenBytes }
+    var departedRates: [Double] { speeds.departedRates }
+    var bytesBySource: [Int: SourceBytes] { speeds.bytesBySource }
 
     // MARK: Reading
 
-    var segments: [Segment] { pieces.map(\.segment) }
-    /// Bytes written in all pieces (kept as a running count: read at every tick, under the lock).
-    var writtenBytes: Int64 = 0
-    var isComplete: Bool { firstIncomplete == pieces.count }
-
+    var segments: [Segment] { map.segments }
+    var isComplete: Bool { map.isComplete }
     /// The end of the contiguous complete prefix.
-    var frontier: Int64 {
-        guard firstIncomplete < pieces.count else { return pieces.last?.end ?? 0 }
-        return pieces[firstIncomplete].segment.resumeOffset
-    }
-
+    var frontier: Int64 { map.frontier }
     /// Whether some piece is incomplete and has no owner.
-    var hasWaitingWork: Bool { pieces.contains { $0.owner == nil && !$0.segment.isComplete } }
+    var hasWaitingWork: Bool { map.hasWaitingWork }
 
     /// Whether a connection that joined at `now` would get work (``openings(now:)`` is above 0).
     func hasWorkForAnotherConnection(now: ContinuousClock.Instant) -> Bool { openings(now: now) > 0 }
@@ -324,7 +232,7 @@ package struct SegmentTable: Sendable, Equatable {
     /// than any download opens at once).
     func openings(now: ContinuousClock.Instant, limit: Int = 256) -> Int {
         let cutAfter = cutWorthSeconds
-        let typical = typicalRate()
+        let typical = speeds.typicalRate()
         var count = 0
         for index in pieces.indices where count < limit {
             let piece = pieces[index]
@@ -365,7 +273,6 @@ package struct SegmentTable: Sendable, Equatable {
     }
 
     func piece(of worker: Worker) -> Piece? {
-        guard let start = connections[worker]?.piece, let index = index(of: start) else { return nil }
-        return pieces[index]
+        map.ownedIndex(worker).map { pieces[$0] }
     }
 }

@@ -157,7 +157,7 @@ struct Simulator {
                 sample: .init(
                     now: instant(now), bytes: table.writtenBytes - initialWritten, cpuSeconds: cpu,
                     perConnection: table.connections.mapValues(\.bytes),
-                    requestCost: table.typicalRequestCost,
+                    requestCost: table.speeds.typicalRequestCost,
                     remaining: model.size - table.writtenBytes),
                 hasWork: openings > 0, openings: openings, isComplete: table.isComplete, stalled: stalled,
                 sources: loop.perSource == nil ? nil : sourceSet?.readings(table.bytesBySource))
