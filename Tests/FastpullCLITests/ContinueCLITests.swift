@@ -168,7 +168,7 @@ struct ContinueCLITests {
 extension URL {
     /// The URL, after an empty file was created there.
     fileprivate func creating() -> URL {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         return self
     }
 }
