@@ -87,4 +87,30 @@ extension CommandOptions {
         }
         return .milliseconds(Int64(value * 1000))
     }
+
+    /// `START-END`, `START-` or `-N` (`--range`, as curl's `-r` takes one range).
+    static func byteRange(_ text: String) throws(UsageError) -> ByteRange {
+        let expected = "expected START-END, START- or -N in bytes from 0, like 0-1023"
+        if text.contains(",") {
+            throw UsageError(option: "range", "takes one range (\(expected))", got: text)
+        }
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        func number(_ part: Substring) -> Int64? {
+            part.allSatisfy { $0.isASCII && $0.isNumber } ? Int64(part) : nil
+        }
+        guard parts.count == 2 else { throw UsageError(option: "range", expected, got: text) }
+        if parts[0].isEmpty {
+            guard let count = number(parts[1]), count > 0 else {
+                throw UsageError(option: "range", expected, got: text)
+            }
+            return .last(count)
+        }
+        guard let start = number(parts[0]) else { throw UsageError(option: "range", expected, got: text) }
+        if parts[1].isEmpty { return .from(start) }
+        guard let end = number(parts[1]) else { throw UsageError(option: "range", expected, got: text) }
+        guard end >= start else {
+            throw UsageError(option: "range", "the end comes before the start (\(expected))", got: text)
+        }
+        return .from(start, through: end)
+    }
 }

@@ -235,6 +235,9 @@ package struct CommandOptions: Sendable {
             throw UsageError(message: "error: -4 and -6 cannot be used together")
         }
         configuration.request.addressFamily = parsed.has("ipv4") ? .ipv4 : parsed.has("ipv6") ? .ipv6 : .any
+        if let text = parsed.last("range") {
+            configuration.request.byteRange = try Self.byteRange(text)
+        }
         for text in parsed.all("resolve") {
             configuration.request.pinnedAddresses.append(try Self.addressPin(text))
         }

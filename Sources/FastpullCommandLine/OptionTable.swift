@@ -94,6 +94,11 @@ package enum OptionTable {
             "remote-time", short: "R", .flag, group: .output,
             help: "Give the file the server's Last-Modified time, as wget does (curl and aria2: -R)."),
         OptionSpec(
+            "range", short: "r", .value(placeholder: "START-END"), group: .output,
+            help: "Save only these bytes of the file (counted from 0, END included): START-END, START- "
+                + "(to the end) or -N (the last N), as curl's -r; fetched in segments and resumed like "
+                + "any file."),
+        OptionSpec(
             "dry-run", .flag, group: .output,
             help: "Probe and print the plan (size, validators, ranges, digests, segments); fetch nothing."),
 

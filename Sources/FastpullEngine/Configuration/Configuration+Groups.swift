@@ -100,6 +100,14 @@ extension Configuration {
         /// the path. Even when allowed, `Authorization`, `Cookie`, `Proxy-Authorization` and the
         /// credentials are not sent after it (the scheme is part of the origin).
         public var allowsInsecureRedirects = false
+        /// Fetch only this part of the file (curl's `-r`; default nil: all of it). The saved file is
+        /// exactly those bytes, fetched in segments and resumed like any file. A server that answers
+        /// a request for them with the whole file (it ignores ranges) fails the download with
+        /// ``FastpullError/Code/httpStatus`` before a byte is written, as does a part that starts past
+        /// the file's end. Digests the server offers describe the whole file and are not used; a
+        /// checksum given is the part's. No origin record is kept on the file: it is not the URL's
+        /// file.
+        public var byteRange: ByteRange? = nil
 
         /// The defaults.
         public init() {}

@@ -171,6 +171,18 @@ package struct Failure: Sendable {
             self.init(
                 error: FastpullError(.httpStatus, "more than \(count) redirects from \(location)"),
                 retryable: false)
+        case .rangeIgnored(let window, let status):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "\(location) answered \(status) with the whole file to a request for bytes \(window); a part of a file needs a server that serves ranges (nothing of that answer was written)"
+                ), retryable: false)
+        case .rangeOutsideFile(let window, let size):
+            let length = size.map { " (it has \($0) bytes)" } ?? ""
+            self.init(
+                error: FastpullError(
+                    .httpStatus, "bytes \(window) lie outside the file at \(location)\(length)"),
+                retryable: false)
         case .badRedirect(let status, let target):
             self.init(
                 error: FastpullError(

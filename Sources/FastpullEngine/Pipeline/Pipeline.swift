@@ -117,7 +117,8 @@ package struct Pipeline {
                 configuration.connections.maximumBytesPerSecond, overall: download.resources.overallLimit),
             shared: download.sharedConnections
                 ?? download.resources.connections(tls: tls, timeouts: timeouts, addressing: addressing),
-            census: download.resources.census, addressing: addressing, onExchange: exchangeObserver)
+            census: download.resources.census, addressing: addressing,
+            window: configuration.request.byteRange?.window, onExchange: exchangeObserver)
     }
 
     /// With ``Configuration/Diagnostics/verbose``, what sends every request and response head as an event.
@@ -349,8 +350,11 @@ package struct Pipeline {
         }
         do {
             if let time = serverTime(remote) { start.file.setModificationTime(time) }
-            start.file.record(
-                OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
+            // A part of the file (`--range`) is not the URL's file: no record says it is.
+            if configuration.request.byteRange == nil {
+                start.file.record(
+                    OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
+            }
             try start.file.sync()
             try start.file.place(
                 at: outputPath,
