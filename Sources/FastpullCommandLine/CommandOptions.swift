@@ -52,6 +52,10 @@ package struct CommandOptions: Sendable {
     package var mirrors: [URL] = []
     /// `--metalink` values, paths or http(s) URLs, read before the downloads start.
     package var metalinks: [String] = []
+    /// `--on-download-complete`: a command run for each file saved.
+    package var onComplete: String?
+    /// `--on-download-error`: a command run for each file that failed.
+    package var onError: String?
 
     /// Validates parsed arguments.
     ///
@@ -105,6 +109,13 @@ package struct CommandOptions: Sendable {
             )
         }
         dryRun = parsed.has("dry-run")
+        for option in ["on-download-complete", "on-download-error"] {
+            guard let command = parsed.last(option) else { continue }
+            guard !command.allSatisfy(\.isWhitespace) else {
+                throw UsageError(option: option, "expected a command", got: command)
+            }
+            if option == "on-download-complete" { onComplete = command } else { onError = command }
+        }
 
         if let path = parsed.last("output") {
             guard !path.isEmpty else { throw UsageError(option: "output", "expected a path", got: path) }

@@ -265,6 +265,16 @@ package enum OptionTable {
                 "Connections to one host (name and port) across all files, 1-256 (default: \(Configuration.Defaults.maximumConnectionsPerHost))."
         ),
 
+        OptionSpec(
+            "on-download-complete", .value(placeholder: "CMD"), group: .batch,
+            help: "Run CMD for each file saved (or found complete) as it ends, with aria2's arguments "
+                + "(ID, 1, PATH) and FASTPULL_PATH, FASTPULL_URL, FASTPULL_STATUS, FASTPULL_SIZE, … "
+                + "set; one word runs as a program, anything else through /bin/sh."),
+        OptionSpec(
+            "on-download-error", .value(placeholder: "CMD"), group: .batch,
+            help: "Run CMD for each file that fails (not one stopped), as --on-download-complete, with "
+                + "FASTPULL_EXIT_CODE and FASTPULL_ERROR set."),
+
         // Display
         OptionSpec(
             "json", .flag, group: .display,

@@ -48,7 +48,9 @@ struct Run {
         }
         // Quiet, without `--json` or `--verbose`, nothing is told while the batch runs: no event is
         // kept, and no task wakes for each.
-        let listens = !options.quiet || options.json || options.configuration.diagnostics.verbose
+        let hooks = DownloadHooks(complete: options.onComplete, error: options.onError)
+        let listens =
+            !options.quiet || options.json || options.configuration.diagnostics.verbose || !hooks.isEmpty
         // One limit for every file of the run: the client they all download through holds it.
         if let rate = options.totalRate { FastpullClient.shared.maximumBytesPerSecond = rate }
         let batch = Batch(
@@ -73,11 +75,19 @@ struct Run {
         // A batch says each file's outcome when it happens, on a terminal and in a pipe alike; the
         // end then gives only what was not said yet, and the tally.
         let told = Mutex<Set<Int>>([])
+        let hookRuns = HookRuns()
         let listener = Task {
             guard let events else { return }
             for await tagged in events {
                 let index = tagged.index
                 json?.write(tagged.event, index: index, url: items[index].url)
+                if !hooks.isEmpty,
+                    let call = hooks.call(
+                        for: tagged.event, index: index, count: items.count, url: items[index].url,
+                        plannedPath: batch.download(at: index)?.destination.path(percentEncoded: false))
+                {
+                    hookRuns.start(call, console: console)
+                }
                 switch tagged.event.detail {
                 case .finished(let finished):
                     board.finish(index, bytes: finished.size, failed: false)
@@ -134,6 +144,7 @@ struct Run {
         _ = await view?.value
         console.clear()
         await listener.value
+        await hookRuns.wait()
 
         // The deadline stopped the run only if it stopped a file (it may pass just after the last
         // one ended).
