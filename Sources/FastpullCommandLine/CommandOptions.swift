@@ -52,6 +52,10 @@ package struct CommandOptions: Sendable {
     package var mirrors: [URL] = []
     /// `--metalink` values, paths or http(s) URLs, read before the downloads start.
     package var metalinks: [String] = []
+    /// `--log`: the file messages are also written to.
+    package var logFile: String?
+    /// `-w`: what is printed after each file.
+    package var writeOut: WriteOut?
     /// `--on-download-complete`: a command run for each file saved.
     package var onComplete: String?
     /// `--on-download-error`: a command run for each file that failed.
@@ -62,8 +66,12 @@ package struct CommandOptions: Sendable {
     /// - Throws: ``UsageError`` naming the option and the value at fault.
     package init(_ parsed: ParsedArguments) throws(UsageError) {
         var urls: [URL] = []
-        for text in parsed.positionals {
-            urls.append(try Self.url(from: text))
+        let globs = !parsed.has("globoff")
+        for argument in parsed.positionals {
+            // `model-[00001-00005]-of-00005.safetensors`, `{a,b}`: a batch, as curl expands it.
+            for text in globs ? try URLGlob.expand(argument) : [argument] {
+                urls.append(try Self.url(from: text))
+            }
         }
         self.urls = urls
         inputFile = parsed.last("input-file")
@@ -109,14 +117,6 @@ package struct CommandOptions: Sendable {
             )
         }
         dryRun = parsed.has("dry-run")
-        for option in ["on-download-complete", "on-download-error"] {
-            guard let command = parsed.last(option) else { continue }
-            guard !command.allSatisfy(\.isWhitespace) else {
-                throw UsageError(option: option, "expected a command", got: command)
-            }
-            if option == "on-download-complete" { onComplete = command } else { onError = command }
-        }
-
         if let path = parsed.last("output") {
             guard !path.isEmpty else { throw UsageError(option: "output", "expected a path", got: path) }
             // `-o -` is standard output, as curl and wget have it.
@@ -246,9 +246,6 @@ package struct CommandOptions: Sendable {
             throw UsageError(message: "error: -4 and -6 cannot be used together")
         }
         configuration.request.addressFamily = parsed.has("ipv4") ? .ipv4 : parsed.has("ipv6") ? .ipv6 : .any
-        if let text = parsed.last("range") {
-            configuration.request.byteRange = try Self.byteRange(text)
-        }
         for text in parsed.all("resolve") {
             configuration.request.pinnedAddresses.append(try Self.addressPin(text))
         }
@@ -299,6 +296,7 @@ package struct CommandOptions: Sendable {
         configuration.sources.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
         configuration.sources.followsMetalink = !parsed.has("no-follow-metalink")
         self.configuration = configuration
+        try readScriptingOptions(parsed)
 
         if inputFile == nil, metalinks.isEmpty {
             try checkSingleFileOptions(count: urls.count)

@@ -224,6 +224,10 @@ package enum OptionTable {
             help: "Re-hash a file already saved against its record instead of trusting its size and time "
                 + "(a changed one fails, or is fetched again with --force); implies --sha256."),
         OptionSpec(
+            "max-filesize", .value(placeholder: "SIZE"), group: .integrity,
+            help: "Refuse a file larger than SIZE (e.g. 500M, 2GiB) before fetching it, when the server "
+                + "tells its size; one that does not tell fails when it ends larger (exit 6)."),
+        OptionSpec(
             "keep-partial", .flag, group: .integrity,
             help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
 
@@ -257,6 +261,10 @@ package enum OptionTable {
                 "Also fetch every line of FILE ('-' for stdin): URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; # comments."
         ),
         OptionSpec(
+            "globoff", short: "g", .flag, group: .batch,
+            help: "Take [ ] and { } in URLs as they are; by default a URL's [00001-00005], [a-z], "
+                + "[0-100:10] and {a,b} expand it into a batch, as curl's do."),
+        OptionSpec(
             "parallel-files", short: "j", .value(placeholder: "N"), group: .batch,
             help: "Fetch up to N files at once, 1-64 (default: 4)."),
         OptionSpec(
@@ -279,6 +287,15 @@ package enum OptionTable {
         OptionSpec(
             "json", .flag, group: .display,
             help: "Print newline-delimited JSON events on stdout (see the README for the fields)."),
+        OptionSpec(
+            "write-out", short: "w", .value(placeholder: "FORMAT"), group: .display,
+            help: "After each file, print FORMAT on stdout with curl's %{http_code}, %{size_download}, "
+                + "%{url_effective}, %{filename_effective}, %{time_total}, %{speed_download}, … and \\n; "
+                + "@FILE reads it from FILE."),
+        OptionSpec(
+            "log", short: "l", .value(placeholder: "FILE"), group: .display,
+            help: "Also append every message printed (warnings, errors, each file's outcome, -v's "
+                + "heads) to FILE, each with its UTC time (aria2's -l)."),
         OptionSpec("quiet", short: "q", .flag, group: .display, help: "Print nothing but errors."),
         OptionSpec(
             "verbose", short: "v", .flag, group: .display,

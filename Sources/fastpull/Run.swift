@@ -18,7 +18,17 @@ struct Run {
         let interruption = Interruption()
         let signals = SignalWatcher { interruption.interrupt() }
         defer { signals.stop() }
-        let console = Console()
+        var log: Int32?
+        if let path = options.logFile {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                Console().note("error: --log: cannot open '\(path)': \(String(cString: strerror(errno)))")
+                return FastpullError.Code.localIO.rawValue
+            }
+            log = descriptor
+        }
+        defer { if let log { close(log) } }
+        let console = Console(log: log)
         if let directory = options.directory {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -84,7 +94,7 @@ struct Run {
                 if !hooks.isEmpty,
                     let call = hooks.call(
                         for: tagged.event, index: index, count: items.count, url: items[index].url,
-                        plannedPath: batch.download(at: index)?.destination.path(percentEncoded: false))
+                        plannedPath: Self.plannedPath(of: index, in: batch))
                 {
                     hookRuns.start(call, console: console)
                 }
@@ -173,6 +183,14 @@ struct Run {
                     single ? Summary.failureLine(error) : Summary.outcome(outcome, count: outcomes.count))
             }
         }
+        if let writeOut = options.writeOut {
+            let ranged = options.configuration.request.byteRange != nil
+            for outcome in outcomes.sorted(by: { $0.index < $1.index }) {
+                let planned = Self.plannedPath(of: outcome.index, in: batch)
+                StandardStream.write(
+                    writeOut.render(.init(outcome, ranged: ranged, plannedPath: planned)), to: STDOUT_FILENO)
+            }
+        }
         if json?.wasClosed == true {
             console.note("stopped because standard output was closed; run the same command to resume")
         }
@@ -221,5 +239,17 @@ final class Interruption: Sendable {
             return state.happened
         }
         if happened { task.cancel() }
+    }
+}
+
+extension Run {
+    /// Where the file at `index` goes: its download's destination once it has one, else the output
+    /// path it was given (nil for a name the server was to give).
+    static func plannedPath(of index: Int, in batch: Batch) -> String? {
+        if let destination = batch.download(at: index)?.destination {
+            return destination.path(percentEncoded: false)
+        }
+        guard case .file(let file) = batch.items[index].destination else { return nil }
+        return file.path(percentEncoded: false)
     }
 }

@@ -140,6 +140,10 @@ extension Configuration {
         /// The size the file must have (a Metalink file's `<size>`): a source of another size is not
         /// used, and a URL asked for of another size fails the download.
         public var expectedSize: Int64? = nil
+        /// The largest file to accept (curl's `--max-filesize`; default nil: any). A file the server
+        /// says is larger fails with ``FastpullError/Code/integrity`` before a byte of it is fetched;
+        /// one whose size the server does not tell fails when it ends larger, and is not kept.
+        public var maximumSize: Int64? = nil
         /// Computes the file's SHA-256 as it downloads and reports it (``Report/sha256``), even when
         /// no checksum asks for it (default true). SHA-256 costs about 0.7 CPU-seconds per GiB, as
         /// much as TLS itself: where the CPU is the limit (a fast link, a small machine) it is time.

@@ -219,6 +219,13 @@ package struct Pipeline {
             outcome.pendingBody?.connection.close()
             throw document.tooLarge(download.url, declared: size)
         }
+        if let maximum = configuration.integrity.maximumSize, let size = remote.size, size > maximum {
+            outcome.pendingBody?.connection.close()
+            throw FastpullError(
+                .integrity,
+                "\(remote.finalURL.redactedForDisplay) is \(ByteFormat.size(size)) (\(size) bytes), more than the \(ByteFormat.size(maximum)) (\(maximum) bytes) allowed; nothing was downloaded"
+            )
+        }
         // The probe's 206, unread: the first connection's answer.
         let opening = outcome.pendingBody.flatMap { OpeningAnswer(connection: $0.connection, head: $0.head) }
         defer { opening?.discard() }
