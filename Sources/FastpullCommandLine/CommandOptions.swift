@@ -246,6 +246,14 @@ package struct CommandOptions: Sendable {
             throw UsageError(message: "error: -4 and -6 cannot be used together")
         }
         configuration.request.addressFamily = parsed.has("ipv4") ? .ipv4 : parsed.has("ipv6") ? .ipv6 : .any
+        if let name = parsed.last("interface") {
+            // An address of the system's or an interface's: what is not either is a typing error.
+            guard Self.isIPLiteral(name) || if_nametoindex(name) != 0 else {
+                throw UsageError(
+                    option: "interface", "expected an IP address or a network interface", got: name)
+            }
+            configuration.request.localAddress = name
+        }
         for text in parsed.all("resolve") {
             configuration.request.pinnedAddresses.append(try Self.addressPin(text))
         }

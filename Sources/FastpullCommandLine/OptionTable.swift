@@ -203,6 +203,10 @@ package enum OptionTable {
                 + "the name resolves to: one edge or cache node. The URL, Host and TLS name stay the "
                 + "host's. Repeatable."),
         OptionSpec(
+            "interface", .value(placeholder: "NAME|ADDRESS"), group: .http,
+            help: "Connect from this IP address, or from the address of this network interface (eth0), "
+                + "as curl's --interface does (wget's spelling is read too)."),
+        OptionSpec(
             "cacert", .value(placeholder: "FILE"), group: .http,
             help: "Also trust the certificate authorities in this PEM file."),
         OptionSpec(

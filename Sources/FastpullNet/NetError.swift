@@ -28,6 +28,10 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     case system(call: String, errno: Int32)
     /// The proxy (named) could not be reached: the error is the connection's to it.
     indirect case proxy(String, NetError)
+    /// The local address connections are to come from (`--interface`) cannot be used: no such
+    /// address or interface, none of the peer's family, or the system refused to bind to it. The
+    /// payload is a complete sentence; asking again will not change it.
+    case localAddress(String)
 
     package var description: String {
         switch self {
@@ -49,6 +53,8 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(call) failed: \(NetError.errnoText(errno))"
         case .proxy(let proxy, let error):
             return "could not reach the proxy \(proxy): \(error)"
+        case .localAddress(let sentence):
+            return sentence
         }
     }
 

@@ -90,6 +90,13 @@ extension Configuration {
         /// the name resolves to (curl's `--resolve`): one edge of a CDN, a cache node, a host not in
         /// DNS. The URL, `Host` and TLS name stay the host's.
         public var pinnedAddresses: [AddressPin] = []
+        /// The IP address, or the name of a network interface, connections are made from (curl's
+        /// `--interface`, wget's `--bind-address`; default nil: the system's choice). Each connection
+        /// is bound to that address, or to the interface's address of the peer's family, before it
+        /// connects. One that cannot be used (no such address or interface, none of the peer's
+        /// family, or one the system will not bind to) fails the download with
+        /// ``FastpullError/Code/network``, without retries.
+        public var localAddress: String? = nil
         /// The HTTP proxy to use (default: none; the command line uses the environment).
         /// `.environment` is read when the download starts.
         public var proxy: ProxySetting = .none

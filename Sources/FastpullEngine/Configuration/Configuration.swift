@@ -157,6 +157,6 @@ extension Configuration.Request {
             case .ipv4: .ipv4
             case .ipv6: .ipv6
             }
-        return Addressing(family: family, pinned: pinned)
+        return Addressing(family: family, pinned: pinned, local: localAddress)
     }
 }
