@@ -288,6 +288,18 @@ package struct CommandOptions: Sendable {
             configuration.tls.caFile = path
         }
         configuration.tls.insecure = parsed.has("insecure")
+        for option in ["cert", "key"] {
+            guard let path = parsed.last(option) else { continue }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError(message: "error: --\(option): cannot read '\(path)'")
+            }
+        }
+        configuration.tls.certificateFile = parsed.last("cert")
+        configuration.tls.keyFile = parsed.last("key")
+        if parsed.has("key") && !parsed.has("cert") {
+            throw UsageError(
+                message: "error: --key: is the key of a --cert client certificate, but there is none")
+        }
         if parsed.has("restart") && parsed.has("no-restart") {
             throw UsageError(message: "error: --restart and --no-restart cannot be used together")
         }

@@ -210,6 +210,14 @@ package enum OptionTable {
             "cacert", .value(placeholder: "FILE"), group: .http,
             help: "Also trust the certificate authorities in this PEM file."),
         OptionSpec(
+            "cert", short: "E", .value(placeholder: "FILE"), group: .http,
+            help: "Present this client certificate (PEM; its key may follow in the same file) to a "
+                + "server that asks for one (curl's --cert)."),
+        OptionSpec(
+            "key", .value(placeholder: "FILE"), group: .http,
+            help:
+                "The client certificate's private key (PEM, unencrypted), when it is not in the --cert file."),
+        OptionSpec(
             "insecure", short: "k", .flag, group: .http,
             help: "Do not verify TLS certificates (unsafe; for testing)."),
 

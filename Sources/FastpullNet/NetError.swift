@@ -32,6 +32,9 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// address or interface, none of the peer's family, or the system refused to bind to it. The
     /// payload is a complete sentence; asking again will not change it.
     case localAddress(String)
+    /// The client certificate (`--cert`) or its key (`--key`) could not be loaded, or they do not
+    /// match; the payload is a complete sentence.
+    case clientCertificate(String)
 
     package var description: String {
         switch self {
@@ -53,7 +56,7 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(call) failed: \(NetError.errnoText(errno))"
         case .proxy(let proxy, let error):
             return "could not reach the proxy \(proxy): \(error)"
-        case .localAddress(let sentence):
+        case .localAddress(let sentence), .clientCertificate(let sentence):
             return sentence
         }
     }

@@ -126,6 +126,13 @@ extension Configuration {
         public var caFile: String? = nil
         /// Skips TLS certificate and hostname verification. Unsafe; for testing only.
         public var insecure = false
+        /// A PEM file of the client certificate (its chain may follow) presented to a server that asks
+        /// for one (curl's `--cert`; default nil: none). A certificate or key that cannot be loaded,
+        /// or a key that is not the certificate's, fails the download with ``FastpullError/Code/tls``.
+        public var certificateFile: String? = nil
+        /// The PEM file of ``certificateFile``'s private key, unencrypted (curl's `--key`); nil when
+        /// the key is in the certificate's file.
+        public var keyFile: String? = nil
 
         /// The defaults.
         public init() {}

@@ -160,3 +160,10 @@ extension Configuration.Request {
         return Addressing(family: family, pinned: pinned, local: localAddress)
     }
 }
+
+extension Configuration.TLS {
+    /// The options as the network layer takes them.
+    package var options: TLSOptions {
+        TLSOptions(caFile: caFile, insecure: insecure, certificateFile: certificateFile, keyFile: keyFile)
+    }
+}

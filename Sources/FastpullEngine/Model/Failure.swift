@@ -47,6 +47,8 @@ package struct Failure: Sendable {
                         "\(error) (\(location)); the server may not speak TLS 1.2 or later, or this is not a TLS port"
                     ),
                     retryable: false)
+            case .clientCertificate:
+                self.init(error: FastpullError(.tls, "\(error) (\(location))"), retryable: false)
             case .localAddress:
                 self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: false)
             case _ where error.isOutOfDescriptors:

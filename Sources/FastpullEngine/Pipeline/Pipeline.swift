@@ -105,7 +105,7 @@ package struct Pipeline {
 
     /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
     func makePool() throws -> ConnectionPool {
-        let tls = TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure)
+        let tls = configuration.tls.options
         let timeouts = Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle)
         let addressing = configuration.request.addressing
         return ConnectionPool(
