@@ -29,7 +29,8 @@ extension CommandOptions {
         return Header(name: name, value: value)
     }
 
-    /// Checks a `--proxy` value: `http://host:port`, or `host:port` (taken as http).
+    /// Checks a `--proxy` value: `http://host:port`, `socks5://host:port`, `socks5h://host:port`, or
+    /// `host:port` (taken as http).
     static func proxyURL(_ text: String) throws(UsageError) -> URL {
         if ProxySetting.isSOCKS(text) {
             do {
@@ -39,11 +40,12 @@ extension CommandOptions {
             }
         }
         let full = text.contains("://") ? text : "http://" + text
-        guard let url = URL(string: full), url.scheme?.lowercased() == "http", let host = url.host(),
-            !host.isEmpty
+        guard let url = URL(string: full), ["http", "socks5", "socks5h"].contains(url.scheme?.lowercased()),
+            let host = url.host(), !host.isEmpty
         else {
             throw UsageError(
-                option: "proxy", "expected an http:// proxy URL like http://proxy:3128", got: text)
+                option: "proxy",
+                "expected a proxy URL like http://proxy:3128 or socks5h://proxy:1080", got: text)
         }
         return url
     }

@@ -189,7 +189,8 @@ package enum OptionTable {
             help: "Read credentials from FILE instead of ~/.netrc."),
         OptionSpec(
             "proxy", .value(placeholder: "URL"), group: .http,
-            help: "Use this HTTP proxy ('' for none). Default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY."),
+            help: "Use this proxy: http://, socks5h:// (it resolves names) or socks5:// ('' for none). "
+                + "Default: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY."),
         OptionSpec(
             "noproxy", .value(placeholder: "LIST"), group: .http,
             help: "Comma-separated hosts or .domains reached directly, '*' for all."),

@@ -208,6 +208,9 @@ package final class ConnectionPool: Sendable {
             } catch {
                 throw NetError.proxy("\(proxy)", error)
             }
+        case .socks(let proxy):
+            transport = try SOCKS5.open(
+                to: origin, through: proxy, tls: context, timeouts: timeouts, addressing: addressing)
         case .tunnel(let proxy):
             do {
                 transport = try ProxyTunnel.open(

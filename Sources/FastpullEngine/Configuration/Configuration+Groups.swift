@@ -97,7 +97,7 @@ extension Configuration {
         /// family, or one the system will not bind to) fails the download with
         /// ``FastpullError/Code/network``, without retries.
         public var localAddress: String? = nil
-        /// The HTTP proxy to use (default: none; the command line uses the environment).
+        /// The proxy to use, HTTP or SOCKS5 (default: none; the command line uses the environment).
         /// `.environment` is read when the download starts.
         public var proxy: ProxySetting = .none
         /// How many redirects the probe follows before failing.

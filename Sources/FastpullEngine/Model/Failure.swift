@@ -49,6 +49,8 @@ package struct Failure: Sendable {
                     retryable: false)
             case .clientCertificate:
                 self.init(error: FastpullError(.tls, "\(error) (\(location))"), retryable: false)
+            case .socks:
+                self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: false)
             case .localAddress:
                 self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: false)
             case _ where error.isOutOfDescriptors:
