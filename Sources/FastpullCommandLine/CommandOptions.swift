@@ -52,6 +52,8 @@ package struct CommandOptions: Sendable {
     package var mirrors: [URL] = []
     /// `--metalink` values, paths or http(s) URLs, read before the downloads start.
     package var metalinks: [String] = []
+    /// `--cookie-jar`: where the run's cookies are written when it ends.
+    package var cookieJarFile: String?
     /// `--log`: the file messages are also written to.
     package var logFile: String?
     /// `-w`: what is printed after each file.
@@ -317,6 +319,7 @@ package struct CommandOptions: Sendable {
         configuration.sources.followsMetalink = !parsed.has("no-follow-metalink")
         self.configuration = configuration
         try readScriptingOptions(parsed)
+        try readCookieOptions(parsed)
 
         if inputFile == nil, metalinks.isEmpty {
             try checkSingleFileOptions(count: urls.count)

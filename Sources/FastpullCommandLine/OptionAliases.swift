@@ -4,7 +4,8 @@
 /// default), `-x URL` (`--proxy`; aria2's `-x N`: `--max-connections`), `-s N` (aria2's split:
 /// `--max-connections`), `-P DIR`/`--output-dir DIR` (`--dir`), `--retry N` (`--retries`),
 /// `-N`/`--timestamping` (wget: fetch only what changed — what a fastpull rerun does), wget's `-nc`
-/// (`--no-clobber`), wget's `--bind-address` (`--interface`), aria2's `--auto-file-renaming`
+/// (`--no-clobber`), wget's `--bind-address` (`--interface`), wget's and aria2's `--load-cookies`
+/// and `--save-cookies` (`--cookie`, `--cookie-jar`), aria2's `--auto-file-renaming`
 /// (`--auto-rename`). A spelling that means something else here is refused with fastpull's: aria2's
 /// `-k SIZE` (`--min-segment`; `-k` is curl's `--insecure`).
 package enum OptionAliases {
@@ -45,6 +46,8 @@ package enum OptionAliases {
             fastpull: "refused: --min-segment SIZE (-k is curl's --insecure)"),
         Alias(spelling: "-nc", tool: "wget", fastpull: "--no-clobber"),
         Alias(spelling: "--bind-address ADDRESS", tool: "wget", fastpull: "--interface ADDRESS"),
+        Alias(spelling: "--load-cookies FILE", tool: "wget, aria2c", fastpull: "--cookie FILE"),
+        Alias(spelling: "--save-cookies FILE", tool: "wget, aria2c", fastpull: "--cookie-jar FILE"),
         Alias(spelling: "--auto-file-renaming=true", tool: "aria2c", fastpull: "--auto-rename"),
     ]
 
@@ -99,6 +102,10 @@ package enum OptionAliases {
                 result.append("--no-clobber")
             case "--bind-address":
                 result.append("--interface")
+            case "--load-cookies":
+                result.append("--cookie")
+            case "--save-cookies":
+                result.append("--cookie-jar")
             case _ where argument.hasPrefix("--bind-address="):
                 result.append("--interface=" + argument.dropFirst("--bind-address=".count))
             case "--auto-file-renaming=true", "--auto-file-renaming":

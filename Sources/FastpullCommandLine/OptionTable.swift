@@ -188,6 +188,18 @@ package enum OptionTable {
             "netrc-file", .value(placeholder: "FILE"), group: .http,
             help: "Read credentials from FILE instead of ~/.netrc."),
         OptionSpec(
+            "cookie", short: "b", .value(placeholder: "FILE|NAME=VALUE"), group: .http, repeatable: true,
+            help: "Send the cookies of this Netscape cookie file where they belong, or NAME=VALUE to the "
+                + "URL's host (curl's -b; wget's and aria2's load-cookies). Repeatable."),
+        OptionSpec(
+            "cookie-jar", .value(placeholder: "FILE"), group: .http,
+            help: "Write the run's cookies to FILE (Netscape format) when it ends (curl's -c, which is "
+                + "--continue here)."),
+        OptionSpec(
+            "no-cookies", .flag, group: .http,
+            help: "Keep no cookie a server sets (by default a run sends them back where they belong, as "
+                + "wget does)."),
+        OptionSpec(
             "proxy", .value(placeholder: "URL"), group: .http,
             help: "Use this proxy: http://, socks5h:// (it resolves names) or socks5:// ('' for none). "
                 + "Default: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY."),

@@ -19,6 +19,7 @@ package enum ShellCompletions {
     /// Options whose value is a file or folder path (the shell completes paths for them).
     private static let pathOptions: Set<String> = [
         "output", "dir", "input-file", "cacert", "netrc-file", "checksum-file", "trace", "log", "cert", "key",
+        "cookie-jar",
     ]
 
     private static var names: [String] {

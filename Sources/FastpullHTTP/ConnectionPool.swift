@@ -31,6 +31,8 @@ package final class ConnectionPool: Sendable {
     /// The part of the file the download fetches (`--range`), nil for all of it: requests ask for
     /// bytes inside it and answers are told in its terms (``ByteWindow``).
     package let window: ByteWindow?
+    /// The run's cookies, when it keeps any: sent where they belong, and set by every answer.
+    package let cookies: CookieStore?
 
     /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
     /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
@@ -38,9 +40,10 @@ package final class ConnectionPool: Sendable {
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
         proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
         census: ConnectionCensus? = nil, addressing: Addressing = .standard, window: ByteWindow? = nil,
-        onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
+        cookies: CookieStore? = nil, onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
     ) {
         self.window = window
+        self.cookies = cookies
         self.addressing = addressing
         self.census = census
         self.onExchange = onExchange
@@ -80,6 +83,10 @@ package final class ConnectionPool: Sendable {
         if let window, method == "GET" {
             request.headers.remove(name: "Range")
             request.headers.add(name: "Range", value: window.rangeValue(for: range))
+        }
+        // A Cookie field the user gave for this origin wins over the jar's.
+        if let cookies, !request.headers.contains(name: "Cookie"), let value = cookies.header(for: url) {
+            request.headers.add(name: "Cookie", value: value)
         }
         return request
     }
@@ -130,6 +137,15 @@ package final class ConnectionPool: Sendable {
                 try connection.send(request)
                 let head = try connection.readHead()
                 onExchange?(request, head)
+                if let cookies {
+                    let target =
+                        request.target.hasPrefix("/") ? origin.description + request.target : request.target
+                    if let url = URL(string: target) {
+                        for value in head.headers.values(for: "Set-Cookie") {
+                            cookies.store(setCookie: value, from: url)
+                        }
+                    }
+                }
                 if head.status == 407, case .forward(let proxy) = route(to: origin) {
                     // The proxy, not the origin, wants credentials.
                     connection.discardBody(of: head, method: request.method)

@@ -159,7 +159,7 @@ struct Run {
         // The deadline stopped the run only if it stopped a file (it may pass just after the last
         // one ended).
         let expired = interruption.expired && outcomes.contains { $0.error?.code == .interrupted }
-        let code = ExitStatus.code(
+        var code = ExitStatus.code(
             outcomes, interrupted: interruption.happened && (expired || !interruption.expired),
             expired: expired)
         let said = told.withLock { $0 }
@@ -193,6 +193,10 @@ struct Run {
         }
         if json?.wasClosed == true {
             console.note("stopped because standard output was closed; run the same command to resume")
+        }
+        if let problem = options.saveCookies() {
+            console.note(problem)
+            if code == 0 { code = FastpullError.Code.localIO.rawValue }
         }
         if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code, expired: expired)) }
         let failed = outcomes.filter { $0.error != nil }.count

@@ -97,6 +97,9 @@ extension Configuration {
         /// family, or one the system will not bind to) fails the download with
         /// ``FastpullError/Code/network``, without retries.
         public var localAddress: String? = nil
+        /// The cookies sent, and kept from `Set-Cookie` answers (default nil: none sent, none kept).
+        /// Downloads given the same jar share its cookies.
+        public var cookies: CookieJar? = nil
         /// The proxy to use, HTTP or SOCKS5 (default: none; the command line uses the environment).
         /// `.environment` is read when the download starts.
         public var proxy: ProxySetting = .none

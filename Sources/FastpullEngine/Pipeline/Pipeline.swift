@@ -118,7 +118,8 @@ package struct Pipeline {
             shared: download.sharedConnections
                 ?? download.resources.connections(tls: tls, timeouts: timeouts, addressing: addressing),
             census: download.resources.census, addressing: addressing,
-            window: configuration.request.byteRange?.window, onExchange: exchangeObserver)
+            window: configuration.request.byteRange?.window, cookies: configuration.request.cookies?.store,
+            onExchange: exchangeObserver)
     }
 
     /// With ``Configuration/Diagnostics/verbose``, what sends every request and response head as an event.
