@@ -405,12 +405,18 @@ package struct CommandOptions: Sendable {
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
-            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil
+            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil,
+            directory: String? = nil, headers: [Header] = []
         ) throws(UsageError) {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
                 metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
             settings.sources.mirrors += mirrors
+            settings.request.headers += headers
+            // A list line's own folder (aria2's dir=), from the working folder, instead of --dir.
+            let folder =
+                directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? folder
+            let standardFolder = directory == nil ? standardFolder : folder.standardizedFileURL
             if let listLine, !checksums.isEmpty, settings.integrity.describedChecksums == nil {
                 // A list line's checksum is reported as the line's (`sha256 from input file
                 // list.txt line 3`), not as the user's --checksum.
@@ -444,7 +450,8 @@ package struct CommandOptions: Sendable {
         for line in lines {
             try add(
                 line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
-                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)")
+                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)",
+                directory: line.directory, headers: line.headers)
         }
         for entry in metalinks {
             guard let first = entry.file.urls.first else { continue }
