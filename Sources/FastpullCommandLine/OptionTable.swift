@@ -327,6 +327,12 @@ package enum OptionTable {
             help:
                 "Show each request and response head (credentials and signatures redacted), retries and connection changes."
         ),
+        OptionSpec(
+            "config", short: "K", .value(placeholder: "FILE"), group: .display,
+            help: "Read options from FILE instead of ~/.config/fastpull/config (one a line: NAME = VALUE; "
+                + "curl's -K); the command line's win."),
+        OptionSpec(
+            "no-config", .flag, group: .display, help: "Read no configuration file."),
         OptionSpec("help", short: "h", .flag, group: .display, help: "Show this help."),
         OptionSpec(
             "completions", .value(placeholder: "SHELL"), group: .display,
