@@ -64,6 +64,24 @@ struct RangeCLITests {
         #expect(contents(workspace.folder + "/other.bin") == whole[1...600_000])
     }
 
+    /// A part is not the URL's file: no record says it is, so a rerun for another part of the same
+    /// length is not "already complete" (it was, with the first part's bytes kept).
+    @Test func aSavedPartIsNotTakenForAnotherPart() async throws {
+        let workspace = try ServedWorkspace(label: "fastpull-range-rerun")
+        let url = workspace.server.url("/gen/\(size)?seed=55").absoluteString
+        let whole = Data(FixtureContent.bytes(count: size, seed: 55))
+        let first = try await CLIRunner.run([url, "-o", "p.bin", "-r", "100-199"], in: workspace.folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let other = try await CLIRunner.run([url, "-o", "p.bin", "-r", "200-299"], in: workspace.folder)
+        #expect(other.status == 7, "\(other.stderr)")
+        #expect(!other.stderr.contains("already complete"), "\(other.stderr)")
+        #expect(contents(workspace.folder + "/p.bin") == whole[100...199])
+        let forced = try await CLIRunner.run(
+            [url, "-o", "p.bin", "-r", "200-299", "--force"], in: workspace.folder)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(contents(workspace.folder + "/p.bin") == whole[200...299])
+    }
+
     @Test func aServerThatIgnoresRangesIsAnErrorAndNothingIsWritten() async throws {
         let workspace = try ServedWorkspace(label: "fastpull-range-ignored")
         let url = workspace.server.url("/gen/\(size)?seed=53&no-ranges=1").absoluteString
