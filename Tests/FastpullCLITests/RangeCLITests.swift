@@ -82,6 +82,23 @@ struct RangeCLITests {
         #expect(contents(workspace.folder + "/p.bin") == whole[200...299])
     }
 
+    /// A checksum file is fetched whole, and its line checks the part.
+    @Test func aChecksumFileChecksThePartAndIsFetchedWhole() async throws {
+        let workspace = try ServedWorkspace(label: "fastpull-range-checksum-file")
+        let url = workspace.server.url("/gen/\(size)?seed=56").absoluteString
+        let part = Data(FixtureContent.bytes(count: size, seed: 56))[5000...5099]
+        try part.write(to: URL(fileURLWithPath: workspace.folder + "/expected"))
+        let sha = try await CLIRunner.shell("sha256sum expected | cut -c1-64", in: workspace.folder).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try "\(sha)  part.bin\n".write(
+            toFile: workspace.served + "/SHA256SUMS", atomically: true, encoding: .utf8)
+        let sums = workspace.server.url("/files/SHA256SUMS").absoluteString
+        let result = try await CLIRunner.run(
+            [url, "-o", "part.bin", "-r", "5000-5099", "--checksum-file", sums], in: workspace.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents(workspace.folder + "/part.bin") == part)
+    }
+
     @Test func aServerThatIgnoresRangesIsAnErrorAndNothingIsWritten() async throws {
         let workspace = try ServedWorkspace(label: "fastpull-range-ignored")
         let url = workspace.server.url("/gen/\(size)?seed=53&no-ranges=1").absoluteString
