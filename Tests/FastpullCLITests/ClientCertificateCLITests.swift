@@ -8,17 +8,21 @@ import Testing
 struct ClientCertificateCLITests {
     let certificates = FixturePaths.certificatesDirectory
 
-    /// An HTTPS fixture server that requires a certificate from the test CA.
-    func server() throws -> FixtureServer {
+    /// An HTTPS fixture server that requires a certificate from the test CA, serving `files` under
+    /// `/files/`.
+    func server(files: String? = nil) throws -> FixtureServer {
         var configuration = FixtureServer.Configuration()
         configuration.tls = true
         configuration.clientCertificateAuthority = certificates + "/ca.pem"
+        configuration.filesDirectory = files
         return try FixtureServer(configuration)
     }
 
     @Test func aServerThatRequiresACertificateGetsIt() async throws {
-        let server = try server()
         let folder = try ScratchFolders.make("fastpull-client-cert").path
+        let served = folder + "/served"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        let server = try server(files: served)
         let size = 1 << 20
         let url = server.url("/gen/\(size)?seed=93").absoluteString
         let content = Data(FixtureContent.bytes(count: size, seed: 93))
@@ -41,6 +45,16 @@ struct ClientCertificateCLITests {
         let combined = try await CLIRunner.run([url, "-o", "b.bin", "-E", both] + trust, in: folder)
         #expect(combined.status == 0, "\(combined.stderr)")
         #expect(FileManager.default.contents(atPath: folder + "/b.bin") == content)
+
+        // A checksum file on the same server is fetched with the certificate too.
+        let sha = try await CLIRunner.shell("sha256sum a.bin | cut -c1-64", in: folder).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try "\(sha)  d.bin\n".write(toFile: served + "/SUMS", atomically: true, encoding: .utf8)
+        let checked = try await CLIRunner.run(
+            [url, "-o", "d.bin", "--checksum-file", server.url("/files/SUMS").absoluteString, "-E", both]
+                + trust, in: folder)
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(FileManager.default.contents(atPath: folder + "/d.bin") == content)
 
         let without = try await CLIRunner.run([url, "-o", "c.bin"] + trust, in: folder)
         #expect(without.status == 8, "\(without.stderr)")
