@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// The options scripts reach for: part of a file (`-r`), the largest file (`--max-filesize`), a
 /// command for each file as it ends (`--on-download-complete`, `--on-download-error`), a log
-/// (`-l`), and a line after each file (`-w`).
+/// (`-l`), the response heads (`-D`), and a line after each file (`-w`).
 extension CommandOptions {
     /// Reads them from `parsed` (after the rest, `--json` included).
     mutating func readScriptingOptions(_ parsed: ParsedArguments) throws(UsageError) {
@@ -28,6 +28,20 @@ extension CommandOptions {
                 throw UsageError(option: "log", "expected a file path", got: path)
             }
             logFile = path
+        }
+        if let path = parsed.last("dump-header") {
+            guard !path.isEmpty else {
+                throw UsageError(option: "dump-header", "expected a file path", got: path)
+            }
+            if path == "-", json || output == Self.standardOutputPath {
+                throw UsageError(
+                    message:
+                        "error: --dump-header -: \(json ? "--json" : "--output -") writes to standard output too; give a file"
+                )
+            }
+            dumpHeader = path
+            // The heads are the exchanges `-v` prints: the library reports them.
+            configuration.diagnostics.verbose = true
         }
         if var format = parsed.last("write-out") {
             if json {

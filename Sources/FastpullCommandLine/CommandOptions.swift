@@ -54,6 +54,10 @@ package struct CommandOptions: Sendable {
     package var metalinks: [String] = []
     /// `--cookie-jar`: where the run's cookies are written when it ends.
     package var cookieJarFile: String?
+    /// `-D`: where response heads are written (`-` for standard output).
+    package var dumpHeader: String?
+    /// `-v`: print each exchange, retries and connection changes.
+    package var verbose = false
     /// `--log`: the file messages are also written to.
     package var logFile: String?
     /// `-w`: what is printed after each file.
@@ -137,7 +141,8 @@ package struct CommandOptions: Sendable {
         }
 
         var configuration = Configuration()
-        configuration.diagnostics.verbose = parsed.has("verbose")
+        verbose = parsed.has("verbose")
+        configuration.diagnostics.verbose = verbose
         if let text = parsed.last("connections") {
             if text == "auto" {
                 configuration.connections.count = .automatic

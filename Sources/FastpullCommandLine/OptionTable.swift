@@ -318,6 +318,10 @@ package enum OptionTable {
                 + "%{url_effective}, %{filename_effective}, %{time_total}, %{speed_download}, … and \\n; "
                 + "@FILE reads it from FILE."),
         OptionSpec(
+            "dump-header", short: "D", .value(placeholder: "FILE"), group: .display,
+            help: "Write every response head (each redirect's and each segment's, secrets redacted as -v "
+                + "shows them) to FILE as it arrives; - for stdout (curl's -D)."),
+        OptionSpec(
             "log", short: "l", .value(placeholder: "FILE"), group: .display,
             help: "Also append every message printed (warnings, errors, each file's outcome, -v's "
                 + "heads) to FILE, each with its UTC time (aria2's -l)."),

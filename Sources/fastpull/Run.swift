@@ -28,6 +28,20 @@ struct Run {
             log = descriptor
         }
         defer { if let log { close(log) } }
+        let dump: Int32?
+        if let path = options.dumpHeader {
+            let descriptor =
+                path == "-" ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                Console().note(
+                    "error: --dump-header: cannot open '\(path)': \(String(cString: strerror(errno)))")
+                return FastpullError.Code.localIO.rawValue
+            }
+            dump = descriptor
+        } else {
+            dump = nil
+        }
+        defer { if let dump, dump != STDOUT_FILENO { close(dump) } }
         let console = Console(log: log)
         if let directory = options.directory {
             do {
@@ -76,7 +90,7 @@ struct Run {
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
-        let verbose = options.configuration.diagnostics.verbose
+        let verbose = options.verbose
         let json =
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
@@ -90,6 +104,14 @@ struct Run {
             guard let events else { return }
             for await tagged in events {
                 let index = tagged.index
+                if case .exchange(let exchange) = tagged.event.detail {
+                    if let dump {
+                        StandardStream.write(
+                            exchange.response.joined(separator: "\r\n") + "\r\n\r\n", to: dump)
+                    }
+                    // Reported for -D alone: not --json's to tell.
+                    if !verbose { continue }
+                }
                 json?.write(tagged.event, index: index, url: items[index].url)
                 if !hooks.isEmpty,
                     let call = hooks.call(

@@ -105,6 +105,30 @@ struct ScriptingCLITests {
         #expect(both.stderr.contains("--json and --write-out"), "\(both.stderr)")
     }
 
+    @Test func dumpHeaderWritesEveryResponseHeadAsItArrives() async throws {
+        let workspace = try ServedWorkspace(label: "fastpull-dump-header")
+        let url = workspace.server.url("/redirect-to?url=/gen/3000%3Fseed%3D84").absoluteString
+        let result = try await CLIRunner.run([url, "-o", "x.bin", "-D", "heads.txt"], in: workspace.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let heads = try String(contentsOfFile: workspace.folder + "/heads.txt", encoding: .utf8)
+        #expect(heads.hasPrefix("HTTP/1.1 302 Found\r\n"), "\(heads)")
+        #expect(heads.contains("Location: /gen/3000?seed=84\r\n"), "\(heads)")
+        #expect(heads.contains("\r\n\r\nHTTP/1.1 20"), "\(heads)")
+        #expect(heads.hasSuffix("\r\n\r\n"))
+        // Not -v: nothing of it on stderr.
+        #expect(!result.stderr.contains("< HTTP/1.1"), "\(result.stderr)")
+
+        let toStdout = try await CLIRunner.run([url, "-o", "y.bin", "-D", "-"], in: workspace.folder)
+        #expect(toStdout.status == 0, "\(toStdout.stderr)")
+        #expect(toStdout.stdout.hasPrefix("HTTP/1.1 302 Found\r\n"), "\(toStdout.stdout)")
+        let clash = try await CLIRunner.run([url, "-D", "-", "--json"], in: workspace.folder)
+        #expect(clash.status == 2)
+        #expect(
+            clash.stderr.contains(
+                "error: --dump-header -: --json writes to standard output too; give a file"),
+            "\(clash.stderr)")
+    }
+
     @Test func theLogHasEveryMessageWithItsTime() async throws {
         let workspace = try ServedWorkspace(label: "fastpull-log")
         let good = workspace.server.url("/gen/3000?seed=83").absoluteString
