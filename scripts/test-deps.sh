@@ -3,9 +3,9 @@
 # download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
 # against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid, tinyproxy and dante's
 # SOCKS5 server (Debian packages), moto's S3 server (PyPI `moto[server]`), aria2p, and Chromium with
-# selenium for the daemon's web page, and the shells whose completion the tests drive (zsh, fish). Idempotent and
-# quick when everything is present: it runs `apt-get update` and `apt-get install` only when a
-# package is missing.
+# selenium for the daemon's web page, and the shells whose completion the tests drive (zsh, fish).
+# Idempotent and quick when everything is present: it runs `apt-get update` and `apt-get install` only
+# when a package is missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
 # service started by a package's install script would hold port 80 or 3128 and outlive the run, and in
