@@ -33,7 +33,7 @@ package enum ConfigFile {
             let argument = arguments[index]
             if argument == "--no-config" {
                 disabled = true
-            } else if argument == "--config" || argument == "-K" {
+            } else if argument == "--config" {
                 guard index + 1 < arguments.count else {
                     throw UsageError(message: "error: --config: expected a value")
                 }
@@ -41,8 +41,17 @@ package enum ConfigFile {
                 index += 1
             } else if argument.hasPrefix("--config=") {
                 explicit = String(argument.dropFirst("--config=".count))
-            } else if argument.hasPrefix("-K"), argument.count > 2 {
-                explicit = String(argument.dropFirst(2))
+            } else if !argument.hasPrefix("--"), argument.count > 1, let value = clusterConfig(argument) {
+                // `-K FILE`, `-KFILE`, or the end of a cluster of flags (`-qK FILE`).
+                if value.isEmpty {
+                    guard index + 1 < arguments.count else {
+                        throw UsageError(message: "error: --config: expected a value")
+                    }
+                    explicit = arguments[index + 1]
+                    index += 1
+                } else {
+                    explicit = value
+                }
             }
             index += 1
         }
@@ -57,6 +66,18 @@ package enum ConfigFile {
             return arguments
         }
         return try self.arguments(from: text, source: path) + arguments
+    }
+
+    /// What follows `K` in a cluster of short options (`-K`, `-KFILE`, `-qK`), when the letters before
+    /// it are flags (a letter that takes a value takes the rest as its value); nil without `K`.
+    static func clusterConfig(_ argument: String) -> String? {
+        var letters = Substring(argument.dropFirst())
+        while let letter = letters.first {
+            letters = letters.dropFirst()
+            if letter == "K" { return String(letters) }
+            guard let spec = OptionTable.option(short: letter), !spec.takesValue else { return nil }
+        }
+        return nil
     }
 
     /// The command-line arguments `text` stands for.

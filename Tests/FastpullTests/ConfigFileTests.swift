@@ -48,6 +48,10 @@ struct ConfigFileTests {
         #expect(try merged(["u"]) == ["--dir", "a", "u"])
         #expect(try merged(["-K", "/x.conf", "u"]) == ["--dir", "b", "-K", "/x.conf", "u"])
         #expect(try merged(["--no-config", "u"]) == ["--no-config", "u"])
+        #expect(try merged(["-qK", "/x.conf", "u"]) == ["--dir", "b", "-qK", "/x.conf", "u"])
+        #expect(try merged(["-K/x.conf", "u"]) == ["--dir", "b", "-K/x.conf", "u"])
+        // -o takes the rest of its cluster: no configuration file named there.
+        #expect(try merged(["-oK", "u"]) == ["--dir", "a", "-oK", "u"])
         #expect(try ConfigFile.merged(["u"], environment: [:], read: { files[$0] }) == ["u"])
         #expect(throws: UsageError(message: "error: --config: cannot read '/none'")) {
             try merged(["--config", "/none", "u"])
