@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond the toolchain: SQLite's headers (libsqlite3-dev), for the
 # download manager's list, and what the interoperability tests (Tests/FastpullInteropTests) run
-# against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid and tinyproxy (Debian
-# packages), moto's S3 server (PyPI `moto[server]`), aria2p, and Chromium with selenium for the
-# daemon's web page, and the shells whose completion the tests drive (zsh, fish). Idempotent and
-# quick when everything is present: it runs `apt-get update` and `apt-get install` only when a
-# package is missing.
+# against: the web servers nginx, lighttpd, apache2 and h2o, the proxies squid, tinyproxy and dante's
+# SOCKS5 server (Debian packages), moto's S3 server (PyPI `moto[server]`), aria2p, and Chromium with
+# selenium for the daemon's web page, and the shells whose completion the tests drive (zsh, fish).
+# Idempotent and quick when everything is present: it runs `apt-get update` and `apt-get install` only
+# when a package is missing.
 #
 # The tests start every server themselves, on loopback, from a configuration they write. A distro
 # service started by a package's install script would hold port 80 or 3128 and outlive the run, and in
@@ -17,7 +17,7 @@
 # A server that cannot be installed is a failure (exit 1 with a message), never a skip.
 set -euo pipefail
 
-debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy iproute2 openssl libsqlite3-dev chromium chromium-driver aria2 tmux zsh fish)
+debian_packages=(nginx lighttpd apache2 h2o squid tinyproxy dante-server iproute2 openssl libsqlite3-dev chromium chromium-driver aria2 tmux zsh fish)
 # What each package must leave behind for the tests: "package:path".
 required_files=(
     nginx:/usr/sbin/nginx
@@ -28,6 +28,7 @@ required_files=(
     squid:/usr/sbin/squid
     squid:/usr/lib/squid/basic_ncsa_auth
     tinyproxy:/usr/bin/tinyproxy
+    dante-server:/usr/sbin/danted
     iproute2:/usr/sbin/ip
     openssl:/usr/bin/openssl
     libsqlite3-dev:/usr/include/sqlite3.h
@@ -46,6 +47,7 @@ service_pid_files=(
     /run/h2o.pid:/usr/bin/h2o
     /run/squid.pid:/usr/sbin/squid
     /run/tinyproxy/tinyproxy.pid:/usr/bin/tinyproxy
+    /run/danted.pid:/usr/sbin/danted
 )
 
 fail() {
@@ -180,4 +182,4 @@ install_python_module aria2p
 # aria2p's terminal interface (`aria2p top`), shown in tmux by its test.
 install_python_module asciimatics 'aria2p[tui]'
 install_python_module selenium
-echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, chromium, moto[server], aria2p and selenium are present"
+echo "test-deps: nginx, lighttpd, apache2, h2o, squid, tinyproxy, dante, chromium, moto[server], aria2p and selenium are present"

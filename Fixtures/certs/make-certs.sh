@@ -6,6 +6,8 @@
 #   server.pem / server.key        SAN DNS:localhost, IP:127.0.0.1, IP:::1
 #   wronghost.pem / wronghost.key  SAN DNS:wrong.example only
 #   expired.pem / expired.key      SAN like server.pem, valid 2020-01-01 .. 2021-01-01 only
+#   client.pem / client.key        "Fastpull Test Client", for clientAuth: a client certificate
+#                                  (`--cert`/`--key`) the fixture server can require
 #
 # Everything else is valid from 2020-01-01 for 100 years (backdated so that a machine whose clock is a
 # little behind still accepts them). Needs only the openssl command line tool, 3.0 or later: `openssl ca`
@@ -56,12 +58,12 @@ EXT
     sign "$work/ca.csr" ca.pem "$START" "$END" "$work/ca.ext" -selfsign
 fi
 
-# leaf NAME CN SAN START END
+# leaf NAME CN SAN START END [EXTENDED-KEY-USAGE]
 leaf() {
     cat > "$work/$1.ext" <<EXT
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth
+extendedKeyUsage=${6:-serverAuth}
 subjectAltName=$3
 subjectKeyIdentifier=hash
 authorityKeyIdentifier=keyid
@@ -74,7 +76,9 @@ EXT
 leaf server localhost "DNS:localhost,IP:127.0.0.1,IP:::1" "$START" "$END"
 leaf wronghost wrong.example "DNS:wrong.example" "$START" "$END"
 leaf expired localhost "DNS:localhost,IP:127.0.0.1,IP:::1" 20200101000000Z 20210101000000Z
-chmod 644 ca.key ca.pem server.key server.pem wronghost.key wronghost.pem expired.key expired.pem
+leaf client "Fastpull Test Client" "DNS:client.example" "$START" "$END" clientAuth
+chmod 644 ca.key ca.pem server.key server.pem wronghost.key wronghost.pem expired.key expired.pem \
+    client.key client.pem
 
-openssl verify -CAfile ca.pem server.pem wronghost.pem >/dev/null
+openssl verify -CAfile ca.pem server.pem wronghost.pem client.pem >/dev/null
 echo "certificates written to $(pwd)"

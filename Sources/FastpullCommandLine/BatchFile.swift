@@ -17,6 +17,12 @@ import FoundationEssentials
 /// A field of the form `ALGO=VALUE` with a known algorithm (`sha256`, `sha512`, `sha1`, `md5`,
 /// `crc32c`) is a checksum, as `--checksum` takes it; the first other field after the URL is the
 /// output path (relative to `--dir`, else to the current folder).
+///
+/// Indented `KEY=VALUE` lines under a URL line are that file's options, as aria2 writes them:
+/// `out=` (the output path), `dir=` (its folder), `header=` (a header field for this file's requests,
+/// repeatable), `checksum=` (`sha-256=HEX`). aria2's connection options (`split`,
+/// `max-connection-per-server`, `min-split-size`, `continue`) are read and left to fastpull, which
+/// chooses those itself; any other key is an error naming it.
 package enum BatchFile {
     /// One download of the file.
     package struct Line: Sendable, Equatable {
@@ -30,14 +36,23 @@ package enum BatchFile {
         package var checksums: [Checksum]
         /// The other URLs of the same file the line gives.
         package var mirrors: [URL]
+        /// The folder its output goes into (`dir=`), instead of `--dir`.
+        package var directory: String?
+        /// Header fields for this file's requests only (`header=`).
+        package var headers: [Header]
 
         /// Creates a line.
-        package init(number: Int, url: URL, output: String?, checksums: [Checksum], mirrors: [URL] = []) {
+        package init(
+            number: Int, url: URL, output: String?, checksums: [Checksum], mirrors: [URL] = [],
+            directory: String? = nil, headers: [Header] = []
+        ) {
             self.number = number
             self.url = url
             self.output = output
             self.checksums = checksums
             self.mirrors = mirrors
+            self.directory = directory
+            self.headers = headers
         }
     }
 
@@ -55,6 +70,13 @@ package enum BatchFile {
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             func failure(_ problem: String) -> UsageError {
                 UsageError(message: "error: \(name):\(number): \(problem)")
+            }
+            if trimmed.startIndex != content.startIndex, !isURL(String(trimmed)) {
+                guard !result.isEmpty else {
+                    throw failure("an option line ('\(trimmed)') with no URL line before it")
+                }
+                try apply(option: String(trimmed), to: &result[result.count - 1], failure: failure)
+                continue
             }
             guard let fields = fields(of: trimmed) else { throw failure("unclosed quote") }
             let urlText = fields[0]
@@ -93,6 +115,48 @@ package enum BatchFile {
                 Line(number: number, url: url, output: output, checksums: checksums, mirrors: mirrors))
         }
         return result
+    }
+
+    /// aria2's connection options, read and left to fastpull.
+    static let chosenHere: Set<String> = ["split", "max-connection-per-server", "min-split-size", "continue"]
+
+    /// Applies the aria2 option `text` (`KEY=VALUE`, indented under its URL line) to `line`.
+    static func apply(
+        option text: String, to line: inout Line, failure: (String) -> UsageError
+    ) throws(UsageError) {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw failure(
+                "expected KEY=VALUE under the URL line (out=, dir=, header=, checksum=), got '\(text)'")
+        }
+        let key = text[..<equals].trimmingSpaces()
+        let value = text[text.index(after: equals)...].trimmingSpaces()
+        switch key {
+        case "out":
+            guard !value.isEmpty else { throw failure("empty out=") }
+            guard line.output == nil else { throw failure("a second output path (out=\(value))") }
+            line.output = value
+        case "dir":
+            guard !value.isEmpty else { throw failure("empty dir=") }
+            line.directory = value
+        case "header":
+            do {
+                line.headers.append(try CommandOptions.header(value))
+            } catch {
+                throw failure("header=: " + error.message.dropFirst("error: --header: ".count))
+            }
+        case "checksum":
+            do {
+                line.checksums.append(try Checksum(parsing: value))
+            } catch {
+                throw failure("checksum=: \(error.message)")
+            }
+        case _ where chosenHere.contains(key):
+            break
+        default:
+            throw failure(
+                "aria2's option '\(key)' is not supported in a list (out=, dir=, header=, checksum= are; split=, max-connection-per-server=, min-split-size= and continue= are left to fastpull)"
+            )
+        }
     }
 
     /// The lines of `text`, split at LF and CRLF (one `Character` in Swift, so splitting at `"\n"`

@@ -52,14 +52,32 @@ package struct CommandOptions: Sendable {
     package var mirrors: [URL] = []
     /// `--metalink` values, paths or http(s) URLs, read before the downloads start.
     package var metalinks: [String] = []
+    /// `--cookie-jar`: where the run's cookies are written when it ends.
+    package var cookieJarFile: String?
+    /// `-D`: where response heads are written (`-` for standard output).
+    package var dumpHeader: String?
+    /// `-v`: print each exchange, retries and connection changes.
+    package var verbose = false
+    /// `--log`: the file messages are also written to.
+    package var logFile: String?
+    /// `-w`: what is printed after each file.
+    package var writeOut: WriteOut?
+    /// `--on-download-complete`: a command run for each file saved.
+    package var onComplete: String?
+    /// `--on-download-error`: a command run for each file that failed.
+    package var onError: String?
 
     /// Validates parsed arguments.
     ///
     /// - Throws: ``UsageError`` naming the option and the value at fault.
     package init(_ parsed: ParsedArguments) throws(UsageError) {
         var urls: [URL] = []
-        for text in parsed.positionals {
-            urls.append(try Self.url(from: text))
+        let globs = !parsed.has("globoff")
+        for argument in parsed.positionals {
+            // `model-[00001-00005]-of-00005.safetensors`, `{a,b}`: a batch, as curl expands it.
+            for text in globs ? try URLGlob.expand(argument) : [argument] {
+                urls.append(try Self.url(from: text))
+            }
         }
         self.urls = urls
         inputFile = parsed.last("input-file")
@@ -105,7 +123,6 @@ package struct CommandOptions: Sendable {
             )
         }
         dryRun = parsed.has("dry-run")
-
         if let path = parsed.last("output") {
             guard !path.isEmpty else { throw UsageError(option: "output", "expected a path", got: path) }
             // `-o -` is standard output, as curl and wget have it.
@@ -124,7 +141,8 @@ package struct CommandOptions: Sendable {
         }
 
         var configuration = Configuration()
-        configuration.diagnostics.verbose = parsed.has("verbose")
+        verbose = parsed.has("verbose")
+        configuration.diagnostics.verbose = verbose
         if let text = parsed.last("connections") {
             if text == "auto" {
                 configuration.connections.count = .automatic
@@ -235,6 +253,14 @@ package struct CommandOptions: Sendable {
             throw UsageError(message: "error: -4 and -6 cannot be used together")
         }
         configuration.request.addressFamily = parsed.has("ipv4") ? .ipv4 : parsed.has("ipv6") ? .ipv6 : .any
+        if let name = parsed.last("interface") {
+            // An address of the system's or an interface's: what is not either is a typing error.
+            guard Self.isIPLiteral(name) || if_nametoindex(name) != 0 else {
+                throw UsageError(
+                    option: "interface", "expected an IP address or a network interface", got: name)
+            }
+            configuration.request.localAddress = name
+        }
         for text in parsed.all("resolve") {
             configuration.request.pinnedAddresses.append(try Self.addressPin(text))
         }
@@ -269,6 +295,18 @@ package struct CommandOptions: Sendable {
             configuration.tls.caFile = path
         }
         configuration.tls.insecure = parsed.has("insecure")
+        for option in ["cert", "key"] {
+            guard let path = parsed.last(option) else { continue }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError(message: "error: --\(option): cannot read '\(path)'")
+            }
+        }
+        configuration.tls.certificateFile = parsed.last("cert")
+        configuration.tls.keyFile = parsed.last("key")
+        if parsed.has("key") && !parsed.has("cert") {
+            throw UsageError(
+                message: "error: --key: is the key of a --cert client certificate, but there is none")
+        }
         if parsed.has("restart") && parsed.has("no-restart") {
             throw UsageError(message: "error: --restart and --no-restart cannot be used together")
         }
@@ -285,6 +323,8 @@ package struct CommandOptions: Sendable {
         configuration.sources.usesLinkedMirrors = !parsed.has("no-linked-mirrors")
         configuration.sources.followsMetalink = !parsed.has("no-follow-metalink")
         self.configuration = configuration
+        try readScriptingOptions(parsed)
+        try readCookieOptions(parsed)
 
         if inputFile == nil, metalinks.isEmpty {
             try checkSingleFileOptions(count: urls.count)
@@ -370,12 +410,18 @@ package struct CommandOptions: Sendable {
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
-            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil
+            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil,
+            directory: String? = nil, headers: [Header] = []
         ) throws(UsageError) {
             let (clean, embedded) = Self.splitCredentials(url)
             var settings =
                 metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
             settings.sources.mirrors += mirrors
+            settings.request.headers += headers
+            // A list line's own folder (aria2's dir=), from the working folder, instead of --dir.
+            let folder =
+                directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? folder
+            let standardFolder = directory == nil ? standardFolder : folder.standardizedFileURL
             if let listLine, !checksums.isEmpty, settings.integrity.describedChecksums == nil {
                 // A list line's checksum is reported as the line's (`sha256 from input file
                 // list.txt line 3`), not as the user's --checksum.
@@ -409,7 +455,8 @@ package struct CommandOptions: Sendable {
         for line in lines {
             try add(
                 line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
-                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)")
+                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)",
+                directory: line.directory, headers: line.headers)
         }
         for entry in metalinks {
             guard let first = entry.file.urls.first else { continue }
@@ -539,88 +586,5 @@ package struct CommandOptions: Sendable {
         components.user = nil
         components.password = nil
         return (components.url ?? url, Credentials(user: user, password: password))
-    }
-
-    /// `Name: value` as `-H` takes it.
-    static func header(_ text: String) throws(UsageError) -> Header {
-        guard let colon = text.firstIndex(of: ":") else {
-            throw UsageError(option: "header", "expected 'Name: value'", got: text)
-        }
-        let name = String(text[..<colon])
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~".utf8)
-        guard !name.isEmpty,
-            name.utf8.allSatisfy({ byte in
-                let lower = byte | 0x20
-                return (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                    || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z"))
-                    || tokenCharacters.contains(byte)
-            })
-        else {
-            throw UsageError(option: "header", "expected a field name of letters, digits and -", got: text)
-        }
-        let value = text[text.index(after: colon)...].trimmingSpaces()
-        guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
-            throw UsageError(option: "header", "a value cannot hold line breaks", got: text)
-        }
-        return Header(name: name, value: value)
-    }
-
-    /// Checks a `--proxy` value: `http://host:port`, or `host:port` (taken as http).
-    static func proxyURL(_ text: String) throws(UsageError) -> URL {
-        if ProxySetting.isSOCKS(text) {
-            do {
-                try ProxySetting.check(text, source: "--proxy")
-            } catch {
-                throw UsageError(message: "error: \(error.message)")
-            }
-        }
-        let full = text.contains("://") ? text : "http://" + text
-        guard let url = URL(string: full), url.scheme?.lowercased() == "http", let host = url.host(),
-            !host.isEmpty
-        else {
-            throw UsageError(
-                option: "proxy", "expected an http:// proxy URL like http://proxy:3128", got: text)
-        }
-        return url
-    }
-
-    private static func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws(UsageError)
-        -> Int
-    {
-        guard let value = Int(text), range.contains(value) else {
-            throw UsageError(
-                option: option, "expected a number from \(range.lowerBound) to \(range.upperBound)", got: text
-            )
-        }
-        return value
-    }
-
-    /// `HOST:PORT:ADDRESS[,ADDRESS…]` (`--resolve`, as curl spells it; an IPv6 address may be in
-    /// brackets).
-    static func addressPin(_ text: String) throws(UsageError) -> Configuration.AddressPin {
-        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
-            throw UsageError(option: "resolve", "expected HOST:PORT:ADDRESS[,ADDRESS]", got: text)
-        }
-        let addresses = parts[2].split(separator: ",").map {
-            $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : String($0)
-        }
-        guard !addresses.isEmpty, addresses.allSatisfy(Self.isIPLiteral) else {
-            throw UsageError(option: "resolve", "expected IP addresses after HOST:PORT:", got: text)
-        }
-        return Configuration.AddressPin(host: String(parts[0]), port: port, addresses: addresses)
-    }
-
-    /// Whether `text` is an IPv4 or IPv6 address.
-    private static func isIPLiteral(_ text: String) -> Bool {
-        var buffer = in6_addr()
-        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
-    }
-
-    private static func seconds(_ text: String, option: String) throws(UsageError) -> Duration {
-        guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
-            throw UsageError(option: option, "expected a number of seconds above 0", got: text)
-        }
-        return .milliseconds(Int64(value * 1000))
     }
 }

@@ -4,9 +4,10 @@
 /// default), `-x URL` (`--proxy`; aria2's `-x N`: `--max-connections`), `-s N` (aria2's split:
 /// `--max-connections`), `-P DIR`/`--output-dir DIR` (`--dir`), `--retry N` (`--retries`),
 /// `-N`/`--timestamping` (wget: fetch only what changed — what a fastpull rerun does), wget's `-nc`
-/// (`--no-clobber`), aria2's `--auto-file-renaming` (`--auto-rename`). A spelling that means
-/// something else here is refused with fastpull's: aria2's `-k SIZE` (`--min-segment`; `-k` is
-/// curl's `--insecure`).
+/// (`--no-clobber`), wget's `--bind-address` (`--interface`), wget's and aria2's `--load-cookies`
+/// and `--save-cookies` (`--cookie`, `--cookie-jar`), aria2's `--auto-file-renaming`
+/// (`--auto-rename`). A spelling that means something else here is refused with fastpull's: aria2's
+/// `-k SIZE` (`--min-segment`; `-k` is curl's `--insecure`).
 package enum OptionAliases {
     /// One spelling, and what it becomes (nothing, when fastpull does it anyway).
     package struct Alias: Sendable {
@@ -44,6 +45,9 @@ package enum OptionAliases {
             spelling: "-k SIZE", tool: "aria2c",
             fastpull: "refused: --min-segment SIZE (-k is curl's --insecure)"),
         Alias(spelling: "-nc", tool: "wget", fastpull: "--no-clobber"),
+        Alias(spelling: "--bind-address ADDRESS", tool: "wget", fastpull: "--interface ADDRESS"),
+        Alias(spelling: "--load-cookies FILE", tool: "wget, aria2c", fastpull: "--cookie FILE"),
+        Alias(spelling: "--save-cookies FILE", tool: "wget, aria2c", fastpull: "--cookie-jar FILE"),
         Alias(spelling: "--auto-file-renaming=true", tool: "aria2c", fastpull: "--auto-rename"),
     ]
 
@@ -96,6 +100,14 @@ package enum OptionAliases {
                 )
             case "-nc":
                 result.append("--no-clobber")
+            case "--bind-address":
+                result.append("--interface")
+            case "--load-cookies":
+                result.append("--cookie")
+            case "--save-cookies":
+                result.append("--cookie-jar")
+            case _ where argument.hasPrefix("--bind-address="):
+                result.append("--interface=" + argument.dropFirst("--bind-address=".count))
             case "--auto-file-renaming=true", "--auto-file-renaming":
                 result.append("--auto-rename")
             case _ where isCurlCluster(argument):

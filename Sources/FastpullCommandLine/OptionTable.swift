@@ -94,6 +94,11 @@ package enum OptionTable {
             "remote-time", short: "R", .flag, group: .output,
             help: "Give the file the server's Last-Modified time, as wget does (curl and aria2: -R)."),
         OptionSpec(
+            "range", short: "r", .value(placeholder: "START-END"), group: .output,
+            help: "Save only these bytes of the file (counted from 0, END included): START-END, START- "
+                + "(to the end) or -N (the last N), as curl's -r; fetched in segments and resumed like "
+                + "any file."),
+        OptionSpec(
             "dry-run", .flag, group: .output,
             help: "Probe and print the plan (size, validators, ranges, digests, segments); fetch nothing."),
 
@@ -183,8 +188,21 @@ package enum OptionTable {
             "netrc-file", .value(placeholder: "FILE"), group: .http,
             help: "Read credentials from FILE instead of ~/.netrc."),
         OptionSpec(
+            "cookie", short: "b", .value(placeholder: "FILE|NAME=VALUE"), group: .http, repeatable: true,
+            help: "Send the cookies of this Netscape cookie file where they belong, or NAME=VALUE to the "
+                + "URL's host (curl's -b; wget's and aria2's load-cookies). Repeatable."),
+        OptionSpec(
+            "cookie-jar", .value(placeholder: "FILE"), group: .http,
+            help: "Write the run's cookies to FILE (Netscape format) when it ends (curl's -c, which is "
+                + "--continue here)."),
+        OptionSpec(
+            "no-cookies", .flag, group: .http,
+            help: "Keep no cookie a server sets (by default a run sends them back where they belong, as "
+                + "wget does)."),
+        OptionSpec(
             "proxy", .value(placeholder: "URL"), group: .http,
-            help: "Use this HTTP proxy ('' for none). Default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY."),
+            help: "Use this proxy: http://, socks5h:// (it resolves names) or socks5:// ('' for none). "
+                + "Default: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY."),
         OptionSpec(
             "noproxy", .value(placeholder: "LIST"), group: .http,
             help: "Comma-separated hosts or .domains reached directly, '*' for all."),
@@ -198,8 +216,20 @@ package enum OptionTable {
                 + "the name resolves to: one edge or cache node. The URL, Host and TLS name stay the "
                 + "host's. Repeatable."),
         OptionSpec(
+            "interface", .value(placeholder: "NAME|ADDRESS"), group: .http,
+            help: "Connect from this IP address, or from the address of this network interface (eth0), "
+                + "as curl's --interface does (wget's spelling is read too)."),
+        OptionSpec(
             "cacert", .value(placeholder: "FILE"), group: .http,
             help: "Also trust the certificate authorities in this PEM file."),
+        OptionSpec(
+            "cert", short: "E", .value(placeholder: "FILE"), group: .http,
+            help: "Present this client certificate (PEM; its key may follow in the same file) to a "
+                + "server that asks for one (curl's --cert)."),
+        OptionSpec(
+            "key", .value(placeholder: "FILE"), group: .http,
+            help:
+                "The client certificate's private key (PEM, unencrypted), when it is not in the --cert file."),
         OptionSpec(
             "insecure", short: "k", .flag, group: .http,
             help: "Do not verify TLS certificates (unsafe; for testing)."),
@@ -218,6 +248,10 @@ package enum OptionTable {
             "verify", .flag, group: .integrity,
             help: "Re-hash a file already saved against its record instead of trusting its size and time "
                 + "(a changed one fails, or is fetched again with --force); implies --sha256."),
+        OptionSpec(
+            "max-filesize", .value(placeholder: "SIZE"), group: .integrity,
+            help: "Refuse a file larger than SIZE (e.g. 500M, 2GiB) before fetching it, when the server "
+                + "tells its size; one that does not tell fails when it ends larger (exit 6)."),
         OptionSpec(
             "keep-partial", .flag, group: .integrity,
             help: "After a checksum mismatch, keep the bytes in OUTPUT.part (never resumed)."),
@@ -252,6 +286,10 @@ package enum OptionTable {
                 "Also fetch every line of FILE ('-' for stdin): URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; # comments."
         ),
         OptionSpec(
+            "globoff", short: "g", .flag, group: .batch,
+            help: "Take [ ] and { } in URLs as they are; by default a URL's [00001-00005], [a-z], "
+                + "[0-100:10] and {a,b} expand it into a batch, as curl's do."),
+        OptionSpec(
             "parallel-files", short: "j", .value(placeholder: "N"), group: .batch,
             help: "Fetch up to N files at once, 1-64 (default: 4)."),
         OptionSpec(
@@ -260,16 +298,45 @@ package enum OptionTable {
                 "Connections to one host (name and port) across all files, 1-256 (default: \(Configuration.Defaults.maximumConnectionsPerHost))."
         ),
 
+        OptionSpec(
+            "on-download-complete", .value(placeholder: "CMD"), group: .batch,
+            help: "Run CMD for each file saved (or found complete) as it ends, with aria2's arguments "
+                + "(ID, 1, PATH) and FASTPULL_PATH, FASTPULL_URL, FASTPULL_STATUS, FASTPULL_SIZE, … "
+                + "set; one word runs as a program, anything else through /bin/sh."),
+        OptionSpec(
+            "on-download-error", .value(placeholder: "CMD"), group: .batch,
+            help: "Run CMD for each file that fails (not one stopped), as --on-download-complete, with "
+                + "FASTPULL_EXIT_CODE and FASTPULL_ERROR set."),
+
         // Display
         OptionSpec(
             "json", .flag, group: .display,
             help: "Print newline-delimited JSON events on stdout (see the README for the fields)."),
+        OptionSpec(
+            "write-out", short: "w", .value(placeholder: "FORMAT"), group: .display,
+            help: "After each file, print FORMAT on stdout with curl's %{http_code}, %{size_download}, "
+                + "%{url_effective}, %{filename_effective}, %{time_total}, %{speed_download}, … and \\n; "
+                + "@FILE reads it from FILE."),
+        OptionSpec(
+            "dump-header", short: "D", .value(placeholder: "FILE"), group: .display,
+            help: "Write every response head (each redirect's and each segment's, secrets redacted as -v "
+                + "shows them) to FILE as it arrives; - for stdout (curl's -D)."),
+        OptionSpec(
+            "log", short: "l", .value(placeholder: "FILE"), group: .display,
+            help: "Also append every message printed (warnings, errors, each file's outcome, -v's "
+                + "heads) to FILE, each with its UTC time (aria2's -l)."),
         OptionSpec("quiet", short: "q", .flag, group: .display, help: "Print nothing but errors."),
         OptionSpec(
             "verbose", short: "v", .flag, group: .display,
             help:
                 "Show each request and response head (credentials and signatures redacted), retries and connection changes."
         ),
+        OptionSpec(
+            "config", short: "K", .value(placeholder: "FILE"), group: .display,
+            help: "Read options from FILE instead of ~/.config/fastpull/config (one a line: NAME = VALUE; "
+                + "curl's -K); the command line's win."),
+        OptionSpec(
+            "no-config", .flag, group: .display, help: "Read no configuration file."),
         OptionSpec("help", short: "h", .flag, group: .display, help: "Show this help."),
         OptionSpec(
             "completions", .value(placeholder: "SHELL"), group: .display,

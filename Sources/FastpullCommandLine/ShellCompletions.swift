@@ -18,7 +18,8 @@ package enum ShellCompletions {
 
     /// Options whose value is a file or folder path (the shell completes paths for them).
     private static let pathOptions: Set<String> = [
-        "output", "dir", "input-file", "cacert", "netrc-file", "checksum-file", "trace",
+        "output", "dir", "input-file", "cacert", "netrc-file", "checksum-file", "trace", "log", "cert", "key",
+        "cookie-jar",
     ]
 
     private static var names: [String] {

@@ -84,6 +84,10 @@ struct Behaviour: Sendable, Equatable {
     /// a download would (a backend behind a balancer without them, Apache's rule for a file modified
     /// within the last minute).
     var wholeFrom: Int64?
+    /// `set-cookie=VALUE`: a redirect (`/redirect-to`) carries `Set-Cookie: VALUE`.
+    var setCookie: String?
+    /// `cookie=NAME=VALUE`: a resource is answered 403 unless the request's `Cookie` holds that pair.
+    var needsCookie: String?
 
     init() {}
 
@@ -161,6 +165,11 @@ struct Behaviour: Sendable, Equatable {
             case "content-type": contentType = value
             default: disposition = value
             }
+        case "set-cookie", "cookie":
+            guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw invalid(name, value)
+            }
+            if name == "cookie" { needsCookie = value } else { setCookie = value }
         case "url":
             guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 throw invalid(name, value)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One accepted connection, served on its own thread with blocking I/O: read a request head, answer it,
 /// repeat while the connection is kept alive.
 final class Connection {
@@ -47,7 +51,13 @@ final class Connection {
             {
                 return
             }
-            guard let secure = tls.accept(socket: socket) else { return }
+            guard let secure = tls.accept(socket: socket) else {
+                // A lingering close, as servers do: the client reads the alert that says why (a
+                // client certificate required) before the connection goes, instead of a reset.
+                shutdown(socket, Int32(SHUT_WR))
+                core.holdOpen(socket: socket)
+                return
+            }
             stream = secure
         } else {
             stream = PlainStream(socket: socket)

@@ -71,6 +71,10 @@ public final class FixtureServer: Sendable {
         /// Called with one line per request (from connection threads) when set; the server logs nothing
         /// otherwise.
         public var requestLog: (@Sendable (String) -> Void)? = nil
+        /// Makes an HTTPS server require a client certificate issued by the certificate authorities
+        /// in this PEM file (`FixturePaths.certificatesDirectory + "/ca.pem"` issued `client.pem`): a
+        /// handshake without one, or with another, fails. Nil (the default) asks for none.
+        public var clientCertificateAuthority: String? = nil
         /// Milliseconds an HTTPS server waits before it answers a new connection's handshake: the
         /// client's connection setup then takes as long as on a network with that round trip.
         public var handshakeDelayMilliseconds = 0
@@ -94,7 +98,8 @@ public final class FixtureServer: Sendable {
             let directory = FixturePaths.certificatesDirectory
             let stem = configuration.certificate.fileStem
             tls = try TLSServerContext(
-                certificateFile: "\(directory)/\(stem).pem", keyFile: "\(directory)/\(stem).key")
+                certificateFile: "\(directory)/\(stem).pem", keyFile: "\(directory)/\(stem).key",
+                clientCertificateAuthority: configuration.clientCertificateAuthority)
         } else {
             tls = nil
         }

@@ -72,7 +72,9 @@ struct Router {
             return redirect(to: request.target, code: behaviour.redirectCode)
         case "redirect-to" where path == "/redirect-to":
             guard let url = behaviour.redirectURL else { return .text(400, "redirect-to needs url=\n") }
-            return redirect(to: url, code: behaviour.redirectCode)
+            var answer = redirect(to: url, code: behaviour.redirectCode)
+            if let cookie = behaviour.setCookie { answer.headers.append((name: "Set-Cookie", value: cookie)) }
+            return answer
         default:
             return .text(404, "not found: \(path)\n")
         }
@@ -115,6 +117,12 @@ struct Router {
     ) -> Response {
         let key = request.target
         let isHead = request.method == "HEAD"
+        if let needed = behaviour.needsCookie {
+            let sent = (request.header("Cookie") ?? "").split(separator: ";").map {
+                String($0.drop { $0 == " " || $0 == "\t" })
+            }
+            guard sent.contains(needed) else { return .text(403, "403 Forbidden: no cookie \(needed)\n") }
+        }
         if let status = behaviour.status, !behaviour.statusOnlyForRanges || request.header("Range") != nil,
             core.take(.status, key: key, limit: behaviour.statuses)
         {

@@ -16,8 +16,11 @@ import COpenSSL
 final class TLSServerContext: @unchecked Sendable {
     private let context: OpaquePointer
 
-    /// Loads `certificateFile` (PEM, leaf first; a chain may follow) and `keyFile` (PEM).
-    init(certificateFile: String, keyFile: String) throws(FixtureServerError) {
+    /// Loads `certificateFile` (PEM, leaf first; a chain may follow) and `keyFile` (PEM); with
+    /// `clientCertificateAuthority`, requires each client to present a certificate it issued.
+    init(certificateFile: String, keyFile: String, clientCertificateAuthority: String? = nil)
+        throws(FixtureServerError)
+    {
         // SSL_write on a socket whose peer has gone raises SIGPIPE (OpenSSL writes with write(2), which
         // has no MSG_NOSIGNAL). A test server must survive clients that hang up, so ignore it.
         signal(SIGPIPE, SIG_IGN)
@@ -34,6 +37,13 @@ final class TLSServerContext: @unchecked Sendable {
             SSL_CTX_check_private_key(context) == 1
         else {
             throw .tls("cannot load private key \(keyFile): \(Self.errorQueueText())")
+        }
+        if let authority = clientCertificateAuthority {
+            guard SSL_CTX_load_verify_locations(context, authority, nil) == 1 else {
+                throw .tls(
+                    "cannot load client certificate authorities \(authority): \(Self.errorQueueText())")
+            }
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
     }
 

@@ -28,15 +28,22 @@ package final class ConnectionPool: Sendable {
     package let onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)?
     /// Counts this pool's connections while they are open, by host (the client's).
     package let census: ConnectionCensus?
+    /// The part of the file the download fetches (`--range`), nil for all of it: requests ask for
+    /// bytes inside it and answers are told in its terms (``ByteWindow``).
+    package let window: ByteWindow?
+    /// The run's cookies, when it keeps any: sent where they belong, and set by every answer.
+    package let cookies: CookieStore?
 
     /// A pool with `shared` as its cache when that cache's connections are alike (same TLS options and
     /// timeouts) and no rate limit paces this pool's; with a cache of its own otherwise.
     package init(
         tlsOptions: TLSOptions, timeouts: Timeouts, settings: RequestSettings = .standard,
         proxies: ProxyRules = .direct, limiter: RateLimiter? = nil, shared: ConnectionCache? = nil,
-        census: ConnectionCensus? = nil, addressing: Addressing = .standard,
-        onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
+        census: ConnectionCensus? = nil, addressing: Addressing = .standard, window: ByteWindow? = nil,
+        cookies: CookieStore? = nil, onExchange: (@Sendable (RequestHead, ResponseHead) -> Void)? = nil
     ) {
+        self.window = window
+        self.cookies = cookies
         self.addressing = addressing
         self.census = census
         self.onExchange = onExchange
@@ -69,9 +76,33 @@ package final class ConnectionPool: Sendable {
         ifRange: String? = nil,
         extraHeaders: [(name: String, value: String)] = []
     ) -> RequestHead {
-        Requests.make(
-            method, url, origin: origin, range: range, ifRange: ifRange, extraHeaders: extraHeaders,
+        var request = Requests.make(
+            method, url, origin: origin, range: range, ifRange: ifRange,
+            extraHeaders: window == nil ? extraHeaders : extraHeaders.filter { $0.name != "Range" },
             settings: settings, route: route(to: origin))
+        if let window, method == "GET" {
+            request.headers.remove(name: "Range")
+            request.headers.add(name: "Range", value: window.rangeValue(for: range))
+        }
+        // A Cookie field the user gave for this origin wins over the jar's.
+        if let cookies, !request.headers.contains(name: "Cookie"), let value = cookies.header(for: url) {
+            request.headers.add(name: "Cookie", value: value)
+        }
+        return request
+    }
+
+    /// `head`, the answer to a `method` request, in the terms of the download's ``window`` (as it
+    /// came without one). Throws, closing `connection`, for an answer that is not bytes of the window.
+    package func translated(_ head: ResponseHead, method: String, on connection: HTTPConnection) throws
+        -> ResponseHead
+    {
+        guard let window else { return head }
+        do {
+            return try window.translate(head, method: method)
+        } catch {
+            connection.close()
+            throw error
+        }
     }
 
     /// Sends `request` (built for `origin`) and reads the answer's head, on an idle connection to
@@ -106,6 +137,15 @@ package final class ConnectionPool: Sendable {
                 try connection.send(request)
                 let head = try connection.readHead()
                 onExchange?(request, head)
+                if let cookies {
+                    let target =
+                        request.target.hasPrefix("/") ? origin.description + request.target : request.target
+                    if let url = URL(string: target) {
+                        for value in head.headers.values(for: "Set-Cookie") {
+                            cookies.store(setCookie: value, from: url)
+                        }
+                    }
+                }
                 if head.status == 407, case .forward(let proxy) = route(to: origin) {
                     // The proxy, not the origin, wants credentials.
                     connection.discardBody(of: head, method: request.method)
@@ -115,7 +155,7 @@ package final class ConnectionPool: Sendable {
                             "Proxy Authentication Required (the proxy \(proxy) wants credentials: give them in the proxy URL, http://USER:PASSWORD@\(proxy.authority))",
                         retryAfter: nil)
                 }
-                return (connection, head)
+                return (connection, try translated(head, method: request.method, on: connection))
             } catch {
                 slot.detach()
                 giveBack(connection)
@@ -184,6 +224,9 @@ package final class ConnectionPool: Sendable {
             } catch {
                 throw NetError.proxy("\(proxy)", error)
             }
+        case .socks(let proxy):
+            transport = try SOCKS5.open(
+                to: origin, through: proxy, tls: context, timeouts: timeouts, addressing: addressing)
         case .tunnel(let proxy):
             do {
                 transport = try ProxyTunnel.open(

@@ -2,25 +2,45 @@ import FastpullNet
 import FoundationEssentials
 import Glibc
 
-/// An HTTP proxy: where to connect, and the credentials its URL carries.
+/// A proxy: which kind, where to connect, and the credentials its URL carries.
 ///
-/// Only `http://` proxies are supported (the connection to the proxy is plain TCP); `https://` origins
-/// are reached through a `CONNECT` tunnel, so TLS still runs end to end with the origin.
+/// An `http://` proxy is reached over plain TCP; `https://` origins go through a `CONNECT` tunnel, so
+/// TLS still runs end to end with the origin. A SOCKS5 proxy (`socks5://`, `socks5h://`, RFC 1928)
+/// opens a TCP tunnel to the origin for either scheme (``SOCKS5``).
 package struct Proxy: Sendable, Hashable, CustomStringConvertible {
+    /// What the proxy speaks.
+    package enum Kind: String, Sendable, Hashable {
+        /// HTTP: absolute-form requests, `CONNECT` tunnels.
+        case http
+        /// SOCKS5, given the origin's address as this side resolves it.
+        case socks5
+        /// SOCKS5, given the origin's name for the proxy to resolve.
+        case socks5h
+    }
+
     /// The proxy's host name or IP literal (IPv6 without brackets).
     package var host: String
     package var port: Int
-    /// `Basic …` from the user information of the proxy URL, sent as `Proxy-Authorization` to the proxy
-    /// only. Never part of ``description``.
+    /// `Basic …` from the user information of an `http://` proxy URL, sent as `Proxy-Authorization` to
+    /// the proxy only. Never part of ``description``.
     package var authorization: String?
+    /// What it speaks.
+    package var kind: Kind = .http
+    /// The user name and password of a SOCKS5 proxy URL (RFC 1929). Never part of ``description``.
+    package var socksCredentials: SOCKS5.Credentials?
 
     /// The port of a proxy URL that names none (curl's default).
     package static let defaultPort = 1080
 
-    package init(host: String, port: Int, authorization: String? = nil) {
+    package init(
+        host: String, port: Int, authorization: String? = nil, kind: Kind = .http,
+        socksCredentials: SOCKS5.Credentials? = nil
+    ) {
         self.host = host
         self.port = port
         self.authorization = authorization
+        self.kind = kind
+        self.socksCredentials = socksCredentials
     }
 
     /// Parses `[http://][user[:password]@]host[:port][/]` (curl's syntax: no scheme means `http://`, no
@@ -32,21 +52,22 @@ package struct Proxy: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> ProxyError {
             ProxyError(message: "invalid proxy '\(shown)' in \(source): \(why)")
         }
-        if let scheme = Proxy.socksScheme(of: trimmed) {
+        if let scheme = Proxy.socksScheme(of: trimmed), !scheme.hasPrefix("socks5") {
             // A variable's name is all letters and underscores; other sources are options or settings.
             let variable = source.allSatisfy {
                 $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
             }
             throw ProxyError(
                 message:
-                    "\(source): '\(shown)' is a SOCKS proxy (\(scheme)://), and SOCKS is not supported; "
-                    + "use an http:// proxy instead\(variable ? ", or unset \(source)" : "")")
+                    "\(source): '\(shown)' is a SOCKS4 proxy (\(scheme)://), and only SOCKS5 is supported; "
+                    + "use socks5h:// or an http:// proxy instead\(variable ? ", or unset \(source)" : "")")
         }
         let full = trimmed.contains("://") ? trimmed : "http://" + trimmed
         guard let components = URLComponents(string: full) else { throw invalid("not a URL") }
         let scheme = components.scheme?.lowercased() ?? ""
-        guard scheme == "http" else {
-            throw invalid("unsupported scheme '\(scheme)'; only http:// proxies are supported")
+        guard let kind = Kind(rawValue: scheme) else {
+            throw invalid(
+                "unsupported scheme '\(scheme)'; http://, socks5:// and socks5h:// proxies are supported")
         }
         var host = components.host ?? ""
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -59,10 +80,18 @@ package struct Proxy: Sendable, Hashable, CustomStringConvertible {
         }
         self.host = host
         self.port = components.port ?? Proxy.defaultPort
-        if let user = components.user {
-            self.authorization = Requests.basicAuthorization(user: user, password: components.password ?? "")
+        self.kind = kind
+        self.authorization = nil
+        self.socksCredentials = nil
+        guard let user = components.user else { return }
+        let password = components.password ?? ""
+        if kind == .http {
+            self.authorization = Requests.basicAuthorization(user: user, password: password)
         } else {
-            self.authorization = nil
+            guard user.utf8.count <= 255, password.utf8.count <= 255, !user.isEmpty else {
+                throw invalid("a SOCKS5 user name and password are 1 to 255 bytes")
+            }
+            self.socksCredentials = SOCKS5.Credentials(user: user, password: password)
         }
     }
 
@@ -77,8 +106,8 @@ package struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// `host:port`, IPv6 literals in brackets.
     package var authority: String { NetError.hostAndPort(host, port) }
 
-    /// `http://host:port`, without credentials: safe for messages and traces.
-    package var description: String { "http://\(authority)" }
+    /// `http://host:port` (or `socks5h://…`), without credentials: safe for messages and traces.
+    package var description: String { "\(kind.rawValue)://\(authority)" }
 
     /// `text` with everything between the scheme and the last `@` (the user information, even one
     /// holding an unencoded `/`) replaced by `***`, for messages.
@@ -99,12 +128,14 @@ package enum ProxyRoute: Sendable, Hashable {
     /// An `https://` origin through a `CONNECT` tunnel; inside it, TLS and origin-form requests as if
     /// direct.
     case tunnel(Proxy)
+    /// Either scheme through a SOCKS5 tunnel (``SOCKS5``); inside it, requests (and TLS) as if direct.
+    case socks(Proxy)
 
     /// The proxy in between, if any.
     package var proxy: Proxy? {
         switch self {
         case .direct: return nil
-        case .forward(let proxy), .tunnel(let proxy): return proxy
+        case .forward(let proxy), .tunnel(let proxy), .socks(let proxy): return proxy
         }
     }
 }
@@ -166,12 +197,13 @@ package struct ProxyRules: Sendable, Hashable {
     package func route(to origin: Origin) -> ProxyRoute {
         guard let proxy = origin.secure ? https : http, !bypass.matches(host: origin.host, port: origin.port)
         else { return .direct }
+        guard proxy.kind == .http else { return .socks(proxy) }
         return origin.secure ? .tunnel(proxy) : .forward(proxy)
     }
 }
 
-/// A proxy setting that is not a usable `http://` proxy; the message names where it came from and
-/// never its user information.
+/// A proxy setting that is not a usable proxy; the message names where it came from and never its
+/// user information.
 package struct ProxyError: Error, Sendable {
     package var message: String
 }

@@ -50,8 +50,9 @@ package enum Requests {
         switch route {
         case .direct:
             break
-        case .tunnel:
-            // The proxy's credentials went in the CONNECT request; the origin has no use for them.
+        case .tunnel, .socks:
+            // The proxy's credentials went in the CONNECT request (or the SOCKS5 handshake); the
+            // origin has no use for them.
             headers.remove(name: "Proxy-Authorization")
         case .forward(let proxy):
             target = origin.description + target

@@ -23,6 +23,12 @@ package enum TransferError: Error, Sendable {
     case tooManyRedirects(Int)
     /// A redirect without a usable `Location`.
     case badRedirect(status: Int, location: String?)
+    /// A success other than 206 to a request for part of the file (``ByteWindow``, as `START-END`):
+    /// the server ignores ranges, or sent the whole file because it changed.
+    case rangeIgnored(String, status: Int)
+    /// A part of the file (``ByteWindow``, as `START-END`) that starts past its end (its size, when
+    /// the answer told it).
+    case rangeOutsideFile(String, size: Int64?)
 }
 
 extension TransferError {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Opens connections: resolve, TCP connect (each address in turn), then optionally TLS.
 package enum Connector {
     /// Resolves `host` (IPv4 and IPv6; `[::1]` style literals arrive without brackets), tries each
@@ -12,7 +14,8 @@ package enum Connector {
         host: String, port: Int, tls: TLSContext?, timeouts: Timeouts, addressing: Addressing = .standard
     ) throws(NetError) -> any Transport {
         let addresses = try Resolver.resolve(host: host, port: port, addressing: addressing)
-        let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
+        let socket = try connectSocket(
+            to: addresses, host: host, port: port, timeout: timeouts.connect, from: addressing.local)
         do {
             guard let tls else {
                 try socket.setIdleTimeout(timeouts.idle)
@@ -36,7 +39,8 @@ package enum Connector {
         host: String, port: Int, timeouts: Timeouts, addressing: Addressing = .standard
     ) throws(NetError) -> Socket {
         let addresses = try Resolver.resolve(host: host, port: port, addressing: addressing)
-        let socket = try connectSocket(to: addresses, host: host, port: port, timeout: timeouts.connect)
+        let socket = try connectSocket(
+            to: addresses, host: host, port: port, timeout: timeouts.connect, from: addressing.local)
         do {
             try socket.setIdleTimeout(timeouts.connect)
         } catch {
@@ -60,14 +64,28 @@ package enum Connector {
     }
 
     /// Connects to the first of `addresses` that accepts within `timeout`, in order; throws the error of
-    /// the last attempt. `host` and `port` name the peer in errors.
+    /// the last attempt. `host` and `port` name the peer in errors. With `local` (an IP address or a
+    /// network interface, ``LocalAddress``), each connection is made from its address of the peer's
+    /// family; an address of a family it has none of is skipped.
     package static func connectSocket(
-        to addresses: [SocketAddress], host: String, port: Int, timeout: Duration
+        to addresses: [SocketAddress], host: String, port: Int, timeout: Duration, from local: String? = nil
     ) throws(NetError) -> Socket {
         var lastError = NetError.connect(host: host, port: port, message: "no address to connect to")
+        let sources = try local.map { (name) throws(NetError) in try LocalAddress.addresses(for: name) }
         for address in addresses {
+            var source: SocketAddress?
+            if let local, let sources {
+                source = sources.first { $0.family == address.family }
+                guard source != nil else {
+                    let family = address.family == AF_INET6 ? "IPv6" : "IPv4"
+                    lastError = .localAddress(
+                        "cannot connect from \(local) to \(NetError.hostAndPort(host, port)): it has no \(family) address"
+                    )
+                    continue
+                }
+            }
             do {
-                return try Socket.connect(to: address, host: host, port: port, timeout: timeout)
+                return try Socket.connect(to: address, host: host, port: port, timeout: timeout, from: source)
             } catch {
                 lastError = error
             }

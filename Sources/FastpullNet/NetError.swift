@@ -28,6 +28,16 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     case system(call: String, errno: Int32)
     /// The proxy (named) could not be reached: the error is the connection's to it.
     indirect case proxy(String, NetError)
+    /// The local address connections are to come from (`--interface`) cannot be used: no such
+    /// address or interface, none of the peer's family, or the system refused to bind to it. The
+    /// payload is a complete sentence; asking again will not change it.
+    case localAddress(String)
+    /// The client certificate (`--cert`) or its key (`--key`) could not be loaded, or they do not
+    /// match; the payload is a complete sentence.
+    case clientCertificate(String)
+    /// A SOCKS5 proxy speaks no SOCKS5, wants credentials it was not given, or refused them; the
+    /// payload is a complete sentence.
+    case socks(String)
 
     package var description: String {
         switch self {
@@ -49,6 +59,8 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(call) failed: \(NetError.errnoText(errno))"
         case .proxy(let proxy, let error):
             return "could not reach the proxy \(proxy): \(error)"
+        case .localAddress(let sentence), .clientCertificate(let sentence), .socks(let sentence):
+            return sentence
         }
     }
 
@@ -74,7 +86,10 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Whether nothing listens at the peer's port (the connection was refused).
     package var isRefused: Bool {
-        if case .connect(_, _, let message) = self { return message == NetError.errnoText(ECONNREFUSED) }
+        if case .connect(_, _, let message) = self {
+            // Through a SOCKS5 proxy: its reply 5 is the origin's refusal.
+            return message == NetError.errnoText(ECONNREFUSED) || message.hasSuffix(SOCKS5Refusal.suffix)
+        }
         // A proxy nobody listens on is refused like an origin (it was retried with the whole budget:
         // 6.5 s per file, where a refused origin takes 0.2).
         if case .proxy(_, let error) = self { return error.isRefused }
@@ -103,4 +118,10 @@ package enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     package static func errnoText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
+}
+
+/// How a SOCKS5 proxy's "connection refused" reply ends the message of the
+/// ``NetError/connect(host:port:message:)`` it becomes, so that it counts as refused.
+package enum SOCKS5Refusal {
+    package static let suffix = ": connection refused"
 }

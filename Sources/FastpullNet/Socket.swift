@@ -36,11 +36,13 @@ package final class Socket: Transport {
         if fd >= 0 { SystemCall.close(fd) }
     }
 
-    /// Opens a TCP connection to `address` within `timeout` (a non-blocking connect and `poll`), then
-    /// switches the socket to blocking mode and sets `TCP_NODELAY`. `host` and `port` name the peer in
+    /// Opens a TCP connection to `address` within `timeout` (a non-blocking connect and `poll`), from
+    /// `source` when given (bound first, port 0), then switches the socket to blocking mode and sets
+    /// `TCP_NODELAY`. `host` and `port` name the peer in
     /// errors: `.connect` for a refused or unreachable address, `.timeout("connect")`.
     package static func connect(
-        to address: SocketAddress, host: String, port: Int, timeout: Duration
+        to address: SocketAddress, host: String, port: Int, timeout: Duration,
+        from source: SocketAddress? = nil
     ) throws(NetError) -> Socket {
         let fd: Int32
         do {
@@ -52,6 +54,18 @@ package final class Socket: Transport {
         let socket = Socket(fd: fd, peer: NetError.hostAndPort(host, port))
         func refused(_ code: Int32) -> NetError {
             .connect(host: host, port: port, message: NetError.errnoText(code))
+        }
+        if let source {
+            // Bound before it connects: the connection comes from this address (`--interface`).
+            do {
+                try source.withSockAddr { (pointer, length) throws(SystemCallError) in
+                    try SystemCall.bind(fd, to: pointer, length: length)
+                }
+            } catch {
+                throw .localAddress(
+                    "cannot connect from \(source.numericHost) to \(NetError.hostAndPort(host, port)): \(NetError.errnoText(error.errno))"
+                )
+            }
         }
         do {
             try address.withSockAddr { (pointer, length) throws(SystemCallError) in

@@ -29,6 +29,15 @@ package enum SystemCall {
         }
     }
 
+    /// `bind(2)`.
+    package static func bind(
+        _ fd: Int32, to address: UnsafePointer<sockaddr>, length: socklen_t
+    ) throws(SystemCallError) {
+        guard Glibc.bind(fd, address, length) == 0 else {
+            throw SystemCallError(call: "bind", errno: errno)
+        }
+    }
+
     /// `poll(2)` on one descriptor; returns the reported events, or 0 when `timeout` passed first.
     /// `EINTR` restarts the wait with the time that is left.
     package static func poll(_ fd: Int32, events: Int16, timeout: Duration) throws(SystemCallError) -> Int16 {

@@ -1,8 +1,8 @@
 import COpenSSL
 
 /// TLS client state shared by all connections of one download: one `SSL_CTX` holding the trust store
-/// (the system store, plus ``TLSOptions/caFile``), TLS 1.2 as the minimum version and the verification
-/// mode.
+/// (the system store, plus ``TLSOptions/caFile``), TLS 1.2 as the minimum version, the verification
+/// mode, and the client certificate and key, when given.
 package final class TLSContext: Sendable {
     /// The `SSL_CTX`. Safe to share: it is fully configured in `init` and never changed afterwards, and
     /// OpenSSL 3 allows `SSL_new` from one `SSL_CTX` on many threads at once. Freed in `deinit`.
@@ -14,7 +14,8 @@ package final class TLSContext: Sendable {
     /// The options this context was made with.
     package let options: TLSOptions
 
-    /// Creates the context; fails with `.tlsVerification` if `options.caFile` cannot be loaded.
+    /// Creates the context; fails with `.tlsVerification` if `options.caFile` cannot be loaded, with
+    /// `.clientCertificate` if the client certificate or its key cannot be, or do not match.
     package init(options: TLSOptions) throws(NetError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw .tlsHandshake("could not create a TLS context: \(TLSContext.takeErrorText())")
@@ -38,6 +39,25 @@ package final class TLSContext: Sendable {
                 SSL_CTX_free(context)
                 BIO_meth_free(method)
                 throw .tlsVerification("could not load CA certificates from \(caFile): \(reason)")
+            }
+        }
+        if let certificate = options.certificateFile {
+            let key = options.keyFile ?? certificate
+            var problem: String?
+            if SSL_CTX_use_certificate_chain_file(context, certificate) != 1 {
+                problem =
+                    "could not load the client certificate \(certificate): \(TLSContext.takeErrorText())"
+            } else if SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) != 1
+                || SSL_CTX_check_private_key(context) != 1
+            {
+                // OpenSSL finds a key of another certificate as it loads it ("key values mismatch").
+                problem =
+                    "could not use the key \(key) with the client certificate \(certificate): \(TLSContext.takeErrorText())"
+            }
+            if let problem {
+                SSL_CTX_free(context)
+                BIO_meth_free(method)
+                throw .clientCertificate(problem)
             }
         }
         ERR_clear_error()

@@ -257,6 +257,12 @@ package final class TLSTransport: Transport {
         return .tlsHandshake("TLS handshake with \(peer) failed: \(TLSContext.takeErrorText())")
     }
 
+    /// The alerts of a server that wants a client certificate, or refuses the one it got.
+    private static let certificateAlerts: Set<Int32> = [
+        SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED, SSL_R_SSLV3_ALERT_BAD_CERTIFICATE,
+        SSL_R_TLSV1_ALERT_UNKNOWN_CA, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN,
+    ]
+
     /// Classifies a failed `SSL_read_ex`/`SSL_write_ex`.
     private func failure(
         _ ssl: OpaquePointer, result: Int32, link: Link, during operation: String
@@ -271,6 +277,13 @@ package final class TLSTransport: Transport {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return .timeout(operation)
         case SSL_ERROR_SSL:
+            // A server that wants a client certificate (TLS 1.3 tells it after the handshake, at the
+            // first read) will not change its mind when asked again.
+            if Self.certificateAlerts.contains(ERR_GET_REASON(ERR_peek_error())) {
+                return .clientCertificate(
+                    "\(peer) refused the connection: \(TLSContext.takeErrorText()) (a client certificate it accepts is needed: --cert)"
+                )
+            }
             return .reset("TLS error from \(peer) during \(operation): \(TLSContext.takeErrorText())")
         default:
             return .reset("connection to \(peer) lost during \(operation)")

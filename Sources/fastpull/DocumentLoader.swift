@@ -32,8 +32,8 @@ enum DocumentLoader {
             // Only the connection settings: header fields and credentials are the download's, for
             // its own origin.
             var settings = Configuration()
-            settings.tls.caFile = configuration.tls.caFile
-            settings.tls.insecure = configuration.tls.insecure
+            settings.tls = configuration.tls
+            settings.request.localAddress = configuration.request.localAddress
             settings.retries.limit = configuration.retries.limit
             settings.timeouts.connect = configuration.timeouts.connect
             settings.timeouts.idle = configuration.timeouts.idle

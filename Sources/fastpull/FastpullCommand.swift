@@ -30,7 +30,12 @@ struct FastpullCommand {
         let lines: [BatchFile.Line]
         let netrc: Netrc?
         do {
-            let parsed = try ArgumentParser.parse(try OptionAliases.rewrite(arguments))
+            let configured = try ConfigFile.merged(
+                try OptionAliases.rewrite(arguments), environment: environment,
+                read: { path in
+                    FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
+                })
+            let parsed = try ArgumentParser.parse(configured)
             if parsed.has("help") {
                 print(HelpText.text(width: Terminal.columns(of: STDOUT_FILENO) ?? HelpText.defaultWidth))
                 exit(0)

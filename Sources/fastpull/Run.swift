@@ -18,7 +18,31 @@ struct Run {
         let interruption = Interruption()
         let signals = SignalWatcher { interruption.interrupt() }
         defer { signals.stop() }
-        let console = Console()
+        var log: Int32?
+        if let path = options.logFile {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                Console().note("error: --log: cannot open '\(path)': \(String(cString: strerror(errno)))")
+                return FastpullError.Code.localIO.rawValue
+            }
+            log = descriptor
+        }
+        defer { if let log { close(log) } }
+        let dump: Int32?
+        if let path = options.dumpHeader {
+            let descriptor =
+                path == "-" ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                Console().note(
+                    "error: --dump-header: cannot open '\(path)': \(String(cString: strerror(errno)))")
+                return FastpullError.Code.localIO.rawValue
+            }
+            dump = descriptor
+        } else {
+            dump = nil
+        }
+        defer { if let dump, dump != STDOUT_FILENO { close(dump) } }
+        let console = Console(log: log)
         if let directory = options.directory {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -48,7 +72,9 @@ struct Run {
         }
         // Quiet, without `--json` or `--verbose`, nothing is told while the batch runs: no event is
         // kept, and no task wakes for each.
-        let listens = !options.quiet || options.json || options.configuration.diagnostics.verbose
+        let hooks = DownloadHooks(complete: options.onComplete, error: options.onError)
+        let listens =
+            !options.quiet || options.json || options.configuration.diagnostics.verbose || !hooks.isEmpty
         // One limit for every file of the run: the client they all download through holds it.
         if let rate = options.totalRate { FastpullClient.shared.maximumBytesPerSecond = rate }
         let batch = Batch(
@@ -64,7 +90,7 @@ struct Run {
         let board = Board(batch: batch)
         let single = jobs.count == 1
         let quiet = options.quiet
-        let verbose = options.configuration.diagnostics.verbose
+        let verbose = options.verbose
         let json =
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
@@ -73,11 +99,27 @@ struct Run {
         // A batch says each file's outcome when it happens, on a terminal and in a pipe alike; the
         // end then gives only what was not said yet, and the tally.
         let told = Mutex<Set<Int>>([])
+        let hookRuns = HookRuns()
         let listener = Task {
             guard let events else { return }
             for await tagged in events {
                 let index = tagged.index
+                if case .exchange(let exchange) = tagged.event.detail {
+                    if let dump {
+                        StandardStream.write(
+                            exchange.response.joined(separator: "\r\n") + "\r\n\r\n", to: dump)
+                    }
+                    // Reported for -D alone: not --json's to tell.
+                    if !verbose { continue }
+                }
                 json?.write(tagged.event, index: index, url: items[index].url)
+                if !hooks.isEmpty,
+                    let call = hooks.call(
+                        for: tagged.event, index: index, count: items.count, url: items[index].url,
+                        plannedPath: Self.plannedPath(of: index, in: batch))
+                {
+                    hookRuns.start(call, console: console)
+                }
                 switch tagged.event.detail {
                 case .finished(let finished):
                     board.finish(index, bytes: finished.size, failed: false)
@@ -134,11 +176,12 @@ struct Run {
         _ = await view?.value
         console.clear()
         await listener.value
+        await hookRuns.wait()
 
         // The deadline stopped the run only if it stopped a file (it may pass just after the last
         // one ended).
         let expired = interruption.expired && outcomes.contains { $0.error?.code == .interrupted }
-        let code = ExitStatus.code(
+        var code = ExitStatus.code(
             outcomes, interrupted: interruption.happened && (expired || !interruption.expired),
             expired: expired)
         let said = told.withLock { $0 }
@@ -162,8 +205,20 @@ struct Run {
                     single ? Summary.failureLine(error) : Summary.outcome(outcome, count: outcomes.count))
             }
         }
+        if let writeOut = options.writeOut {
+            let ranged = options.configuration.request.byteRange != nil
+            for outcome in outcomes.sorted(by: { $0.index < $1.index }) {
+                let planned = Self.plannedPath(of: outcome.index, in: batch)
+                StandardStream.write(
+                    writeOut.render(.init(outcome, ranged: ranged, plannedPath: planned)), to: STDOUT_FILENO)
+            }
+        }
         if json?.wasClosed == true {
             console.note("stopped because standard output was closed; run the same command to resume")
+        }
+        if let problem = options.saveCookies() {
+            console.note(problem)
+            if code == 0 { code = FastpullError.Code.localIO.rawValue }
         }
         if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code, expired: expired)) }
         let failed = outcomes.filter { $0.error != nil }.count
@@ -210,5 +265,17 @@ final class Interruption: Sendable {
             return state.happened
         }
         if happened { task.cancel() }
+    }
+}
+
+extension Run {
+    /// Where the file at `index` goes: its download's destination once it has one, else the output
+    /// path it was given (nil for a name the server was to give).
+    static func plannedPath(of index: Int, in batch: Batch) -> String? {
+        if let destination = batch.download(at: index)?.destination {
+            return destination.path(percentEncoded: false)
+        }
+        guard case .file(let file) = batch.items[index].destination else { return nil }
+        return file.path(percentEncoded: false)
     }
 }

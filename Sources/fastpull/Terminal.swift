@@ -64,6 +64,13 @@ final class Console: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `--log`: the file every note is also written to, with its UTC time.
+    private let log: Int32?
+
+    /// A console on stderr; with `log`, an open file descriptor, each note goes there too.
+    init(log: Int32? = nil) {
+        self.log = log
+    }
 
     /// Prints `fastpull: text` on a line of its own, its control characters escaped: the names and
     /// messages in it may come from a server or a document.
@@ -74,7 +81,18 @@ final class Console: Sendable {
             state.drawn = 0
             output += "fastpull: \(text)\n"
             Self.write(output, state: &state)
+            if let log { StandardStream.write("\(Self.utcNow()) \(text)\n", to: log) }
         }
+    }
+
+    /// The time now as `2026-12-05T10:03:42Z`.
+    static func utcNow() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     /// Replaces the live block with `lines`; each must be narrower than the window.

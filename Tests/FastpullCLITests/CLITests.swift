@@ -74,12 +74,13 @@ struct CLITests {
         #expect(contents("p.bin")?.count == 4096)
     }
 
-    /// A SOCKS proxy in any proxy variable is refused before anything is fetched, naming the variable,
-    /// with the usage exit code; also with `--noproxy`, where the command line reads the variables
-    /// itself. Before, `ALL_PROXY=socks5://…` was passed over and the download went direct (exit 0).
+    /// A SOCKS4 proxy in any proxy variable is refused before anything is fetched, naming the
+    /// variable, with the usage exit code; also with `--noproxy`, where the command line reads the
+    /// variables itself. Before, `ALL_PROXY=socks5://…` was passed over and the download went direct
+    /// (exit 0); SOCKS5 is spoken now (`SOCKSCLITests`).
     @Test(arguments: [
-        ("http_proxy", "socks4"), ("HTTP_PROXY", "socks4a"), ("https_proxy", "socks5"),
-        ("HTTPS_PROXY", "socks5h"), ("all_proxy", "socks5h"), ("ALL_PROXY", "socks5"),
+        ("http_proxy", "socks4"), ("HTTP_PROXY", "socks4a"), ("https_proxy", "socks"),
+        ("HTTPS_PROXY", "socks4"), ("all_proxy", "socks4a"), ("ALL_PROXY", "socks"),
     ])
     func aSOCKSProxyInAnyVariableIsRefused(variable: String, scheme: String) async throws {
         let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
@@ -93,8 +94,9 @@ struct CLITests {
             #expect(result.status == 2, "\(extra) \(result.stderr)")
             #expect(
                 result.stderr.contains(
-                    "error: \(variable): '\(scheme)://***@127.0.0.1:1080' is a SOCKS proxy (\(scheme)://), "
-                        + "and SOCKS is not supported; use an http:// proxy instead, or unset \(variable)"),
+                    "error: \(variable): '\(scheme)://***@127.0.0.1:1080' is a SOCKS4 proxy (\(scheme)://), "
+                        + "and only SOCKS5 is supported; use socks5h:// or an http:// proxy instead, or unset \(variable)"
+                ),
                 "\(extra) \(result.stderr)")
             #expect(!result.stderr.contains("S3cretPW"), "\(result.stderr)")
         }
@@ -103,19 +105,19 @@ struct CLITests {
     }
 
     /// The documents fastpull reads for itself (`--checksum-file`, `--metalink`) go through the proxy
-    /// the download would take, so a SOCKS one refuses them before any connection: they went direct
+    /// the download would take, so a SOCKS4 one refuses them before any connection: they went direct
     /// (around the proxy the user set) and only the download itself was refused.
     @Test(arguments: ["--checksum-file", "--metalink"])
     func aDocumentIsFetchedThroughTheDownloadsProxyOrNotAtAll(option: String) async throws {
         let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
         var environment = Dictionary(uniqueKeysWithValues: names.map { ($0, "") })
-        environment["ALL_PROXY"] = "socks5h://127.0.0.1:1080"
+        environment["ALL_PROXY"] = "socks4a://127.0.0.1:1080"
         let document = server.url("/gen/4096?seed=3").absoluteString
         let url = server.url("/gen/4096").absoluteString
         let result = try await CLIRunner.run(
             [option, document, url, "-o", "doc.bin"], in: folder, environment: environment)
         #expect(result.status == 2, "\(result.stderr)")
-        #expect(result.stderr.contains("is a SOCKS proxy (socks5h://)"), "\(result.stderr)")
+        #expect(result.stderr.contains("is a SOCKS4 proxy (socks4a://)"), "\(result.stderr)")
         #expect(server.stats.requests == 0)
         #expect(contents("doc.bin") == nil)
     }

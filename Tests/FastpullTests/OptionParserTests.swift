@@ -184,11 +184,11 @@ struct OptionParserTests {
         (["-u", "bob", "http://h/x"], "error: --user: expected USER:PASSWORD, got 'bob'"),
         (
             ["--proxy", "ftp://p:21", "http://h/x"],
-            "error: --proxy: expected an http:// proxy URL like http://proxy:3128, got 'ftp://p:21'"
+            "error: --proxy: expected a proxy URL like http://proxy:3128 or socks5h://proxy:1080, got 'ftp://p:21'"
         ),
         (
-            ["--proxy", "socks5h://u:pw@p:1080", "http://h/x"],
-            "error: --proxy: 'socks5h://***@p:1080' is a SOCKS proxy (socks5h://), and SOCKS is not supported; use an http:// proxy instead"
+            ["--proxy", "socks4://u:pw@p:1080", "http://h/x"],
+            "error: --proxy: 'socks4://***@p:1080' is a SOCKS4 proxy (socks4://), and only SOCKS5 is supported; use socks5h:// or an http:// proxy instead"
         ),
         (["--checksum", "sha256=xyz", "http://h/x"], "--checksum"),
         (
@@ -231,11 +231,11 @@ struct OptionParserTests {
             jobs[0].item.configuration?.request.proxy == .url("http://all.test:3", bypass: ["local.test"]))
         #expect {
             try parsed.jobs(
-                lines: [], netrc: nil, environment: ["all_proxy": "socks5://u:pw@p.test:1080"],
+                lines: [], netrc: nil, environment: ["all_proxy": "socks4a://u:pw@p.test:1080"],
                 workingDirectory: "/work")
         } throws: { error in
             (error as? UsageError)?.message
-                == "error: all_proxy: 'socks5://***@p.test:1080' is a SOCKS proxy (socks5://), and SOCKS is not supported; use an http:// proxy instead, or unset all_proxy"
+                == "error: all_proxy: 'socks4a://***@p.test:1080' is a SOCKS4 proxy (socks4a://), and only SOCKS5 is supported; use socks5h:// or an http:// proxy instead, or unset all_proxy"
         }
     }
 

@@ -91,7 +91,7 @@ struct ProxySettingTests {
     }
 
     @Test(arguments: [
-        "socks5://u:secret@p.test:1080", "https://p.test", "http://", "http://p.test/path",
+        "socks4://u:secret@p.test:1080", "https://p.test", "http://", "http://p.test/path",
         "http://u:secret@p.test:99999",
     ])
     func rejectsUnusableProxyURLsWithoutShowingThePassword(text: String) {
@@ -145,21 +145,21 @@ struct ProxySettingTests {
         #expect(mixed.http?.host == "all.test")
         #expect(mixed.https?.host == "s.test")
         #expect {
-            try ProxyRules(.environment, environment: ["ALL_PROXY": "socks5h://p.test:1080"])
+            try ProxyRules(.environment, environment: ["ALL_PROXY": "socks4://p.test:1080"])
         } throws: { error in
-            (error as? FastpullError)?.message.contains("ALL_PROXY: 'socks5h://p.test:1080' is a SOCKS proxy")
+            (error as? FastpullError)?.message.contains("ALL_PROXY: 'socks4://p.test:1080' is a SOCKS4 proxy")
                 == true
         }
     }
 
-    /// A SOCKS proxy (every SOCKS scheme, any case) in whichever variable names a scheme's proxy is a
-    /// usage error that names the variable and says SOCKS is not supported, never showing the
-    /// password; a SOCKS `ALL_PROXY` that both schemes' own variables outrank is not in use and
-    /// stays out of the way.
+    /// A SOCKS4 proxy (every SOCKS4 scheme, any case; curl's `socks://` is SOCKS4) in whichever
+    /// variable names a scheme's proxy is a usage error that names the variable and says only SOCKS5
+    /// is supported, never showing the password; a SOCKS `ALL_PROXY` that both schemes' own variables
+    /// outrank is not in use and stays out of the way.
     @Test(arguments: [
         ("http_proxy", "socks4://p.test:1080"), ("HTTP_PROXY", "socks4a://p.test:1080"),
-        ("https_proxy", "socks5://u:secret@p.test:1080"), ("HTTPS_PROXY", "SOCKS5H://p.test:1080"),
-        ("all_proxy", "socks5h://p.test"), ("ALL_PROXY", "socks://p.test:1080"),
+        ("https_proxy", "socks4://u:secret@p.test:1080"), ("HTTPS_PROXY", "SOCKS4A://p.test:1080"),
+        ("all_proxy", "socks://p.test"), ("ALL_PROXY", "socks://p.test:1080"),
     ])
     func aSOCKSProxyInAnyVariableIsRefused(variable: String, value: String) {
         #expect {
@@ -167,9 +167,10 @@ struct ProxySettingTests {
         } throws: { error in
             guard let error = error as? FastpullError else { return false }
             return error.code == .usage && error.message.hasPrefix("\(variable): '")
-                && error.message.contains("is a SOCKS proxy")
+                && error.message.contains("is a SOCKS4 proxy")
                 && error.message.contains(
-                    "SOCKS is not supported; use an http:// proxy instead, or unset \(variable)")
+                    "only SOCKS5 is supported; use socks5h:// or an http:// proxy instead, or unset \(variable)"
+                )
                 && !error.message.contains("secret")
         }
     }
@@ -186,7 +187,7 @@ struct ProxySettingTests {
 
     @Test func anUnusableEnvironmentProxyNamesTheVariable() {
         #expect {
-            try ProxyRules(.environment, environment: ["https_proxy": "socks5h://p.test:1080"])
+            try ProxyRules(.environment, environment: ["https_proxy": "socks4://p.test:1080"])
         } throws: { error in
             (error as? FastpullError)?.message.contains("https_proxy") == true
         }

@@ -183,7 +183,7 @@ public final class Batch: Sendable {
         downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
         connections = client.resources.connections(
-            tls: TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure),
+            tls: configuration.tls.options,
             timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
             addressing: configuration.request.addressing)
         if options.keepsEvents { _ = events }

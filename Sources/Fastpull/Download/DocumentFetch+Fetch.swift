@@ -28,6 +28,9 @@ extension DocumentFetch {
         settings.integrity.checksumFiles = []
         settings.integrity.pieceHashes = nil
         settings.integrity.expectedSize = nil
+        // The download's part (`--range`) and largest size are the file's, not its document's.
+        settings.request.byteRange = nil
+        settings.integrity.maximumSize = nil
         settings.integrity.describedChecksums = nil
         settings.resume.fromJournal = false
         settings.diagnostics.traceFile = nil

@@ -90,7 +90,17 @@ extension Configuration {
         /// the name resolves to (curl's `--resolve`): one edge of a CDN, a cache node, a host not in
         /// DNS. The URL, `Host` and TLS name stay the host's.
         public var pinnedAddresses: [AddressPin] = []
-        /// The HTTP proxy to use (default: none; the command line uses the environment).
+        /// The IP address, or the name of a network interface, connections are made from (curl's
+        /// `--interface`, wget's `--bind-address`; default nil: the system's choice). Each connection
+        /// is bound to that address, or to the interface's address of the peer's family, before it
+        /// connects. One that cannot be used (no such address or interface, none of the peer's
+        /// family, or one the system will not bind to) fails the download with
+        /// ``FastpullError/Code/network``, without retries.
+        public var localAddress: String? = nil
+        /// The cookies sent, and kept from `Set-Cookie` answers (default nil: none sent, none kept).
+        /// Downloads given the same jar share its cookies.
+        public var cookies: CookieJar? = nil
+        /// The proxy to use, HTTP or SOCKS5 (default: none; the command line uses the environment).
         /// `.environment` is read when the download starts.
         public var proxy: ProxySetting = .none
         /// How many redirects the probe follows before failing.
@@ -100,6 +110,14 @@ extension Configuration {
         /// the path. Even when allowed, `Authorization`, `Cookie`, `Proxy-Authorization` and the
         /// credentials are not sent after it (the scheme is part of the origin).
         public var allowsInsecureRedirects = false
+        /// Fetch only this part of the file (curl's `-r`; default nil: all of it). The saved file is
+        /// exactly those bytes, fetched in segments and resumed like any file. A server that answers
+        /// a request for them with the whole file (it ignores ranges) fails the download with
+        /// ``FastpullError/Code/httpStatus`` before a byte is written, as does a part that starts past
+        /// the file's end. Digests the server offers describe the whole file and are not used; a
+        /// checksum given is the part's. No origin record is kept on the file: it is not the URL's
+        /// file.
+        public var byteRange: ByteRange? = nil
 
         /// The defaults.
         public init() {}
@@ -111,6 +129,13 @@ extension Configuration {
         public var caFile: String? = nil
         /// Skips TLS certificate and hostname verification. Unsafe; for testing only.
         public var insecure = false
+        /// A PEM file of the client certificate (its chain may follow) presented to a server that asks
+        /// for one (curl's `--cert`; default nil: none). A certificate or key that cannot be loaded,
+        /// or a key that is not the certificate's, fails the download with ``FastpullError/Code/tls``.
+        public var certificateFile: String? = nil
+        /// The PEM file of ``certificateFile``'s private key, unencrypted (curl's `--key`); nil when
+        /// the key is in the certificate's file.
+        public var keyFile: String? = nil
 
         /// The defaults.
         public init() {}
@@ -132,6 +157,10 @@ extension Configuration {
         /// The size the file must have (a Metalink file's `<size>`): a source of another size is not
         /// used, and a URL asked for of another size fails the download.
         public var expectedSize: Int64? = nil
+        /// The largest file to accept (curl's `--max-filesize`; default nil: any). A file the server
+        /// says is larger fails with ``FastpullError/Code/integrity`` before a byte of it is fetched;
+        /// one whose size the server does not tell fails when it ends larger, and is not kept.
+        public var maximumSize: Int64? = nil
         /// Computes the file's SHA-256 as it downloads and reports it (``Report/sha256``), even when
         /// no checksum asks for it (default true). SHA-256 costs about 0.7 CPU-seconds per GiB, as
         /// much as TLS itself: where the CPU is the limit (a fast link, a small machine) it is time.

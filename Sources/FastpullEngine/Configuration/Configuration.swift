@@ -157,6 +157,13 @@ extension Configuration.Request {
             case .ipv4: .ipv4
             case .ipv6: .ipv6
             }
-        return Addressing(family: family, pinned: pinned)
+        return Addressing(family: family, pinned: pinned, local: localAddress)
+    }
+}
+
+extension Configuration.TLS {
+    /// The options as the network layer takes them.
+    package var options: TLSOptions {
+        TLSOptions(caFile: caFile, insecure: insecure, certificateFile: certificateFile, keyFile: keyFile)
     }
 }

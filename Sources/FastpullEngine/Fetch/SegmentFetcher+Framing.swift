@@ -25,7 +25,7 @@ extension SegmentFetcher {
         var head: ResponseHead?
         do {
             try slot.attach(connection)
-            head = try connection.readHead()
+            head = try pool.translated(try connection.readHead(), method: "GET", on: connection)
         } catch {
             head = nil
         }

@@ -47,6 +47,12 @@ package struct Failure: Sendable {
                         "\(error) (\(location)); the server may not speak TLS 1.2 or later, or this is not a TLS port"
                     ),
                     retryable: false)
+            case .clientCertificate:
+                self.init(error: FastpullError(.tls, "\(error) (\(location))"), retryable: false)
+            case .socks:
+                self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: false)
+            case .localAddress:
+                self.init(error: FastpullError(.network, "\(error) (\(location))"), retryable: false)
             case _ where error.isOutOfDescriptors:
                 let limit = DescriptorBudget.limit.map { " (the limit is \($0); see ulimit -n)" } ?? ""
                 self.init(
@@ -170,6 +176,18 @@ package struct Failure: Sendable {
         case .tooManyRedirects(let count):
             self.init(
                 error: FastpullError(.httpStatus, "more than \(count) redirects from \(location)"),
+                retryable: false)
+        case .rangeIgnored(let window, let status):
+            self.init(
+                error: FastpullError(
+                    .httpStatus,
+                    "\(location) answered \(status) with the whole file to a request for bytes \(window); a part of a file needs a server that serves ranges (nothing of that answer was written)"
+                ), retryable: false)
+        case .rangeOutsideFile(let window, let size):
+            let length = size.map { " (it has \($0) bytes)" } ?? ""
+            self.init(
+                error: FastpullError(
+                    .httpStatus, "bytes \(window) lie outside the file at \(location)\(length)"),
                 retryable: false)
         case .badRedirect(let status, let target):
             self.init(

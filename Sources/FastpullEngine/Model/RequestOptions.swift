@@ -26,13 +26,14 @@ public struct Credentials: Sendable, Hashable {
     }
 }
 
-/// Which HTTP proxy requests go through.
+/// Which proxy (HTTP or SOCKS5) requests go through.
 public enum ProxySetting: Sendable, Hashable {
     /// Connect directly.
     case none
     /// `HTTP_PROXY`/`http_proxy`, `HTTPS_PROXY`/`https_proxy` and `NO_PROXY`/`no_proxy`, as curl reads them.
     case environment
-    /// This proxy for every URL (an `http://` proxy; HTTPS goes through a `CONNECT` tunnel), except
-    /// hosts matching `bypass` (NO_PROXY syntax: host names, `.domain` suffixes, `*`).
+    /// This proxy for every URL (an `http://` proxy, HTTPS going through a `CONNECT` tunnel; or a
+    /// `socks5h://` proxy, which resolves the names, or `socks5://`, given addresses), except hosts
+    /// matching `bypass` (NO_PROXY syntax: host names, `.domain` suffixes, `*`).
     case url(String, bypass: [String] = [])
 }

@@ -21,7 +21,7 @@ extension Pipeline {
     func resumeOrCreate(remote: RemoteFile, size: Int64, adopting: Int64? = nil) throws -> Start {
         let bootID = JournalStore.currentBootID()
         var template = Journal(
-            url: download.url.absoluteString, finalURL: remote.finalURL.absoluteString, size: size,
+            url: journalURL, finalURL: remote.finalURL.absoluteString, size: size,
             etag: remote.etag, lastModified: remote.lastModified,
             checksums: configuration.integrity.checksums.map(\.description), bootID: bootID, segments: [])
 
@@ -67,6 +67,12 @@ extension Pipeline {
         }
     }
 
+    /// What the journal records as the download's URL: the URL, with the part of the file fetched
+    /// (`--range`), so that a journal of another part is not resumed.
+    var journalURL: String {
+        download.url.absoluteString + (configuration.request.byteRange.map { " bytes=\($0)" } ?? "")
+    }
+
     /// The segments a run would resume from the journal at the destination, read and changed nothing:
     /// for a plan. Nil when there is none, or it would not be resumed (another URL, another version
     /// of the file, a `.part` file of another size, `--restart`).
@@ -79,7 +85,7 @@ extension Pipeline {
         let durable = durableData.flatMap { try? Journal.decode($0) }
         let live = liveData.flatMap { try? Journal.decode($0) }
         guard let journal = Self.merge(durable: durable, live: live, bootID: bootID),
-            journal.url == download.url.absoluteString, journal.size == size,
+            journal.url == journalURL, journal.size == size,
             FileSystem.size(partPath) == journal.size
         else { return nil }
         if case .changed = journal.matches(remote) { return nil }
@@ -109,7 +115,7 @@ extension Pipeline {
             try discardProgress()
             return nil
         }
-        guard journal.url == download.url.absoluteString else {
+        guard journal.url == journalURL else {
             download.emit(
                 .warning(
                     "the journal \(store.durablePath) belongs to \(journal.url), not this URL; starting over")

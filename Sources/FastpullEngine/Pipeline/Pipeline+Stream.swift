@@ -78,10 +78,13 @@ extension Pipeline {
                 expectedSize: remote.size, expectations: expectations, file: file)
             if let file {
                 if let time = serverTime(remote) { file.setModificationTime(time) }
-                file.record(
-                    OriginRecord(
-                        url: download.url, remote: remote, size: result.size,
-                        sha256: Digest.hex(result.sha256)))
+                // A part of the file (`--range`) is not the URL's file: no record says it is.
+                if configuration.request.byteRange == nil {
+                    file.record(
+                        OriginRecord(
+                            url: download.url, remote: remote, size: result.size,
+                            sha256: Digest.hex(result.sha256)))
+                }
                 try file.sync()
                 try file.place(
                     at: outputPath,

@@ -122,6 +122,10 @@ extension Pipeline {
                 "\(name) has \(size) bytes but the server announced \(expectedSize); \(aftermath); run again to retry"
             )
         }
+        if let maximum = configuration.integrity.maximumSize, size > maximum {
+            throw FastpullError(
+                .integrity, "\(name) has \(size) bytes, more than the \(maximum) allowed; \(aftermath)")
+        }
         var digests = computed
         if let file {
             let onDisk = try file.size()

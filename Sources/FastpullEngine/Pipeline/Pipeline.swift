@@ -105,7 +105,7 @@ package struct Pipeline {
 
     /// The connections of this download: its TLS settings, timeouts, header fields, proxies and rate.
     func makePool() throws -> ConnectionPool {
-        let tls = TLSOptions(caFile: configuration.tls.caFile, insecure: configuration.tls.insecure)
+        let tls = configuration.tls.options
         let timeouts = Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle)
         let addressing = configuration.request.addressing
         return ConnectionPool(
@@ -117,7 +117,9 @@ package struct Pipeline {
                 configuration.connections.maximumBytesPerSecond, overall: download.resources.overallLimit),
             shared: download.sharedConnections
                 ?? download.resources.connections(tls: tls, timeouts: timeouts, addressing: addressing),
-            census: download.resources.census, addressing: addressing, onExchange: exchangeObserver)
+            census: download.resources.census, addressing: addressing,
+            window: configuration.request.byteRange?.window, cookies: configuration.request.cookies?.store,
+            onExchange: exchangeObserver)
     }
 
     /// With ``Configuration/Diagnostics/verbose``, what sends every request and response head as an event.
@@ -217,6 +219,13 @@ package struct Pipeline {
         if let document = configuration.document, let size = remote.size, size > document.limit {
             outcome.pendingBody?.connection.close()
             throw document.tooLarge(download.url, declared: size)
+        }
+        if let maximum = configuration.integrity.maximumSize, let size = remote.size, size > maximum {
+            outcome.pendingBody?.connection.close()
+            throw FastpullError(
+                .integrity,
+                "\(remote.finalURL.redactedForDisplay) is \(ByteFormat.size(size)) (\(size) bytes), more than the \(ByteFormat.size(maximum)) (\(maximum) bytes) allowed; nothing was downloaded"
+            )
         }
         // The probe's 206, unread: the first connection's answer.
         let opening = outcome.pendingBody.flatMap { OpeningAnswer(connection: $0.connection, head: $0.head) }
@@ -349,8 +358,11 @@ package struct Pipeline {
         }
         do {
             if let time = serverTime(remote) { start.file.setModificationTime(time) }
-            start.file.record(
-                OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
+            // A part of the file (`--range`) is not the URL's file: no record says it is.
+            if configuration.request.byteRange == nil {
+                start.file.record(
+                    OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
+            }
             try start.file.sync()
             try start.file.place(
                 at: outputPath,

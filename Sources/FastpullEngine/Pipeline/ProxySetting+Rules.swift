@@ -23,9 +23,9 @@ extension ProxyRules {
     /// - `all_proxy`, else `ALL_PROXY`, for either scheme without its own variable.
     ///
     /// Lower case wins when both are set; an empty variable counts as unset. Fails with a usage error
-    /// naming the variable when the proxy a scheme would use is not a usable `http://` URL, a SOCKS
-    /// one (`socks5h://…`, which Fastpull does not speak) included: a download never goes direct
-    /// because its proxy was not understood.
+    /// naming the variable when the proxy a scheme would use is not a usable `http://`, `socks5://`
+    /// or `socks5h://` URL, a SOCKS4 one included: a download never goes direct because its proxy
+    /// was not understood.
     init(_ setting: ProxySetting, environment: [String: String]) throws(FastpullError) {
         switch setting {
         case .none:
@@ -61,14 +61,14 @@ extension ProxySetting {
         ProxyRules.environmentProxy(secure: secure, environment: environment)
     }
 
-    /// Whether `text` names a SOCKS proxy (`socks4://`, `socks4a://`, `socks5://`, `socks5h://`), which
-    /// Fastpull does not speak.
+    /// Whether `text` names a SOCKS proxy (`socks4://`, `socks4a://`, `socks5://`, `socks5h://`; only
+    /// the SOCKS5 ones are spoken).
     package static func isSOCKS(_ text: String) -> Bool { Proxy.socksScheme(of: text) != nil }
 
-    /// Checks that `text` names a usable `http://` proxy.
+    /// Checks that `text` names a usable `http://`, `socks5://` or `socks5h://` proxy.
     ///
     /// - Throws: ``FastpullError/Code/usage``, naming `source` (a variable, an option) and never the
-    ///   user information, for any other, a SOCKS proxy included.
+    ///   user information, for any other, a SOCKS4 proxy included.
     package static func check(_ text: String, source: String) throws(FastpullError) {
         _ = try Proxy.parsing(text, source: source)
     }

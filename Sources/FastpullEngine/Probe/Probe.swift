@@ -43,7 +43,8 @@ package struct Probe {
         reached = url
         var redirects = 0
         var method = opensWithGet ? "GET" : "HEAD"
-        var digests = DigestLog()
+        // The digests a server offers are of the whole file, never of a part of it (`--range`).
+        var digests = DigestLog(ofPart: pool.window != nil)
         // What a successful HEAD said, for a GET that follows it: a body without a length (closed by
         // the server) still has to be as long as HEAD announced.
         var announced: RemoteFile?
@@ -229,6 +230,8 @@ package struct Probe {
         var duplicates: [URL] = []
         /// A Metalink document of the file (`Link: <…>; rel=describedby; type=application/metalink4+xml`).
         var metalink: URL? = nil
+        /// Whether the download fetches a part of the file: no digest of the whole file applies.
+        var ofPart = false
 
         /// Adds what `head`, the answer to a `method` request, says about the whole file.
         ///
@@ -246,6 +249,7 @@ package struct Probe {
                 duplicates.append(duplicate)
             }
             metalink = links.metalink(base: url) ?? metalink
+            guard !ofPart else { return }
             let full = method == "HEAD" || head.status != 206 || (wholeRange && Self.coversAll(head))
             let found = ServerDigests.expectations(from: head, isFullRepresentation: full)
             for expectation in found.trusted where !trusted.contains(expectation) {

@@ -16,6 +16,11 @@ public final class NginxServer: RealServer {
         public var key: String
         /// The network namespace nginx runs in (its ports are on that namespace's 127.0.0.1), or nil.
         public var namespace: NetworkNamespace?
+        /// A PEM file of certificate authorities: with it, the TLS port requires a client certificate
+        /// they issued (nginx's `ssl_verify_client on`; without one nginx answers 400).
+        public var clientCertificateAuthority: String? = nil
+        /// More directives for the `server` block (a `location` that sets a cookie, say).
+        public var serverLines: String = ""
 
         /// Options with the repository's test certificate for `localhost`/`127.0.0.1`.
         public init(
@@ -79,6 +84,8 @@ public final class NginxServer: RealServer {
                     ssl_protocols TLSv1.2 TLSv1.3;
                     root \(documentRoot);
                     \(authLines)
+                    \(options.clientCertificateAuthority.map { "ssl_client_certificate \($0);\n    ssl_verify_client on;" } ?? "")
+                    \(options.serverLines)
                 }
                 """
             }

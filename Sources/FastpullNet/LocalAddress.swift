@@ -1,0 +1,71 @@
+import Glibc
+
+/// The local address connections are made from (curl's `--interface`, wget's `--bind-address`): an
+/// IP address, or the name of a network interface, whose addresses are used.
+package enum LocalAddress {
+    /// The addresses `name` stands for, each with port 0: the address itself for an IP literal, else
+    /// every IPv4 and IPv6 address of the interface of that name (in the system's order).
+    ///
+    /// - Throws: ``NetError/localAddress(_:)`` naming `name` when there is no such address or
+    ///   interface, or the interface has no address.
+    package static func addresses(for name: String) throws(NetError) -> [SocketAddress] {
+        if let literal = literal(name) { return [literal] }
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { throw .system(call: "getifaddrs", errno: errno) }
+        defer { freeifaddrs(list) }
+        var found = false
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            defer { entry = current.pointee.ifa_next }
+            guard String(cString: current.pointee.ifa_name) == name else { continue }
+            found = true
+            guard let address = current.pointee.ifa_addr else { continue }
+            let family = Int32(address.pointee.sa_family)
+            guard family == AF_INET || family == AF_INET6 else { continue }
+            var storage = sockaddr_storage()
+            let length =
+                family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
+            withUnsafeMutableBytes(of: &storage) { target in
+                target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
+            }
+            addresses.append(SocketAddress(family: family, storage: storage, length: socklen_t(length)))
+        }
+        guard found else {
+            throw .localAddress(
+                "cannot connect from \(name): no network interface or IP address of that name")
+        }
+        guard !addresses.isEmpty else {
+            throw .localAddress("cannot connect from \(name): the network interface has no IP address")
+        }
+        return addresses
+    }
+
+    /// `text` as a socket address with port 0, when it is an IPv4 or IPv6 address.
+    private static func literal(_ text: String) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr = v4
+            withUnsafeMutableBytes(of: &storage) { target in
+                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
+            }
+            return SocketAddress(
+                family: AF_INET, storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_addr = v6
+            withUnsafeMutableBytes(of: &storage) { target in
+                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
+            }
+            return SocketAddress(
+                family: AF_INET6, storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        return nil
+    }
+}
