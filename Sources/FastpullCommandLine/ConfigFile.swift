@@ -41,7 +41,17 @@ package enum ConfigFile {
                 index += 1
             } else if argument.hasPrefix("--config=") {
                 explicit = String(argument.dropFirst("--config=".count))
-            } else if !argument.hasPrefix("--"), argument.count > 1, let value = clusterConfig(argument) {
+            } else if argument.hasPrefix("--") {
+                // Another long option's value is no option (`--min-segment 64K`, `-o -K`).
+                if !argument.contains("="),
+                    OptionTable.option(long: String(argument.dropFirst(2)))?.takesValue == true
+                {
+                    index += 1
+                }
+            } else if argument.hasPrefix("-"), argument.count > 1, takesNextAsValue(argument) {
+                // A cluster whose last letter takes a value (`-o FILE`, `-qo FILE`): FILE is none.
+                index += 1
+            } else if argument.hasPrefix("-"), argument.count > 1, let value = clusterConfig(argument) {
                 // `-K FILE`, `-KFILE`, or the end of a cluster of flags (`-qK FILE`).
                 if value.isEmpty {
                     guard index + 1 < arguments.count else {
@@ -66,6 +76,18 @@ package enum ConfigFile {
             return arguments
         }
         return try self.arguments(from: text, source: path) + arguments
+    }
+
+    /// Whether a cluster of short options ends with one that takes its value from the next argument
+    /// (`-o`, `-qo`; not `-ofile`, whose value is in it, nor `-K`, read above).
+    static func takesNextAsValue(_ argument: String) -> Bool {
+        var letters = Substring(argument.dropFirst())
+        while let letter = letters.first {
+            letters = letters.dropFirst()
+            guard letter != "K", let spec = OptionTable.option(short: letter) else { return false }
+            if spec.takesValue { return letters.isEmpty }
+        }
+        return false
     }
 
     /// What follows `K` in a cluster of short options (`-K`, `-KFILE`, `-qK`), when the letters before

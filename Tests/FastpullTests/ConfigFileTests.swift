@@ -52,6 +52,15 @@ struct ConfigFileTests {
         #expect(try merged(["-K/x.conf", "u"]) == ["--dir", "b", "-K/x.conf", "u"])
         // -o takes the rest of its cluster: no configuration file named there.
         #expect(try merged(["-oK", "u"]) == ["--dir", "a", "-oK", "u"])
+        // A value that ends in K, or looks like -K, belongs to the option before it: no configuration
+        // file is named there (`--min-segment 64K` read `K` and took the next argument as a file).
+        #expect(
+            try merged(["--min-segment", "64K", "-o", "x", "u"]) == [
+                "--dir", "a", "--min-segment", "64K", "-o", "x", "u",
+            ])
+        #expect(try merged(["-o", "-Kfoo", "u"]) == ["--dir", "a", "-o", "-Kfoo", "u"])
+        #expect(try merged(["--limit-rate", "8K/s", "u"]) == ["--dir", "a", "--limit-rate", "8K/s", "u"])
+        #expect(try merged(["u", "64K"]) == ["--dir", "a", "u", "64K"])
         #expect(try ConfigFile.merged(["u"], environment: [:], read: { files[$0] }) == ["u"])
         #expect(throws: UsageError(message: "error: --config: cannot read '/none'")) {
             try merged(["--config", "/none", "u"])
