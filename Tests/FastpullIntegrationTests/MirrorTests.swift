@@ -385,6 +385,33 @@ struct SourceSetTests {
         #expect(sources.bind(8).index == 0)
     }
 
+    /// A source that refuses even a lone connection, again and again, refuses this client: it is
+    /// dropped while another serves (each connection was sent back to it at once after every
+    /// refusal: 16,000 requests a second). A source that refused one connection too many takes one
+    /// more again after twice as many answers in full as it allowed.
+    @Test func refusalsLimitASourceForAWhileAndDropOneThatRefusesEveryone() {
+        let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])
+        #expect(sources.bind(0).index == 0)
+        #expect(sources.bind(1).index == 1)
+        for attempt in 1...SourceSet.loneRefusalsToDrop {
+            #expect(sources.refused(1, worker: 1))
+            #expect(sources.isLive(1) == (attempt < SourceSet.loneRefusalsToDrop), "attempt \(attempt)")
+            _ = sources.bindNow(1)
+        }
+        #expect(sources.snapshot[1].dropped == SourceSet.refusedEveryRequest)
+
+        let limited = SourceSet([Self.remote("a.test"), Self.remote("b.test")])
+        limited.allow([0: 4, 1: 0])
+        for worker in 0..<3 { #expect(limited.bind(worker).index == 0) }
+        #expect(limited.refused(0, worker: 2))
+        #expect(limited.snapshot[0].capacity == 2)
+        #expect(limited.isLive(0))
+        for _ in 0..<3 { limited.served(0, bytes: 1_000, seconds: 0.01, complete: true) }
+        #expect(limited.snapshot[0].capacity == 2)
+        limited.served(0, bytes: 1_000, seconds: 0.01, complete: true)
+        #expect(limited.snapshot[0].capacity == 3)
+    }
+
     /// A source is measured from its connections' bytes between two samples, before any answer ends.
     @Test func sourcesAreMeasuredFromTheirConnectionsBytes() {
         let sources = SourceSet([Self.remote("a.test"), Self.remote("b.test")])

@@ -44,6 +44,44 @@ struct FetchLoopTests {
         #expect(late.contains { if case .fail = $0 { true } else { false } }, "\(late)")
     }
 
+    /// Connections asked to leave keep their sockets until their windows end: they count against
+    /// the most the download may have open. Per source, a share moved from one source to another
+    /// retired some and started others at once (12 open under `--max-connections 10`).
+    @Test func leavingConnectionsCountAgainstTheCeiling() {
+        var loop = FetchLoop(
+            perSource: SourceCounts(ceiling: 8, settings: ConnectionController.Settings()),
+            measuring: ConnectionController(fixed: 8))
+        var readings: [Int: SourceCounts.Reading] = [
+            0: .init(live: true, bytes: 0, perConnection: [:]),
+            1: .init(live: true, bytes: 0, perConnection: [:]),
+        ]
+        func at(_ seconds: Double) -> FetchLoop.Situation {
+            var situation = situation(at: seconds, hasWork: true)
+            situation.sources = readings
+            return situation
+        }
+        let started = loop.start(at(0))
+        #expect(started.count { if case .spawn = $0 { true } else { false } } == 8, "\(started)")
+        readings[0]?.workers = [0, 2, 4, 6]
+        readings[1]?.workers = [1, 3, 5, 7]
+        // Source 1 stops serving: its four connections are asked to leave.
+        readings[1]?.live = false
+        let cut = loop.tick(at(0.1))
+        #expect(cut.count { if case .retire = $0 { true } else { false } } == 4, "\(cut)")
+        // It serves again at once, with a count of its own: the four leaving still hold their
+        // sockets, so none starts yet.
+        readings[1]?.live = true
+        let back = loop.tick(at(0.2))
+        #expect(loop.target == 8)
+        #expect(!back.contains { if case .spawn = $0 { true } else { false } }, "\(back)")
+        // As they end, others start.
+        _ = loop.ended(1, .retired, at(0.3))
+        _ = loop.ended(3, .retired, at(0.3))
+        readings[1]?.workers = [5, 7]
+        let later = loop.tick(at(0.4))
+        #expect(later.count { if case .spawn = $0 { true } else { false } } == 2, "\(later)")
+    }
+
     /// Connections left with nothing to do while one tail is worth hedging: a tick starts one
     /// connection for it, not as many as the count allows (the rest would start, find nothing and
     /// end, one after another). With waiting work, as many as the count allows.

@@ -5,26 +5,46 @@ import Testing
 /// Each source of a download counted on its own: how the ceiling is shared, which connections leave
 /// first, and a source that refuses more.
 @Suite struct SourceCountsTests {
+    typealias Want = SourceCounts.Want
+
     /// Counts that fit under the ceiling are each source's own.
     @Test func countsThatFitAreKept() {
-        let shares = SourceCounts.share(64, among: [0: (8, false), 1: (4, true)])
+        let shares = SourceCounts.share(
+            64, among: [0: Want(count: 8, shared: false), 1: Want(count: 4, shared: true)])
         #expect(shares == [0: 8, 1: 4])
     }
 
-    /// Over the ceiling, a shared source keeps the few it needs and the others share the rest in
-    /// proportion to what they want, each at least one.
-    @Test func overTheCeilingTheSharedKeepTheirFewAndTheRestIsShared() {
-        let shares = SourceCounts.share(64, among: [0: (64, false), 1: (2, true), 2: (32, false)])
-        #expect(shares[1] == 2)
-        #expect(shares[0] == 62 * 64 / 96)
-        #expect(shares[2] == 62 * 32 / 96)
-        #expect(shares.values.reduce(0, +) <= 64)
-        let crowded = SourceCounts.share(3, among: [0: (64, false), 1: (64, false), 2: (8, true)])
-        #expect(crowded[0]! >= 1 && crowded[1]! >= 1 && crowded[2]! >= 1)
-        // Never more than the ceiling: with more sources than connections, the last named go without.
-        let few = SourceCounts.share(2, among: [0: (4, false), 1: (4, false), 2: (4, true)])
-        #expect(few.values.reduce(0, +) == 2, "\(few)")
-        #expect(few[0] == 1 && few[1] == 1 && few[2] == 0, "\(few)")
+    /// Over the ceiling each connection goes where it adds the most: a shared source keeps the few it
+    /// needs, an unmeasured one gets one to be measured, and the rest go to the fastest connections
+    /// first, whatever order the sources were named in.
+    @Test func overTheCeilingConnectionsGoWhereTheyAddTheMost() {
+        let shares = SourceCounts.share(
+            64,
+            among: [
+                0: Want(count: 64, shared: false, rate: 200_000), 1: Want(count: 2, shared: true, rate: 9e6),
+                2: Want(count: 64, shared: false, rate: 3e6), 3: Want(count: 64, shared: false),
+            ])
+        #expect(shares == [0: 0, 1: 2, 2: 61, 3: 1], "\(shares)")
+        // Eight connections over four sources limiting each connection: all to the fastest (2 per
+        // source, as a split by count gave, took three times as long as the fastest alone).
+        let few = SourceCounts.share(
+            8,
+            among: [
+                0: Want(count: 64, shared: false, rate: 200_000),
+                1: Want(count: 64, shared: false, rate: 3e6),
+                2: Want(count: 64, shared: false, rate: 100_000),
+                3: Want(count: 64, shared: false, rate: 1e6),
+            ])
+        #expect(few == [0: 0, 1: 8, 2: 0, 3: 0], "\(few)")
+        // Never more than the ceiling.
+        let crowded = SourceCounts.share(
+            2,
+            among: [
+                0: Want(count: 4, shared: false), 1: Want(count: 4, shared: false),
+                2: Want(count: 4, shared: true),
+            ])
+        #expect(crowded.values.reduce(0, +) == 2, "\(crowded)")
+        #expect(crowded[2] == 2, "\(crowded)")
     }
 
     /// A new source starts with the few a download starts with; a source no longer live has no count,

@@ -154,6 +154,12 @@ package struct SegmentFetcher: Sendable {
                         let refusal = !slot.isEvicted && Self.isRefusal(error)
                         if refusal, sources.refused(bound.index, worker: worker) {
                             trace?.record("refused", connection: worker, ["source": bound.index])
+                            if !sources.isLive(bound.index) {
+                                emit(
+                                    .sourceDropped(
+                                        url: bound.remote.url, reason: SourceSet.refusedEveryRequest))
+                            }
+                            try await AlarmClock.sleep(for: SourceSet.refusalPause)
                             continue
                         }
                         if !slot.isEvicted, !refusal,

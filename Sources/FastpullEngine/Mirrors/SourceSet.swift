@@ -31,8 +31,14 @@ package final class SourceSet: Sendable {
         /// Requests that failed since the last one it answered in full.
         var failuresInARow = 0
         /// The most connections it takes from this client, once it refused one more (429 or 503, as
-        /// a mirror that limits connections per client answers).
+        /// a mirror that limits connections per client answers). It grows by one after twice as
+        /// many answers in full as it allows (a refusal can be a moment's: the next one finds out).
         var capacity: Int?
+        /// Answers in full since ``capacity`` was last set or raised.
+        var servedSinceCapped = 0
+        /// Refusals in a row of a connection that was its only one: a source that refuses even one
+        /// connection refuses this client, not one connection too many.
+        var loneRefusals = 0
 
         var hasRoom: Bool { isLive && workers.count < (capacity ?? .max) }
         /// The connections bound to it now.
@@ -94,6 +100,16 @@ package final class SourceSet: Sendable {
     /// A source whose connections fell below this share of the best rate one of them showed is
     /// shared by them (``Source/isShared``): per-connection limits hold each one's rate within noise.
     static let sharedBelow = 2.0 / 3
+    /// Refusals in a row of a source's only connection after which it is dropped (while another
+    /// source serves): with ``refusalPause`` between them, a source that refused for a second and
+    /// a half. (A mirror that turns away a client's first few requests serves the next.)
+    static let loneRefusalsToDrop = 16
+    /// Why a source that refused even a lone connection again and again is dropped.
+    static let refusedEveryRequest =
+        "it refused every request (429/503), \(loneRefusalsToDrop) times in a row with no other connection to it"
+    /// How long a connection waits after a refusal before its next request: a source that refuses
+    /// is asked again at most this often by each connection, not in a loop.
+    static let refusalPause: Duration = .milliseconds(100)
 
     /// The sources in order: the URL asked for first.
     init(_ remotes: [RemoteFile]) {
@@ -234,6 +250,19 @@ package final class SourceSet: Sendable {
         state.withLock { sources in
             let others = sources[index].workers.subtracting([worker]).count
             sources[index].capacity = max(1, min(sources[index].capacity ?? .max, others))
+            sources[index].servedSinceCapped = 0
+            // Refused with no other connection there, again and again: it refuses this client, and
+            // is dropped while another source serves (kept, it took a request after each refusal).
+            sources[index].loneRefusals = others == 0 ? sources[index].loneRefusals + 1 : 0
+            if sources[index].loneRefusals >= Self.loneRefusalsToDrop,
+                Self.drop(
+                    index,
+                    reason: Self.refusedEveryRequest,
+                    in: &sources)
+            {
+                sources[index].workers.remove(worker)
+                return true
+            }
             guard sources.indices.contains(where: { $0 != index && sources[$0].hasRoom }) else {
                 return false
             }
@@ -258,7 +287,7 @@ package final class SourceSet: Sendable {
                 readings[index] = SourceCounts.Reading(
                     live: sources[index].isLive, bytes: bytes[index]?.total ?? 0,
                     perConnection: bytes[index]?.perConnection ?? [:], capacity: sources[index].capacity,
-                    workers: sources[index].workers)
+                    workers: sources[index].workers, rate: sources[index].rate)
             }
             return readings
         }
@@ -354,7 +383,17 @@ package final class SourceSet: Sendable {
     /// when `complete`.
     func served(_ index: Int, bytes: Int64, seconds: Double, complete: Bool = false) {
         state.withLock { sources in
-            if complete { sources[index].failuresInARow = 0 }
+            if complete {
+                sources[index].failuresInARow = 0
+                sources[index].loneRefusals = 0
+                if let capacity = sources[index].capacity {
+                    sources[index].servedSinceCapped += 1
+                    if sources[index].servedSinceCapped >= 2 * capacity {
+                        sources[index].capacity = capacity + 1
+                        sources[index].servedSinceCapped = 0
+                    }
+                }
+            }
             guard bytes > 0 else { return }
             sources[index].bytes += bytes
             // Short answers say little about a rate: only those of a tenth of a second and more count.

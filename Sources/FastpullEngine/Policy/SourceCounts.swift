@@ -9,9 +9,10 @@
 ///
 /// **The policy.** Each live source has its own count: it starts with the few a download starts with
 /// and moves as that source's steps say. The download's count is the sum, at most the ceiling; where
-/// the sum is more, a source whose limit is shared keeps the few it needs first, and the others share
-/// the rest in proportion to their counts; a source that refused more connections holds its count at
-/// those it takes. Each source may hold as many connections as its share
+/// the sum is more, each connection goes where it adds the most: a source whose limit is shared keeps
+/// the few it needs first, one not measured yet gets one, and the rest go to the sources whose
+/// connections are fastest, each up to its count; a source that refused more connections holds its
+/// count at those it takes. Each source may hold as many connections as its share
 /// (its *allowance*, ``SourceSet/allow(_:)``): a new connection goes to a source with room, and one
 /// beyond a source's allowance ends its window soon and moves where there is room.
 package struct SourceCounts: Sendable {
@@ -27,6 +28,8 @@ package struct SourceCounts: Sendable {
         var capacity: Int? = nil
         /// The connections bound to it now.
         var workers: Set<Int> = []
+        /// What one of its connections brings, in bytes per second; nil while unmeasured.
+        var rate: Double? = nil
     }
 
     let settings: ConnectionController.Settings
@@ -87,10 +90,15 @@ package struct SourceCounts: Sendable {
             counts[index] = count
         }
         // A source that refused more connections takes no more than it holds (``SourceSet/refused(_:worker:)``).
-        let wanted = counts.map { index, count in
-            (index, (min(count.target, sources[index]?.capacity ?? .max), count.limitIsShared))
+        let wants = counts.map { index, count in
+            (
+                index,
+                Want(
+                    count: min(count.target, sources[index]?.capacity ?? .max), shared: count.limitIsShared,
+                    rate: sources[index]?.rate)
+            )
         }
-        allowances = Self.share(ceiling, among: Dictionary(uniqueKeysWithValues: wanted))
+        allowances = Self.share(ceiling, among: Dictionary(uniqueKeysWithValues: wants))
         return total
     }
 
@@ -105,30 +113,37 @@ package struct SourceCounts: Sendable {
         return beyond.sorted(by: >)
     }
 
-    /// Shares `ceiling` among sources that want `counts` (each with whether its limit is shared):
-    /// each gets what it wants while they fit; else the shared ones first, the rest in proportion to
-    /// what they want, each at least one.
-    static func share(_ ceiling: Int, among counts: [Int: (wanted: Int, shared: Bool)]) -> [Int: Int] {
-        let wanted = counts.values.reduce(0) { $0 + $1.wanted }
-        guard wanted > ceiling else { return counts.mapValues(\.wanted) }
-        var shares: [Int: Int] = [:]
+    /// What one source wants, for ``share(_:among:)``.
+    struct Want: Sendable, Equatable {
+        /// The connections its count says pay there.
+        var count: Int
+        /// Whether its limit is shared (its few fill it).
+        var shared: Bool
+        /// What one of its connections brings, in bytes per second; nil while unmeasured.
+        var rate: Double?
+    }
+
+    /// Shares `ceiling` among sources that want `wants`: each gets what it wants while they fit.
+    /// Else each connection goes where it adds the most: a source whose limit is shared first gets
+    /// the few it needs (one more there adds nothing, and fewer lose its whole rate), one not measured
+    /// yet gets one (to be measured), and the rest go to the sources whose connections are fastest,
+    /// each up to what its count wants. Equal ones keep the order the sources were named in.
+    static func share(_ ceiling: Int, among wants: [Int: Want]) -> [Int: Int] {
+        guard wants.values.reduce(0, { $0 + $1.count }) > ceiling else { return wants.mapValues(\.count) }
+        var shares = wants.mapValues { _ in 0 }
         var left = ceiling
-        let others = counts.filter { !$0.value.shared }
-        for (index, count) in counts.sorted(by: { $0.key < $1.key }) where count.shared {
-            shares[index] = max(1, min(count.wanted, left - others.count))
-            left -= shares[index]!
+        func give(_ index: Int, upTo count: Int) {
+            let more = max(0, min(count - shares[index]!, left))
+            shares[index]! += more
+            left -= more
         }
-        let rest = others.values.reduce(0) { $0 + $1.wanted }
-        for (index, count) in others.sorted(by: { $0.key < $1.key }) {
-            shares[index] = max(1, count.wanted * max(left, 0) / max(rest, 1))
+        let named = wants.keys.sorted()
+        for index in named where wants[index]!.shared { give(index, upTo: wants[index]!.count) }
+        for index in named where !wants[index]!.shared && wants[index]!.rate == nil { give(index, upTo: 1) }
+        let fastest = named.filter { !wants[$0]!.shared }.sorted {
+            (wants[$0]!.rate ?? 0) > (wants[$1]!.rate ?? 0)
         }
-        // More sources than the ceiling has connections: the last named go without.
-        var excess = shares.values.reduce(0, +) - ceiling
-        for index in shares.keys.sorted(by: >) where excess > 0 {
-            let cut = min(excess, shares[index]!)
-            shares[index]! -= cut
-            excess -= cut
-        }
+        for index in fastest { give(index, upTo: wants[index]!.count) }
         return shares
     }
 }

@@ -97,6 +97,9 @@ package struct FetchLoop: Sendable {
     /// Connections that are not retiring.
     var active: Int { workers.values.count { $0 == .running } }
 
+    /// The most connections the download may have open at once, leaving ones included.
+    var ceiling: Int { perSource?.ceiling ?? max(controller.maximum, 1) }
+
     /// The count to have now.
     var target: Int { perSource.map { max($0.total, 1) } ?? controller.target }
 
@@ -225,7 +228,10 @@ package struct FetchLoop: Sendable {
         var actions: [Action] = []
         var slots = situation.hostSlots
         var openings = situation.openings
-        while active < target, slots > 0, openings > 0, situation.hasWork {
+        // Connections asked to leave keep their sockets until their windows end: they count
+        // against the most the download may have open, or a count that moves (a source's share
+        // given to another) opened more than that at once.
+        while active < target, workers.count < ceiling, slots > 0, openings > 0, situation.hasWork {
             openings -= 1
             let worker = nextWorker
             nextWorker += 1
