@@ -79,4 +79,18 @@ import Testing
         #expect(counts.allowances == [0: 2, 1: 4])
         #expect(counts.counts[0]?.reasonText == "refused")
     }
+
+    /// A source whose connections' rate fell as more joined (the source set's reading, between two
+    /// of its count's steps) keeps only the few it needs, even when each of its connections is still
+    /// the fastest: one more there adds nothing.
+    @Test func aSourceWhoseRateFellKeepsWhatItNeeds() {
+        var counts = SourceCounts(ceiling: 8, settings: ConnectionController.Settings())
+        let sample = ConnectionController.Sample(now: .now, bytes: 0, cpuSeconds: 0)
+        let readings: [Int: SourceCounts.Reading] = [
+            0: .init(live: true, bytes: 0, perConnection: [:], rate: 12e6, need: 2),
+            1: .init(live: true, bytes: 0, perConnection: [:], rate: 5e6),
+        ]
+        #expect(counts.observe(sample, sources: readings) == 6)
+        #expect(counts.allowances == [0: 2, 1: 4])
+    }
 }

@@ -287,7 +287,8 @@ package final class SourceSet: Sendable {
                 readings[index] = SourceCounts.Reading(
                     live: sources[index].isLive, bytes: bytes[index]?.total ?? 0,
                     perConnection: bytes[index]?.perConnection ?? [:], capacity: sources[index].capacity,
-                    workers: sources[index].workers, rate: sources[index].rate)
+                    workers: sources[index].workers, rate: sources[index].rate,
+                    need: sources[index].isShared ? sources[index].need : nil)
             }
             return readings
         }

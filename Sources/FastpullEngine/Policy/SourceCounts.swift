@@ -30,6 +30,9 @@ package struct SourceCounts: Sendable {
         var workers: Set<Int> = []
         /// What one of its connections brings, in bytes per second; nil while unmeasured.
         var rate: Double? = nil
+        /// The connections it needs when its connections' rate fell as more joined (``SourceSet``'s
+        /// own reading of a shared limit, between two of its count's steps); nil while it did not.
+        var need: Int? = nil
     }
 
     let settings: ConnectionController.Settings
@@ -94,8 +97,8 @@ package struct SourceCounts: Sendable {
             (
                 index,
                 Want(
-                    count: min(count.target, sources[index]?.capacity ?? .max), shared: count.limitIsShared,
-                    rate: sources[index]?.rate)
+                    count: min(count.target, sources[index]?.capacity ?? .max, sources[index]?.need ?? .max),
+                    shared: count.limitIsShared || sources[index]?.need != nil, rate: sources[index]?.rate)
             )
         }
         allowances = Self.share(ceiling, among: Dictionary(uniqueKeysWithValues: wants))
