@@ -130,6 +130,47 @@ struct ProgressTmuxTests {
         #expect(!finished.contains { $0.contains("ETA") })
     }
 
+    /// On a terminal, a batch says a file's failure when it happens: the 404 shows in the pane while
+    /// the slow file's live line still runs, and the tally names the file whose code is the exit code.
+    @Test func aBatchTellsAFailureOnTheTerminalWhenItHappens() async throws {
+        var slow = FixtureServer.Configuration()
+        slow.totalRate = 400_000
+        let slowServer = try FixtureServer(slow)
+        let server = try FixtureServer()
+        let folder = try ScratchFolders.make("fastpull-tmux-batch").path
+        let list =
+            slowServer.url("/gen/\(3 << 20)?seed=22").absoluteString + " slow.bin\n"
+            + server.url("/gen/1?status=404").absoluteString + " missing.bin\n"
+        try list.write(toFile: folder + "/order.txt", atomically: true, encoding: .utf8)
+        let socket = "fastpull-test-\(UUID().uuidString)"
+        defer { _ = Self.tmux(socket, ["kill-server"]) }
+        let command =
+            "cd '\(folder)' && LANG=C.UTF-8 NO_COLOR=1 '\(CLIRunner.fastpull.path)' -i order.txt -j 2; "
+            + "echo EXIT=$?; sleep 600"
+        _ = await CLIRunner.offPool {
+            Self.startSession(socket, ["new-session", "-d", "-s", "fp", "-x", "120", "-y", "12", command])
+        }
+        // The failure is on the screen while the slow file is still being fetched.
+        let during = await Self.capture(socket, seconds: 20) { lines in
+            lines.contains { $0.contains("[2/2]") && $0.contains("404") }
+        }
+        let duringText = during.joined(separator: "\n")
+        print("tmux pane while the batch runs:\n\(duringText)")
+        #expect(during.contains { $0.contains("[2/2]") && $0.contains("404") }, "\(duringText)")
+        #expect(!during.contains { $0.hasPrefix("EXIT=") }, "the batch had ended: \(duringText)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/slow.bin"), "\(duringText)")
+
+        let finished = await Self.capture(socket, seconds: 60) { lines in
+            lines.contains { $0.hasPrefix("EXIT=") }
+        }
+        let finishedText = finished.joined(separator: "\n")
+        print("tmux pane after the batch:\n\(finishedText)")
+        #expect(finished.contains("EXIT=4"), "\(finishedText)")
+        #expect(finishedText.contains("exit 4, the code of [2/2]"), "\(finishedText)")
+        #expect(finishedText.components(separatedBy: "[2/2] error").count == 2, "said once: \(finishedText)")
+        #expect(!finishedText.contains("\u{1B}"))
+    }
+
     /// `--help` in a terminal of 64 columns wraps to it: no line is wider, and each option's help goes
     /// under its name. Before: always 100 columns.
     @Test func helpWrapsToTheTerminal() async throws {
