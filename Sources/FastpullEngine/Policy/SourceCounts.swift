@@ -92,12 +92,13 @@ package struct SourceCounts: Sendable {
             if let decision = count.model?.decision, decision != before { latest = (index, decision) }
             counts[index] = count
         }
-        // A source that refused more connections takes no more than it holds (``SourceSet/refused(_:worker:)``).
+        // A source whose connections' rate fell as more joined wants no more than it needs (its count
+        // already holds at what a refusing one takes, above).
         let wants = counts.map { index, count in
             (
                 index,
                 Want(
-                    count: min(count.target, sources[index]?.capacity ?? .max, sources[index]?.need ?? .max),
+                    count: min(count.target, sources[index]?.need ?? .max),
                     shared: count.limitIsShared || sources[index]?.need != nil, rate: sources[index]?.rate)
             )
         }
