@@ -73,6 +73,67 @@ struct LibraryAPITests {
         #expect(try Data(contentsOf: file) == Data("mine".utf8))
     }
 
+    /// A lone download treats a file at its destination as the command line does without `--force`
+    /// (before: it fetched every byte again and replaced whatever was there): the file a run saved is
+    /// kept while the server offers that version, fetched again in its place once the server has
+    /// another; a file no run saved is refused before a byte is fetched; replacing is asked for.
+    @Test func aLoneDownloadKeepsRefusesOrReplacesAFileAtItsDestination() async throws {
+        let served = try ScratchFolders.make("fastpull-served")
+        try Data(FixtureContent.bytes(count: 300_000, seed: 7)).write(
+            to: served.appendingPathComponent("v.bin"))
+        var settings = FixtureServer.Configuration()
+        settings.filesDirectory = served.path
+        let files = try FixtureServer(settings)
+        let url = files.url("/files/v.bin")
+        let file = folder.appendingPathComponent("v.bin")
+
+        let first = try await Fastpull.download(from: url, to: file)
+        #expect(first.bytesFetched == 300_000)
+        // Again: kept, nothing fetched, and the events say it was there already.
+        files.resetStats()
+        let again = Download(from: url, to: file)
+        let events = again.events
+        let log = Task {
+            var all: [Event] = []
+            for await event in events { all.append(event) }
+            return all
+        }
+        let kept = try await again.run()
+        #expect(kept.bytesFetched == 0)
+        #expect(files.stats.bodyBytesSent == 0)
+        let finished = await log.value.compactMap { event -> Event.Finished? in
+            if case .finished(let done) = event.detail { done } else { nil }
+        }
+        #expect(finished.map(\.alreadyPresent) == [true])
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: 300_000, seed: 7)))
+
+        // The server's file changes (another size, another time): fetched again, in its place.
+        try Data(FixtureContent.bytes(count: 200_000, seed: 8)).write(
+            to: served.appendingPathComponent("v.bin"))
+        let changed = try await Fastpull.download(from: url, to: file)
+        #expect(changed.bytesFetched == 200_000)
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: 200_000, seed: 8)))
+
+        // A file no run saved: refused, untouched, nothing fetched.
+        let mine = folder.appendingPathComponent("mine.bin")
+        try Data("mine".utf8).write(to: mine)
+        files.resetStats()
+        do {
+            _ = try await Fastpull.download(from: url, to: mine)
+            Issue.record("a file no run saved was replaced")
+        } catch {
+            #expect(error.code == .localIO)
+            #expect(error.remedy == .replaceExisting)
+        }
+        #expect(files.stats.bodyBytesSent == 0)
+        #expect(try Data(contentsOf: mine) == Data("mine".utf8))
+        // Asked for, it is replaced.
+        let replaced = try await Fastpull.download(
+            from: url, to: mine, configuration: .init().with { $0.resume.replacesExistingFile = true })
+        #expect(replaced.bytesFetched == 200_000)
+        #expect(try Data(contentsOf: mine) == Data(FixtureContent.bytes(count: 200_000, seed: 8)))
+    }
+
     /// One file from two servers, in three lines: the report says what each served.
     @Test func aDownloadFromSeveralSources() async throws {
         let other = try FixtureServer()

@@ -234,7 +234,9 @@ struct InvariantTests {
         #expect(left.resumable && left.keptBytes == Int64(size), "\(left)")
 
         // A run that may replace finds every byte in place and fetches nothing more.
-        let again = try await FaultRun.download(url, to: output, .quickRetries()).get()
+        var replacing = Configuration.quickRetries()
+        replacing.resume.replacesExistingFile = true
+        let again = try await FaultRun.download(url, to: output, replacing).get()
         #expect(again.resumedBytes == Int64(size))
         #expect(again.bytesFetched == 0)
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))

@@ -71,8 +71,10 @@ struct SecurityTests {
         let victim = try victim()
         try FileManager.default.createSymbolicLink(atPath: output.path, withDestinationPath: victim.path)
         let size = 100_000
-        let report = try await FaultRun.download(server.url("/gen/\(size)"), to: output, configuration())
-            .get()
+        // A download that may replace the file there (without, it is refused: another test).
+        var replacing = configuration()
+        replacing.resume.replacesExistingFile = true
+        let report = try await FaultRun.download(server.url("/gen/\(size)"), to: output, replacing).get()
         #expect(report.sha256 == Expected.sha256(size: size))
         #expect(try Data(contentsOf: URL(fileURLWithPath: victim.path)) == victim.contents)
         var info = stat()

@@ -55,6 +55,72 @@ enum ExistingFile {
             transferSeconds: 0, hashTailSeconds: seconds)
     }
 
+    /// What a download does with a file already at its destination.
+    enum Decision {
+        /// Keep it: it is the file asked for (it matches every known checksum, or it is the version
+        /// a run saved and the server still offers). The caller tells it as finished, already present.
+        case keep(Report)
+        /// Do not download: the file is not shown to be the one asked for, and may not be replaced.
+        case refuse(FastpullError)
+        /// Download, replacing the file once verified when `replacing` (the server offers another
+        /// version of a file a run saved); `probed` is what a probe found on the way, if any.
+        case fetch(replacing: Bool, probed: Probed?)
+    }
+
+    /// Decides about the regular file `file` at a download's destination, the same way for a batch
+    /// item and a lone download: kept when it matches every known checksum or when it is a saved
+    /// version the server still offers; fetched again in its place when the server offers another;
+    /// otherwise refused when `refusing` (the command line without `--force`, and the library's
+    /// default), unless the configuration may continue it (`-c`), or fetched to replace it.
+    static func decide(
+        _ file: URL, url: URL, configuration: Configuration, refusing: Bool, connections: ConnectionCache,
+        client: FastpullClient, emit: (Event) -> Void
+    ) async -> Decision {
+        let started = ContinuousClock.now
+        if let report = await verify(file, url: url, configuration: configuration, started: started) {
+            emit(.verified(Event.Verification(digests: report.digests, checks: report.checks)))
+            return .keep(report)
+        }
+        // A file this URL's download saved before: kept when the server still offers that version,
+        // fetched again in its place when not. Not when a checksum is expected of it: the file just
+        // failed that, and only the checksum decides.
+        let expectations = expectations(for: file, url: url, configuration: configuration)
+        let rerun =
+            expectations.isEmpty
+            ? await rerun(
+                file, url: url, configuration: configuration, connections: connections, client: client,
+                started: started) : nil
+        switch rerun {
+        case .unchanged(let report)?:
+            return .keep(report)
+        case .changed(let reason, let found)?:
+            emit(.warning("\(reason); downloading it again"))
+            return .fetch(replacing: true, probed: found)
+        case .changedHere(let reason, let found)?:
+            // Its bytes are not those saved: never kept as complete. Replaced where files may be,
+            // as any file that does not match what it should; refused otherwise, saying why.
+            guard !refusing else {
+                found.answer?.discard()
+                return .refuse(
+                    FastpullError(.integrity, "\(reason); nothing downloaded", remedy: .replaceExisting))
+            }
+            emit(.warning("\(reason); downloading it again"))
+            return .fetch(replacing: false, probed: found)
+        case nil:
+            break
+        }
+        // `-c`: a file there that is not this download's is continued if it is its beginning (the
+        // download proves it, or fails and leaves it as it is).
+        guard refusing, !configuration.resume.adoptsPartialFile else {
+            return .fetch(replacing: false, probed: nil)
+        }
+        let reason = expectations.isEmpty ? "" : " and does not match its checksum"
+        return .refuse(
+            FastpullError(
+                .localIO, "\(file.path(percentEncoded: false)) already exists\(reason)",
+                remedy: .replaceExisting))
+    }
+
     /// What a file Fastpull saved earlier (it carries an ``OriginRecord`` for this URL) is now.
     enum Rerun {
         /// Still the version the server offers, and as it was saved: nothing to fetch.

@@ -296,10 +296,9 @@ public final class Batch: Sendable {
         }
         var settings = item.configuration ?? configuration
         settings.integrity.checksums += item.checksums
-        // Refusing existing files also refuses one that appears during the download.
-        if [.refuse, .skip, .rename].contains(options.existingFiles) {
-            settings.resume.replacesExistingFile = false
-        }
+        // Refusing existing files also refuses one that appears during the download; the modes that
+        // may replace one replace it once it is verified.
+        settings.resume.replacesExistingFile = [.replace, .keepIfVerified].contains(options.existingFiles)
         // What is there is replaced, not continued: --force, or a file a run saved whose server
         // changed (below).
         if options.existingFiles == .replace { settings.resume.adoptsPartialFile = false }
@@ -374,65 +373,28 @@ public final class Batch: Sendable {
             // A file named by the server is there already: what it needs is looked at with a HEAD
             // (or not at all), and the naming probe's answer would only wait, unread, meanwhile.
             probed?.answer?.discard()
-            let started = ContinuousClock.now
-            if let report = await ExistingFile.verify(
-                file, url: source, configuration: settings, started: started)
+            probed?.answer = nil
+            switch await ExistingFile.decide(
+                file, url: source, configuration: settings, refusing: options.existingFiles == .refuse,
+                connections: connections, client: client, emit: { [self] in emit(index, $0) })
             {
-                emit(index, .verified(Event.Verification(digests: report.digests, checks: report.checks)))
+            case .keep(let report):
                 emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
-            }
-            // A file this URL's download saved before: kept when the server still offers that version,
-            // fetched again in its place when not. Not when a checksum is expected of it: the file just
-            // failed that, and only the checksum decides.
-            let checksummed = !ExistingFile.expectations(for: file, url: source, configuration: settings)
-                .isEmpty
-            let rerun =
-                checksummed
-                ? nil
-                : await ExistingFile.rerun(
-                    file, url: source, configuration: settings, connections: connections, client: client,
-                    started: started)
-            switch rerun {
-            case .unchanged(let report)?:
-                emit(index, .finished(Event.Finished(report, alreadyPresent: true)))
-                return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: true)
-            case .changed(let reason, let found)?:
-                emit(index, .warning("\(reason); downloading it again"))
-                settings.resume.replacesExistingFile = true
-                settings.resume.adoptsPartialFile = false
-                probed = found
-            case .changedHere(let reason, let found)?:
-                // Its bytes are not those saved: never kept as complete. Replaced where files may be,
-                // as any file that does not match what it should; refused otherwise, saying why.
-                guard options.existingFiles != .refuse else {
-                    return failed(
-                        FastpullError(.integrity, "\(reason); nothing downloaded", remedy: .replaceExisting))
+            case .refuse(let error):
+                return failed(error)
+            case .fetch(let replacing, let found):
+                if replacing {
+                    settings.resume.replacesExistingFile = true
+                    settings.resume.adoptsPartialFile = false
                 }
-                emit(index, .warning("\(reason); downloading it again"))
-                probed = found
-            case nil:
-                break
-            }
-            // `-c`: a file there that is not this download's is continued if it is its beginning
-            // (the download proves it, or fails and leaves it as it is).
-            if options.existingFiles == .refuse, !settings.resume.replacesExistingFile,
-                !settings.resume.adoptsPartialFile
-            {
-                let reason =
-                    ExistingFile.expectations(for: file, url: source, configuration: settings).isEmpty
-                    ? "" : " and does not match its checksum"
-                return failed(
-                    FastpullError(
-                        .localIO,
-                        "\(file.path(percentEncoded: false)) already exists\(reason)",
-                        remedy: .replaceExisting))
+                if let found { probed = found }
             }
         }
 
         let download = Download(
             from: source, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
-            sharedConnections: connections, probed: probed, client: client)
+            sharedConnections: connections, probed: probed, existingFileDecided: true, client: client)
         downloads.withLock { $0[index] = download }
         do {
             let report = try await download.run()

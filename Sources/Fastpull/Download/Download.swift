@@ -57,6 +57,9 @@ public final class Download: Sendable {
     /// What a probe of the URL found just before (a batch probes to name the file): the first attempt
     /// starts from it instead of asking the server again.
     private let probed: Mutex<Probed?>
+    /// Set by a batch, which decided about a file at the destination before this download started;
+    /// otherwise ``run()`` decides (``ExistingFile/decide(_:url:configuration:refusing:connections:client:emit:)``).
+    private let existingFileDecided: Bool
     /// What a plan-only download found, left here when its pipeline stops after the probe.
     private let planned = Mutex<Planned?>(nil)
     private let running = Mutex<Task<Report, any Error>?>(nil)
@@ -111,8 +114,10 @@ public final class Download: Sendable {
     init(
         from url: URL, to destination: URL, configuration: Configuration,
         observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false, keepsProbeAnswer: Bool = false,
-        sharedConnections: ConnectionCache? = nil, probed: Probed? = nil, client: FastpullClient = .shared
+        sharedConnections: ConnectionCache? = nil, probed: Probed? = nil, existingFileDecided: Bool = false,
+        client: FastpullClient = .shared
     ) {
+        self.existingFileDecided = existingFileDecided
         self.client = client
         self.planOnly = planOnly
         self.keepsProbeAnswer = keepsProbeAnswer
@@ -293,9 +298,24 @@ public final class Download: Sendable {
         }
         defer { client.leave(ticket) }
         // In a batch lane the run stays on the lane's thread (see ``ExecutorSet/laneThread``).
+        let keptAsFound = Mutex(false)
         let task = Task(executorPreference: ExecutorSet.laneThread) { [self] in
             do {
-                return try await Pipeline(download: self, counters: counters).run()
+                var replacingFound = false
+                switch await decideAboutFoundFile() {
+                case .keep(let report)?:
+                    keptAsFound.withLock { $0 = true }
+                    return report
+                case .refuse(let error)?:
+                    throw error
+                case .fetch(let replacing, let found)?:
+                    replacingFound = replacing
+                    if let found { probed.withLock { $0 = found } }
+                case nil:
+                    break
+                }
+                return try await Pipeline(download: self, counters: counters, replacingFound: replacingFound)
+                    .run()
             } catch let error as FastpullError {
                 throw error
             } catch {
@@ -331,7 +351,9 @@ public final class Download: Sendable {
             } onCancel: {
                 task.cancel()
             }
-            end(with: .finished(Event.Finished(report)), finishing: true)
+            end(
+                with: .finished(Event.Finished(report, alreadyPresent: keptAsFound.withLock { $0 })),
+                finishing: true)
             return report
         } catch {
             var failure = (error as? FastpullError) ?? Failure(error, url: url).error
@@ -342,6 +364,24 @@ public final class Download: Sendable {
             end(with: .failed(failure), finishing: failure.code != .interrupted)
             throw failure
         }
+    }
+
+    /// What to do about a file already at the destination, where it may not simply be replaced: as
+    /// the command line without `--force` and a batch do. Nil where there is nothing to decide.
+    private func decideAboutFoundFile() async -> ExistingFile.Decision? {
+        guard !existingFileDecided, !planOnly, !configuration.resume.replacesExistingFile,
+            !FileSystem.isStandardOutput(destinationPath), FileSystem.isRegularFile(destinationPath)
+        else { return nil }
+        takeProbed()?.answer?.discard()
+        return await ExistingFile.decide(
+            destination, url: url, configuration: configuration, refusing: true,
+            connections: sharedConnections
+                ?? resources.connections(
+                    tls: configuration.tls.options,
+                    timeouts: Timeouts(
+                        connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
+                    addressing: configuration.request.addressing), client: client,
+            emit: { [self] in emit($0) })
     }
 
     /// Why the download stopped itself, if it did (the lowest speed was not kept up).

@@ -216,12 +216,17 @@ extension Configuration {
         /// over from zero (true) or fail with ``FastpullError/Code/remoteChanged`` (false,
         /// `--no-restart`).
         public var restartsWhenRemoteChanges = true
-        /// Whether the verified file replaces a file that is at the destination when it is ready
-        /// (true, the default, and `--force`). False leaves whatever is there alone, also a file that
-        /// appeared during the download: the download then fails with ``FastpullError/Code/localIO``
-        /// and keeps the verified bytes in `<output>.part`, where a later run that may replace finds
-        /// them complete. A device, FIFO or folder at the destination is never replaced.
-        public var replacesExistingFile = true
+        /// Whether a file at the destination is fetched again and replaced once the new one is
+        /// verified (true: the command line's `--force`). False, the default, as on the command line:
+        /// a file there is kept when it matches every known checksum or when it is the version a run
+        /// saved and the server still offers (the report then says it was already present, nothing
+        /// fetched); the version a run saved that the server has replaced is fetched again in its
+        /// place; any other file fails the download with ``FastpullError/Code/localIO`` before a byte
+        /// is fetched (or is continued, with ``adoptsPartialFile``). A file that appears during the
+        /// download is left alone too: the download fails with ``FastpullError/Code/localIO`` and
+        /// keeps the verified bytes in `<output>.part`, where a later run that may replace finds them
+        /// complete. A device, FIFO or folder at the destination is never replaced.
+        public var replacesExistingFile = false
         /// Gives the saved file the server's `Last-Modified` as its modification time, as wget does
         /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's
         /// `-R`/`--remote-time`). A server that sends none leaves the time it was saved.

@@ -9,12 +9,21 @@ package struct Pipeline {
     let download: any DownloadJob
     let counters: TransferCounters
 
-    package init(download: any DownloadJob, counters: TransferCounters) {
+    /// How the download runs: its configuration, but replacing the file at the destination when
+    /// `replacingFound` (a file a run saved earlier, whose server now offers another version).
+    let configuration: Configuration
+
+    package init(download: any DownloadJob, counters: TransferCounters, replacingFound: Bool = false) {
         self.download = download
         self.counters = counters
+        var configuration = download.configuration
+        if replacingFound {
+            configuration.resume.replacesExistingFile = true
+            configuration.resume.adoptsPartialFile = false
+        }
+        self.configuration = configuration
     }
 
-    var configuration: Configuration { download.configuration }
     var outputPath: String { download.destinationPath }
     var partPath: String { outputPath + ".part" }
     var store: JournalStore { JournalStore(partPath: partPath) }
