@@ -61,23 +61,74 @@ package enum BatchFile {
     /// - Throws: ``UsageError`` naming the file and line: a bad URL, a bad checksum, an unclosed
     ///   quote, or more than one output path.
     package static func parse(_ text: String, source: String) throws(UsageError) -> [Line] {
+        var reader = Reader(source: source)
         var result: [Line] = []
-        let name = source == "-" ? "standard input" : source
-        for (offset, raw) in lines(of: text).enumerated() {
-            let number = offset + 1
+        for raw in lines(of: text) {
+            if let line = try reader.read(raw) { result.append(line) }
+        }
+        if let line = reader.flush() { result.append(line) }
+        return result
+    }
+
+    /// Reads a list a line at a time, as it comes (`-i -`): a file's entry is complete once the next
+    /// line that is not one of its option lines arrives, at the end of input, or when the input
+    /// pauses (``flush()``).
+    package struct Reader: Sendable {
+        /// The list's name in messages.
+        let name: String
+        /// The entry whose option lines may still follow.
+        private var pending: Line?
+        /// Whether an entry was handed out by ``flush()`` with no line after it yet.
+        private var flushed = false
+        private var number = 0
+
+        /// A reader of the list `source` (`-` is standard input).
+        package init(source: String) {
+            name = source == "-" ? "standard input" : source
+        }
+
+        /// Reads the next line; returns the entry it completes, if any.
+        ///
+        /// - Throws: ``UsageError`` naming the list and line.
+        package mutating func read(_ raw: Substring) throws(UsageError) -> Line? {
+            number += 1
             let content = raw.hasSuffix("\r") ? raw.dropLast() : raw
             let trimmed = content.drop(while: { $0 == " " || $0 == "\t" })
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+            let number = number
+            let name = name
             func failure(_ problem: String) -> UsageError {
                 UsageError(message: "error: \(name):\(number): \(problem)")
             }
             if trimmed.startIndex != content.startIndex, !isURL(String(trimmed)) {
-                guard !result.isEmpty else {
-                    throw failure("an option line ('\(trimmed)') with no URL line before it")
+                guard pending != nil else {
+                    throw failure(
+                        flushed
+                            ? "an option line ('\(trimmed)') came after its file's download started (write a file's option lines together with its URL line)"
+                            : "an option line ('\(trimmed)') with no URL line before it")
                 }
-                try apply(option: String(trimmed), to: &result[result.count - 1], failure: failure)
-                continue
+                try apply(option: String(trimmed), to: &pending!, failure: failure)
+                return nil
             }
+            let line = try Self.entry(trimmed, number: number, failure: failure)
+            defer {
+                pending = line
+                flushed = false
+            }
+            return pending
+        }
+
+        /// The entry still open, now complete (the end of input, or a pause in it).
+        package mutating func flush() -> Line? {
+            defer { pending = nil }
+            if pending != nil { flushed = true }
+            return pending
+        }
+
+        /// The entry a URL line starts.
+        private static func entry(
+            _ trimmed: Substring, number: Int, failure: (String) -> UsageError
+        ) throws(UsageError) -> Line {
             guard let fields = fields(of: trimmed) else { throw failure("unclosed quote") }
             let urlText = fields[0]
             let url: URL
@@ -111,10 +162,8 @@ package enum BatchFile {
                     )
                 }
             }
-            result.append(
-                Line(number: number, url: url, output: output, checksums: checksums, mirrors: mirrors))
+            return Line(number: number, url: url, output: output, checksums: checksums, mirrors: mirrors)
         }
-        return result
     }
 
     /// aria2's connection options, read and left to fastpull.

@@ -403,60 +403,24 @@ package struct CommandOptions: Sendable {
         workingDirectory: String
     ) throws(UsageError) -> [Job] {
         try checkSingleFileOptions(count: urls.count + lines.count + metalinks.count)
-        let base = URL(fileURLWithPath: workingDirectory, isDirectory: true)
-        let folder = directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? base
-        // Standardized once: each of a batch's hundreds of files would otherwise do it again.
-        let standardFolder = folder.standardizedFileURL
+        let maker = jobMaker(netrc: netrc, environment: environment, workingDirectory: workingDirectory)
         var jobs: [Job] = []
         func add(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
-            metalink: (file: Metalink.File, document: String)? = nil, listLine: String? = nil,
-            directory: String? = nil, headers: [Header] = []
+            metalink: (file: Metalink.File, document: String)? = nil
         ) throws(UsageError) {
-            let (clean, embedded) = Self.splitCredentials(url)
-            var settings =
-                metalink.map { $0.file.configuration(configuration, document: $0.document) } ?? configuration
-            settings.sources.mirrors += mirrors
-            settings.request.headers += headers
-            // A list line's own folder (aria2's dir=), from the working folder, instead of --dir.
-            let folder =
-                directory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: base) } ?? folder
-            let standardFolder = directory == nil ? standardFolder : folder.standardizedFileURL
-            if let listLine, !checksums.isEmpty, settings.integrity.describedChecksums == nil {
-                // A list line's checksum is reported as the line's (`sha256 from input file
-                // list.txt line 3`), not as the user's --checksum.
-                settings.integrity.describedChecksums = .init(document: listLine, checksums: checksums)
-            } else {
-                settings.integrity.checksums += checksums
-            }
-            settings.request.credentials =
-                user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
-            settings.request.proxy = try proxySetting(for: clean, environment: environment)
-            let destination: BatchItem.Destination =
-                output.map {
-                    // An absolute path with nothing to standardize is taken as it is: standardizing
-                    // re-parses it, for each of a batch's hundreds of lines.
-                    .file(
-                        Self.isStandardAbsolutePath($0)
-                            ? URL(filePath: $0, directoryHint: .inferFromPath)
-                            : URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
-                                .standardizedFileURL)
-                }
-                ?? .folder(standardFolder)
             jobs.append(
-                Job(
-                    item: BatchItem(url: clean, destination: destination, configuration: settings),
-                    origin: origin))
+                try maker.job(
+                    url, output: output, checksums: checksums, origin: origin, mirrors: mirrors,
+                    metalink: metalink))
         }
         for (index, url) in urls.enumerated() {
             try add(url, output: output, checksums: [], origin: "argument \(index + 1)", mirrors: mirrors)
         }
-        let source = inputFile == "-" ? "stdin" : (inputFile ?? "")
-        for line in lines {
-            try add(
-                line.url, output: line.output, checksums: line.checksums, origin: "\(source):\(line.number)",
-                mirrors: line.mirrors, listLine: "input file \(source) line \(line.number)",
-                directory: line.directory, headers: line.headers)
+        for var line in lines {
+            // `-o` with a list of one line names that line's file (more lines are refused above).
+            if line.output == nil, line.directory == nil { line.output = output }
+            jobs.append(try maker.job(for: line))
         }
         for entry in metalinks {
             guard let first = entry.file.urls.first else { continue }

@@ -283,7 +283,7 @@ package enum OptionTable {
         OptionSpec(
             "input-file", short: "i", .value(placeholder: "FILE|-"), group: .batch,
             help:
-                "Also fetch every line of FILE ('-' for stdin): URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; # comments."
+                "Also fetch every line of FILE ('-' for stdin, each file started as its line comes): URL [MIRROR-URL...] [OUTPUT] [sha256=HEX]; # comments."
         ),
         OptionSpec(
             "globoff", short: "g", .flag, group: .batch,

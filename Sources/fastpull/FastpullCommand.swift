@@ -59,7 +59,8 @@ struct FastpullCommand {
                 exit(0)
             }
             options = try CommandOptions(parsed)
-            lines = try readInputFile(options.inputFile)
+            // `-i -` is read as it comes, while the files download (``StreamedInput``).
+            lines = options.readsInputAsItComes ? [] : try readInputFile(options.inputFile)
             let loaded = try options.loadNetrcWithWarning(environment: environment)
             netrc = loaded.netrc
             if let warning = loaded.warning, !options.quiet { printError(warning) }
@@ -91,14 +92,24 @@ struct FastpullCommand {
             printError(error.message)
             exit(ExitStatus.usage)
         }
-        guard !jobs.isEmpty else {
+        guard !jobs.isEmpty || options.readsInputAsItComes else {
             printError("error: \(options.inputFile ?? "the input file") lists no URL")
             exit(ExitStatus.usage)
         }
         if options.dryRun {
             exit(await DryRun(jobs: jobs, options: options, started: started).run())
         }
-        exit(await Run(jobs: jobs, options: options, started: started, environment: environment).run())
+        let streamed =
+            options.readsInputAsItComes
+            ? options.jobMaker(
+                netrc: netrc, environment: environment,
+                workingDirectory: FileManager.default.currentDirectoryPath)
+            : nil
+        exit(
+            await Run(
+                jobs: jobs, streamed: streamed, options: options, started: started, environment: environment
+            )
+            .run())
     }
 
     /// The lines of `-i FILE` (`-` reads standard input).

@@ -50,7 +50,7 @@ struct ProgressView {
             } else if now - lastPlain >= Self.plainInterval, !rows.isEmpty {
                 lastPlain = now
                 for row in rows {
-                    let prefix = board.count > 1 ? "[\(row.index + 1)/\(board.count)] " : ""
+                    let prefix = board.isBatch ? "[\(row.index + 1)/\(board.count)] " : ""
                     console.note(prefix + Self.line(row, width: 200, withName: true))
                 }
             }
@@ -69,7 +69,7 @@ struct ProgressView {
     func lines(_ rows: [Row], totalSpeed: Double) -> [String] {
         let (columns, windowRows) = Terminal.size
         let width = max(columns - 1, 10)
-        if board.count == 1 {
+        if !board.isBatch {
             guard let row = rows.first else { return [] }
             var lines = [Self.line(row, width: width, withName: columns >= 100)]
             if row.progress.totalBytes != nil, let download = batch.download(at: row.index) {
@@ -79,10 +79,11 @@ struct ProgressView {
             return lines
         }
         let room = max(windowRows - 2, 1)
-        let label = "[\(board.count)/\(board.count)]".count
+        let count = board.count
+        let label = "[\(count)/\(count)]".count
         let nameWidth = min(rows.map(\.name.count).max() ?? 4, max(width / 3 - label, 4))
         var lines = rows.prefix(room).map {
-            Self.batchLine($0, width: width, count: board.count, nameWidth: nameWidth)
+            Self.batchLine($0, width: width, count: count, nameWidth: nameWidth)
         }
         if rows.count > room { lines.append("  … and \(rows.count - room) more active") }
         lines.append(Self.fit(board.totalLine(speed: totalSpeed), width: width))
@@ -192,14 +193,16 @@ final class Board: Sendable {
         var finishedBytes: Int64 = 0
     }
 
-    /// How many files the run has.
-    let count: Int
+    /// How many files the run has (so far, while `-i -` adds more).
+    var count: Int { batch.items.count }
+    /// Whether the run shows as a batch: more than one file, or files still coming (`-i -`).
+    let isBatch: Bool
     private let batch: Batch
     private let state = Mutex(State())
 
     init(batch: Batch) {
         self.batch = batch
-        count = batch.items.count
+        isBatch = batch.items.count > 1 || batch.isOpen
     }
 
     /// A file finished (or failed) with `bytes` in place.

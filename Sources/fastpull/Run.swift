@@ -8,6 +8,9 @@ import Synchronization
 /// stderr, `--json` events on stdout, notes, each file's outcome, and the exit code.
 struct Run {
     let jobs: [CommandOptions.Job]
+    /// Makes the jobs of `-i -`'s lines as they come (``StreamedInput``); nil when the input, if any,
+    /// was read whole.
+    var streamed: CommandOptions.JobMaker? = nil
     let options: CommandOptions
     let started: ContinuousClock.Instant
     let environment: [String: String]
@@ -59,14 +62,7 @@ struct Run {
         }
         // The folders an output names are made, as aria2 makes them (curl with --create-dirs): `-o
         // sub/x`, a list's `out=sub/x`, a Metalink file's names in folders of their own.
-        for job in jobs {
-            guard case .file(let file) = job.item.destination else { continue }
-            let folder = file.deletingLastPathComponent()
-            guard !FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else {
-                continue
-            }
-            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        }
+        for job in jobs { Self.makeFolders(for: job) }
         if options.configuration.tls.insecure && !options.quiet {
             console.note("warning: --insecure: TLS certificates are not verified")
         }
@@ -86,15 +82,14 @@ struct Run {
                     : options.update
                         ? .keepIfVerified
                         : options.noClobber ? .skip : options.autoRename ? .rename : .refuse,
-                keepsEvents: listens))
+                keepsEvents: listens), open: streamed != nil)
         let board = Board(batch: batch)
-        let single = jobs.count == 1
+        let single = jobs.count == 1 && streamed == nil
         let quiet = options.quiet
         let verbose = options.verbose
         let json =
             options.json
             ? JSONEventsWriter(started: started, onClosed: { interruption.interrupt() }) : nil
-        let items = batch.items
         let events = listens ? batch.events : nil
         // A batch says each file's outcome when it happens, on a terminal and in a pipe alike; the
         // end then gives only what was not said yet, and the tally.
@@ -112,6 +107,8 @@ struct Run {
                     // Reported for -D alone: not --json's to tell.
                     if !verbose { continue }
                 }
+                // Read at each event: `-i -` adds items while the batch runs.
+                let items = batch.items
                 json?.write(tagged.event, index: index, url: items[index].url)
                 if !hooks.isEmpty,
                     let call = hooks.call(
@@ -151,6 +148,10 @@ struct Run {
             }
         }
 
+        let input = streamed.map { maker in
+            StreamedInput(
+                STDIN_FILENO, into: batch, maker: maker, console: console, prepare: Self.makeFolders)
+        }
         let task = Task { await batch.run() }
         interruption.cancels(task)
         // `--max-time`: the run stops as a signal stops it (what was fetched is kept), and says why.
@@ -185,6 +186,10 @@ struct Run {
             outcomes, interrupted: interruption.happened && (expired || !interruption.expired),
             expired: expired)
         let said = told.withLock { $0 }
+        if let input, input.badLineCount > 0 || outcomes.isEmpty {
+            if outcomes.isEmpty, !interruption.happened { console.note("error: standard input lists no URL") }
+            if code == 0 { code = ExitStatus.usage }
+        }
         if expired, let limit = options.maximumTime {
             console.note(
                 "stopped: --max-time \(Summary.seconds(limit)) passed; what was fetched is kept: run the same command again to resume"
@@ -220,7 +225,9 @@ struct Run {
             console.note(problem)
             if code == 0 { code = FastpullError.Code.localIO.rawValue }
         }
-        if !single && !quiet { console.note(Summary.tally(outcomes, exitCode: code, expired: expired)) }
+        if !single && !quiet && !outcomes.isEmpty {
+            console.note(Summary.tally(outcomes, exitCode: code, expired: expired))
+        }
         let failed = outcomes.filter { $0.error != nil }.count
         json?.summary(
             files: outcomes.count, succeeded: outcomes.count - failed, failed: failed, exitCode: code,
@@ -269,6 +276,15 @@ final class Interruption: Sendable {
 }
 
 extension Run {
+    /// Makes the folders `job`'s output names, as aria2 makes them (curl with --create-dirs): `-o
+    /// sub/x`, a list's `out=sub/x`, a Metalink file's names in folders of their own.
+    @Sendable static func makeFolders(for job: CommandOptions.Job) {
+        guard case .file(let file) = job.item.destination else { return }
+        let folder = file.deletingLastPathComponent()
+        guard !FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else { return }
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
     /// Where the file at `index` goes: its download's destination once it has one, else the output
     /// path it was given (nil for a name the server was to give).
     static func plannedPath(of index: Int, in batch: Batch) -> String? {

@@ -239,6 +239,45 @@ struct LibraryAPITests {
         #expect(batch.download(at: 0)?.progress.bytesWritten == 100_000)
     }
 
+    /// An open batch takes items while it runs: one added while the run waits is fetched at once
+    /// (its `finished` event comes before ``Batch/finishAdding()``), one whose output another item
+    /// has fails at once, nothing is added once adding is finished, and the run ends with every
+    /// outcome in order. A stopped run that waits for items ends too.
+    @Test func anOpenBatchTakesItemsWhileItRuns() async throws {
+        let batch = Batch([], open: true)
+        let events = batch.events
+        let run = Task { await batch.run() }
+        let first = folder.appendingPathComponent("o1.bin")
+        #expect(batch.add(BatchItem(url: server.url("/gen/4000?seed=1"), destination: first)) == 0)
+        var finishedFirst = false
+        var iterator = events.makeAsyncIterator()
+        while let event = await iterator.next() {
+            if event.index == 0, case .finished = event.event.detail {
+                finishedFirst = true
+                break
+            }
+        }
+        #expect(finishedFirst)
+        #expect(batch.isOpen)
+        #expect(batch.add(BatchItem(url: server.url("/gen/5000"), destination: first)) == 1)
+        let second = folder.appendingPathComponent("o2.bin")
+        #expect(batch.add(BatchItem(url: server.url("/gen/6000?seed=2"), destination: second)) == 2)
+        batch.finishAdding()
+        #expect(batch.add(BatchItem(url: server.url("/gen/1"), destination: second)) == nil)
+        let outcomes = await run.value
+        #expect(outcomes.map(\.index) == [0, 1, 2])
+        #expect(outcomes[0].error == nil && outcomes[2].error == nil)
+        #expect(
+            outcomes[1].error?.message.contains("o1.bin") == true, "\(String(describing: outcomes[1].error))")
+        #expect(try Data(contentsOf: first) == Data(FixtureContent.bytes(count: 4000, seed: 1)))
+        #expect(try Data(contentsOf: second) == Data(FixtureContent.bytes(count: 6000, seed: 2)))
+
+        let waiting = Batch([], open: true)
+        let stopped = Task { await waiting.run() }
+        stopped.cancel()
+        #expect(await stopped.value.isEmpty)
+    }
+
     /// A batch told that nobody reads its events keeps none: asked for after the run, the sequence
     /// has already ended, empty; the files are fetched all the same.
     @Test func aBatchThatKeepsNoEventsStillFetches() async throws {

@@ -149,8 +149,10 @@ public struct BatchEvent: Sendable, Equatable {
 /// and ``run()`` it. Cancelling the task that runs it stops every download (each saves its journal)
 /// and fails the items not started yet with ``FastpullError/Code/interrupted``.
 public final class Batch: Sendable {
-    /// The items, in order.
-    public let items: [BatchItem]
+    /// The items so far, in order (an open batch gets more while it runs).
+    public var items: [BatchItem] { feed.items }
+    /// The items and the line of those not started yet.
+    private let feed: BatchFeed
     /// How every item is fetched, unless it has its own configuration.
     public let configuration: Configuration
     /// How the batch runs.
@@ -171,13 +173,15 @@ public final class Batch: Sendable {
     /// What owns the connections, per-host counts and threads of the batch's downloads.
     let client: FastpullClient
 
-    /// Prepares a batch through `client`; nothing happens until ``run()``.
+    /// Prepares a batch through `client`; nothing happens until ``run()``. An `open` batch takes more
+    /// items while it runs, with ``add(_:)``, and its run ends once ``finishAdding()`` is called and
+    /// every item has ended (`fastpull -i -` adds each line of its input as it comes).
     public init(
         _ items: [BatchItem], configuration: Configuration = .init(), options: BatchOptions = .init(),
-        client: FastpullClient = .shared
+        open: Bool = false, client: FastpullClient = .shared
     ) {
         self.client = client
-        self.items = items
+        feed = BatchFeed(items, open: open)
         self.configuration = configuration
         self.options = options
         downloads = PlainMutex([:])
@@ -188,6 +192,39 @@ public final class Batch: Sendable {
             addressing: configuration.request.addressing)
         if options.keepsEvents { _ = events }
     }
+
+    /// Whether more items may still be added (``add(_:)``).
+    public var isOpen: Bool { feed.isOpen }
+
+    /// Adds `item` to an open batch, running or not: it starts when a lane is free, after the items
+    /// before it. An output path another item has fails it at once, as in a batch made whole. Returns
+    /// its index, or nil when the batch was not open or ``finishAdding()`` was called (nothing is
+    /// added).
+    @discardableResult
+    public func add(_ item: BatchItem) -> Int? {
+        guard let index = feed.append(item) else { return nil }
+        naming.append(index)
+        if case .file(let path) = item.destination, let other = reserve(path, for: index) {
+            let error = collision(path, with: other)
+            emit(index, .failed(error))
+            early.withLock {
+                $0[index] = BatchOutcome(
+                    index: index, item: item, result: .failure(error), alreadyPresent: false)
+            }
+            naming.take(index)
+            return index
+        }
+        feed.enqueue(index)
+        return index
+    }
+
+    /// No more items come: the run ends once those there are have ended. Idempotent.
+    public func finishAdding() {
+        feed.close()
+    }
+
+    /// Outcomes of added items that failed before their turn.
+    private let early = PlainMutex<[Int: BatchOutcome]>([:])
 
     /// The stream of ``events``, once made, and whether ``run()`` has ended.
     private struct EventChannel {
@@ -236,32 +273,32 @@ public final class Batch: Sendable {
         }
         var outcomes: [Int: BatchOutcome] = [:]
         // Named outputs are known now: a second item with the same one fails before anything starts.
-        for (index, item) in items.enumerated() {
-            guard case .file(let path) = item.destination, let other = reserve(path, for: index) else {
+        let initial = feed.count
+        for index in 0..<initial {
+            guard case .file(let path) = feed[index].destination, let other = reserve(path, for: index) else {
                 continue
             }
             let error = collision(path, with: other)
             emit(index, .failed(error))
             outcomes[index] = BatchOutcome(
-                index: index, item: item, result: .failure(error), alreadyPresent: false)
+                index: index, item: feed[index], result: .failure(error), alreadyPresent: false)
         }
-        for index in items.indices where outcomes[index] != nil { naming.take(index) }
-        let pending = items.indices.filter { outcomes[$0] == nil }
+        for index in outcomes.keys { naming.take(index) }
+        feed.remove(Set(outcomes.keys))
         let width = max(options.parallelFiles, 1)
         // One control thread per lane. Each lane takes the next item when its last one ends and runs
         // it there from start to end (``ExecutorSet/laneThread``): a small file's steps follow one
         // another on one thread, without a hop through the shared pool between them.
-        let lanes = (0..<min(width, pending.count)).map {
+        let lanes = (0..<(feed.isOpen ? width : min(width, initial - outcomes.count))).map {
             ThreadExecutor(name: "fastpull-ctl\($0)", threads: client.threads)
         }
         defer { for lane in lanes { lane.shutdown() } }
-        let queue = PlainMutex(pending[...])
         await withTaskGroup(of: [BatchOutcome].self) { group in
             for lane in lanes {
                 group.addTask(executorPreference: lane) {
                     await ExecutorSet.$laneThread.withValue(lane) {
                         var done: [BatchOutcome] = []
-                        while let index = queue.withLock({ $0.popFirst() }) {
+                        while let index = await self.feed.next() {
                             done.append(await self.fetch(index))
                         }
                         return done
@@ -271,6 +308,16 @@ public final class Batch: Sendable {
             for await done in group {
                 for outcome in done { outcomes[outcome.index] = outcome }
             }
+        }
+        outcomes.merge(early.withLock { $0 }) { first, _ in first }
+        // Added to an open batch whose run was stopped before they started.
+        let items = feed.items
+        for index in items.indices where outcomes[index] == nil {
+            let error = FastpullError(
+                .interrupted, "interrupted before \(items[index].url.redactedForDisplay) was started")
+            emit(index, .failed(error))
+            outcomes[index] = BatchOutcome(
+                index: index, item: items[index], result: .failure(error), alreadyPresent: false)
         }
         return items.indices.map { outcomes[$0]! }
     }
@@ -282,7 +329,7 @@ public final class Batch: Sendable {
 
     /// Fetches one item: names it, keeps an existing file that is already right, or downloads it.
     private func fetch(_ index: Int) async -> BatchOutcome {
-        let item = items[index]
+        let item = feed[index]
         func failed(_ error: FastpullError) -> BatchOutcome {
             emit(index, .failed(error))
             return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)

@@ -18,6 +18,11 @@ final class TurnTaker: Sendable {
         state = Mutex(State(waiting: order))
     }
 
+    /// Adds `index`'s turn after every turn there is (an item added to an open batch).
+    func append(_ index: Int) {
+        state.withLock { $0.waiting.append(index) }
+    }
+
     /// Waits until every turn before `index` has been taken, runs `step`, and takes the turn.
     func inTurn<T>(_ index: Int, _ step: () -> T) async -> T {
         await withCheckedContinuation { continuation in
