@@ -140,6 +140,21 @@ struct ConnectionPolicyTests {
         #expect(decision.evidence?.cpuShare == 0.97)
     }
 
+    /// A machine kept busy by something else (a local server, the kernel's shaping) while the total
+    /// grows as the count does: the CPU did not hold the step back, so it paid. From the harness's
+    /// shaped-stragglers trace: 8 → 64 connections, 107 → 659 MiB/s, the process at 47 % of two
+    /// cores, the machine near full; before, judged *the CPU is the limit* and sent back to 8.
+    @Test func aBusyStepThatGrewAsTheCountDidPays() throws {
+        var policy = try risen(rate: 13 * Self.megabyte)
+        let decision = try judged(
+            &policy,
+            step(8 * 12 * Self.megabyte, incumbents: 4 * 12 * Self.megabyte, count: 8, busy: true, cpu: 0.47),
+            remaining: .max)
+        #expect(decision.reason == .ownLimit)
+        #expect(decision.count == 8 * ConnectionPolicy.freeMultiplier)
+        #expect(decision.verdict.isCPU == false)
+    }
+
     @Test func climbingIncumbentsAreMeasuredAgainstTheirNewRate() throws {
         var policy = try risen()
         // The incumbents doubled on their own (slow start): nothing judged; their rate is the reference.
