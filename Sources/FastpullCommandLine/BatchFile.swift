@@ -64,7 +64,9 @@ package enum BatchFile {
         var reader = Reader(source: source)
         var result: [Line] = []
         for raw in lines(of: text) {
-            if let line = try reader.read(raw) { result.append(line) }
+            let read = reader.read(raw)
+            if let problem = read.problem { throw problem }
+            if let line = read.completed { result.append(line) }
         }
         if let line = reader.flush() { result.append(line) }
         return result
@@ -72,12 +74,24 @@ package enum BatchFile {
 
     /// Reads a list a line at a time, as it comes (`-i -`): a file's entry is complete once the next
     /// line that is not one of its option lines arrives, at the end of input, or when the input
-    /// pauses (``flush()``).
+    /// pauses (``flush()``). An entry with a bad line — its URL line or one of its option lines — is
+    /// never handed out: a file is not fetched without an option its list gave it, and a bad URL
+    /// line's option lines are nobody's.
     package struct Reader: Sendable {
+        /// What one line gave: the entry it completed, and what was wrong with it.
+        package struct Read: Sendable {
+            /// The entry before, complete now.
+            package var completed: Line?
+            /// The line's problem, naming the list and line; its entry is dropped.
+            package var problem: UsageError?
+        }
+
         /// The list's name in messages.
         let name: String
         /// The entry whose option lines may still follow.
         private var pending: Line?
+        /// Whether the lines read since the last URL line belong to an entry that is dropped.
+        private var dropping = false
         /// Whether an entry was handed out by ``flush()`` with no line after it yet.
         private var flushed = false
         private var number = 0
@@ -87,35 +101,46 @@ package enum BatchFile {
             name = source == "-" ? "standard input" : source
         }
 
-        /// Reads the next line; returns the entry it completes, if any.
-        ///
-        /// - Throws: ``UsageError`` naming the list and line.
-        package mutating func read(_ raw: Substring) throws(UsageError) -> Line? {
+        /// Reads the next line.
+        package mutating func read(_ raw: Substring) -> Read {
             number += 1
             let content = raw.hasSuffix("\r") ? raw.dropLast() : raw
             let trimmed = content.drop(while: { $0 == " " || $0 == "\t" })
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return Read() }
             let number = number
             let name = name
             func failure(_ problem: String) -> UsageError {
                 UsageError(message: "error: \(name):\(number): \(problem)")
             }
             if trimmed.startIndex != content.startIndex, !isURL(String(trimmed)) {
+                if dropping { return Read() }
                 guard pending != nil else {
-                    throw failure(
-                        flushed
-                            ? "an option line ('\(trimmed)') came after its file's download started (write a file's option lines together with its URL line)"
-                            : "an option line ('\(trimmed)') with no URL line before it")
+                    return Read(
+                        problem: failure(
+                            flushed
+                                ? "an option line ('\(trimmed)') came after its file's download started (write a file's option lines together with its URL line)"
+                                : "an option line ('\(trimmed)') with no URL line before it"))
                 }
-                try apply(option: String(trimmed), to: &pending!, failure: failure)
-                return nil
+                do {
+                    try apply(option: String(trimmed), to: &pending!, failure: failure)
+                    return Read()
+                } catch {
+                    pending = nil
+                    dropping = true
+                    return Read(problem: error)
+                }
             }
-            let line = try Self.entry(trimmed, number: number, failure: failure)
-            defer {
-                pending = line
-                flushed = false
+            let completed = pending
+            pending = nil
+            flushed = false
+            do {
+                pending = try Self.entry(trimmed, number: number, failure: failure)
+                dropping = false
+                return Read(completed: completed)
+            } catch {
+                dropping = true
+                return Read(completed: completed, problem: error)
             }
-            return pending
         }
 
         /// The entry still open, now complete (the end of input, or a pause in it).

@@ -69,6 +69,8 @@ struct ProgressView {
     func lines(_ rows: [Row], totalSpeed: Double) -> [String] {
         let (columns, windowRows) = Terminal.size
         let width = max(columns - 1, 10)
+        // `-i -` before its first line: nothing to show yet.
+        if board.count == 0 { return [] }
         if !board.isBatch {
             guard let row = rows.first else { return [] }
             var lines = [Self.line(row, width: width, withName: columns >= 100)]

@@ -181,18 +181,27 @@ struct Run {
 
         // The deadline stopped the run only if it stopped a file (it may pass just after the last
         // one ended).
-        let expired = interruption.expired && outcomes.contains { $0.error?.code == .interrupted }
+        // `-i -` still open: the run was stopped before its input ended, and takes no more.
+        let inputCut = streamed != nil && batch.isOpen
+        batch.finishAdding()
+        let expired =
+            interruption.expired && (inputCut || outcomes.contains { $0.error?.code == .interrupted })
         var code = ExitStatus.code(
             outcomes, interrupted: interruption.happened && (expired || !interruption.expired),
             expired: expired)
         let said = told.withLock { $0 }
-        if let input, input.badLineCount > 0 || outcomes.isEmpty {
-            if outcomes.isEmpty, !interruption.happened { console.note("error: standard input lists no URL") }
+        if let input, !inputCut, input.badLineCount > 0 || outcomes.isEmpty {
+            if outcomes.isEmpty { console.note("error: standard input lists no URL") }
+            if input.badLineCount > 0 {
+                let lines = input.badLineCount == 1 ? "1 line" : "\(input.badLineCount) lines"
+                console.note("\(lines) of standard input skipped (said above): exit 2 unless a file failed")
+            }
             if code == 0 { code = ExitStatus.usage }
         }
         if expired, let limit = options.maximumTime {
+            let unread = inputCut ? "; the rest of standard input was not read" : ""
             console.note(
-                "stopped: --max-time \(Summary.seconds(limit)) passed; what was fetched is kept: run the same command again to resume"
+                "stopped: --max-time \(Summary.seconds(limit)) passed; what was fetched is kept: run the same command again to resume\(unread)"
             )
         }
         for outcome in outcomes where !said.contains(outcome.index) {
@@ -277,10 +286,13 @@ final class Interruption: Sendable {
 
 extension Run {
     /// Makes the folders `job`'s output names, as aria2 makes them (curl with --create-dirs): `-o
-    /// sub/x`, a list's `out=sub/x`, a Metalink file's names in folders of their own.
+    /// sub/x`, a list's `out=sub/x` or `dir=sub`, a Metalink file's names in folders of their own.
     @Sendable static func makeFolders(for job: CommandOptions.Job) {
-        guard case .file(let file) = job.item.destination else { return }
-        let folder = file.deletingLastPathComponent()
+        let folder: URL
+        switch job.item.destination {
+        case .file(let file): folder = file.deletingLastPathComponent()
+        case .folder(let named): folder = named
+        }
         guard !FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else { return }
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }

@@ -7,9 +7,10 @@ import Synchronization
 
 /// `-i -` read as it comes: a thread of its own reads standard input and adds each file to the open
 /// batch as soon as its entry is complete — once the next entry's line arrives, at the end of input,
-/// or when no line has come for ``pause`` (a person pasting URLs, a script that prints one when it
-/// knows it). The batch closes at the end of input. A bad line is said at once and skipped; the run
-/// then exits with the usage code unless a file failed worse.
+/// or when no line has come for ``pause`` after a whole line (a person pasting URLs, a script that
+/// prints one when it knows it). The batch closes at the end of input. A bad line is said at once and
+/// its entry skipped (never fetched without an option its list gave it); the run then exits with the
+/// usage code unless a file failed worse.
 final class StreamedInput: Sendable {
     /// How long the input may stay silent before the entry read last starts: long enough for a
     /// script to write a file's option lines after its URL line, short beside any download.
@@ -39,11 +40,9 @@ final class StreamedInput: Sendable {
                 }
             }
             func read(_ bytes: ArraySlice<UInt8>) {
-                do {
-                    add(try reader.read(Substring(decoding: bytes, as: UTF8.self)))
-                } catch {
-                    problem(error, console)
-                }
+                let read = reader.read(Substring(decoding: bytes, as: UTF8.self))
+                add(read.completed)
+                if let error = read.problem { problem(error, console) }
             }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             var partial: [UInt8] = []
@@ -55,8 +54,9 @@ final class StreamedInput: Sendable {
                     if errno == EINTR { continue }
                     break
                 }
+                // Silence with half a line in: the line is not complete, and neither is its entry.
                 if ready == 0 {
-                    add(reader.flush())
+                    if partial.isEmpty { add(reader.flush()) }
                     continue
                 }
                 let count = buffer.withUnsafeMutableBytes {

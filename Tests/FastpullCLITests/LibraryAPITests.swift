@@ -127,11 +127,28 @@ struct LibraryAPITests {
         }
         #expect(files.stats.bodyBytesSent == 0)
         #expect(try Data(contentsOf: mine) == Data("mine".utf8))
+        // A batch refuses it too by default.
+        let batched = await Fastpull.download([BatchItem(url: url, destination: mine)])
+        #expect(batched.first?.error?.code == .localIO)
+        #expect(files.stats.bodyBytesSent == 0)
+        #expect(try Data(contentsOf: mine) == Data("mine".utf8))
         // Asked for, it is replaced.
         let replaced = try await Fastpull.download(
             from: url, to: mine, configuration: .init().with { $0.resume.replacesExistingFile = true })
         #expect(replaced.bytesFetched == 200_000)
         #expect(try Data(contentsOf: mine) == Data(FixtureContent.bytes(count: 200_000, seed: 8)))
+
+        // With its server gone, a saved file can be neither kept nor replaced: the download fails
+        // as the server does (before: "already exists", as if it were another program's file).
+        files.stop()
+        do {
+            _ = try await Fastpull.download(
+                from: url, to: file, configuration: .init().with { $0.retries.limit = 0 })
+            Issue.record("a saved file was kept or replaced without its server")
+        } catch {
+            #expect(error.code == .network, "\(error)")
+        }
+        #expect(try Data(contentsOf: file) == Data(FixtureContent.bytes(count: 200_000, seed: 8)))
     }
 
     /// One file from two servers, in three lines: the report says what each served.

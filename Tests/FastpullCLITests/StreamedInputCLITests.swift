@@ -96,4 +96,57 @@ extension BatchCLITests {
         #expect(two.stderr.contains("error: --output: names one file"), "\(two.stderr)")
         #expect(server.stats.requests == 0)
     }
+
+    /// Half a line, then a pause longer than the one that starts an entry: the entry waits for its
+    /// line to end, so the option lines that follow are its own (before: the file started under the
+    /// server's name, without its checksum).
+    @Test func aPauseInTheMiddleOfALineStartsNothing() async throws {
+        let (process, out, err, input) = try startFed(["-i", "-", "--json"])
+        input.write(Data((server.url("/gen/2500?seed=6").absoluteString + "\n  out=na").utf8))
+        // The input's own shape: half an option line, then silence longer than the pause.
+        try await Task.sleep(for: .milliseconds(600))
+        let hex = try Self.sha256(FixtureContent.bytes(count: 2500, seed: 6))
+        input.write(Data("med.bin\n  checksum=sha-256=\(hex)\n".utf8))
+        try input.close()
+        let result = await CLIRunner.finish(process, out, err)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("named.bin") == Data(FixtureContent.bytes(count: 2500, seed: 6)))
+        #expect(contents("2500") == nil)
+        #expect(result.stdout.contains("input file stdin line 1"), "\(result.stdout)")
+    }
+
+    /// Three lines naming one output: the first has it; each of the others fails once, told once
+    /// (before: the reader's early failures were told again when the run started, hooks ran twice).
+    @Test func aCollisionOnStandardInputIsToldOnce() async throws {
+        let url = server.url("/gen/1000?seed=7").absoluteString
+        let result = try await CLIRunner.run(
+            ["-i", "-", "--json"], in: folder,
+            input: Data("\(url) dup.bin\n\(url) dup.bin\n\(url) dup.bin\n".utf8))
+        #expect(result.status == 7, "\(result.stderr)")
+        let failed = try events(result.stdout).filter { $0["event"] as? String == "failed" }
+        #expect(failed.count == 2, "\(failed)")
+        #expect(Set(failed.compactMap { $0["index"] as? Int }).count == 2)
+        #expect(contents("dup.bin") == Data(FixtureContent.bytes(count: 1000, seed: 7)))
+    }
+
+    /// `--max-time` passing while the input is still open stops the run and says so, the rest of
+    /// the input unread (before: exit 2 and no word, or exit 0 with lines never read).
+    @Test func theDeadlineStopsAWaitForInput() async throws {
+        let (process, out, err, input) = try startFed(["-i", "-", "-m", "1"])
+        input.write(Data((server.url("/gen/1000?seed=8").absoluteString + " early.bin\n").utf8))
+        let result = await CLIRunner.finish(process, out, err)
+        try? input.close()
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("stopped: --max-time 1 s passed"), "\(result.stderr)")
+        #expect(result.stderr.contains("the rest of standard input was not read"), "\(result.stderr)")
+        #expect(contents("early.bin") == Data(FixtureContent.bytes(count: 1000, seed: 8)))
+    }
+
+    /// A list line's own folder (`dir=`) is made, as `out=sub/x`'s is.
+    @Test func aListLinesFolderIsMade() async throws {
+        let list = server.url("/gen/1200?seed=9").absoluteString + "\n  dir=made/here\n"
+        let result = try await CLIRunner.run(["-i", "-", "-q"], in: folder, input: Data(list.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(contents("made/here/1200") == Data(FixtureContent.bytes(count: 1200, seed: 9)))
+    }
 }

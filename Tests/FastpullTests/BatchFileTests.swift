@@ -89,4 +89,34 @@ struct BatchFileTests {
             #expect(error.message.hasPrefix("error: standard input:1: "))
         }
     }
+
+    /// Read a line at a time (`-i -`): an entry is handed out when the next URL line completes it or
+    /// at a flush; a bad URL line hands out the entry before it and drops its own option lines (they
+    /// are nobody's: before, they went to the entry before it, a header to another host); a bad
+    /// option line drops its entry (never fetched without what its list gave it); an option line
+    /// after a flush is said to have come too late.
+    @Test func aReaderDropsWhatABadLineSpoils() {
+        var reader = BatchFile.Reader(source: "-")
+        func read(_ line: String) -> BatchFile.Reader.Read { reader.read(Substring(line)) }
+        #expect(read("https://h.test/a").completed == nil)
+        let bad = read("htp:/bad")
+        #expect(bad.completed?.url.absoluteString == "https://h.test/a")
+        #expect(bad.problem?.message.hasPrefix("error: standard input:2: ") == true)
+        #expect(read("  out=secret.bin").problem == nil)
+        #expect(read("  header=X-Token: t").problem == nil)
+        #expect(read("https://h.test/b").completed == nil)
+        let spoiled = read("  checksum=sha-256=nothex")
+        #expect(spoiled.problem?.message.hasPrefix("error: standard input:6: checksum=") == true)
+        #expect(read("  out=b.bin").problem == nil)
+        let next = read("https://h.test/c")
+        #expect(next.completed == nil, "an entry with a bad option line was handed out")
+        #expect(read("  out=c.bin").problem == nil)
+        let flushed = reader.flush()
+        #expect(flushed?.url.absoluteString == "https://h.test/c")
+        #expect(flushed?.output == "c.bin")
+        #expect(flushed?.headers.isEmpty == true)
+        let late = read("  out=late.bin")
+        #expect(late.problem?.message.contains("came after its file's download started") == true)
+        #expect(reader.flush() == nil)
+    }
 }

@@ -106,6 +106,8 @@ enum ExistingFile {
             }
             emit(.warning("\(reason); downloading it again"))
             return .fetch(replacing: false, probed: found)
+        case .unchecked(let error)?:
+            return .refuse(error)
         case nil:
             break
         }
@@ -132,12 +134,15 @@ enum ExistingFile {
         /// ones saved although its size and modification time are: it changed since (a disk fault, a
         /// tool that kept the time). It is never reported complete.
         case changedHere(reason: String, probed: Probed)
+        /// The server could not be asked (it is down, it answered with an error, the run was
+        /// stopped): what it offers now is not known, so the file is neither kept nor replaced.
+        case unchecked(FastpullError)
     }
 
     /// Whether `file` is a download of `url` made earlier, and what it is now: the record on it is
     /// checked against the file (size and modification time) and against a fresh probe (size and
     /// validators). Nil for a file without a record for this URL, one changed here since it was
-    /// saved, or when the probe tells nothing.
+    /// saved, or when the probe tells nothing; ``Rerun/unchecked(_:)`` when the probe failed.
     static func rerun(
         _ file: URL, url: URL, configuration: Configuration, connections: ConnectionCache,
         client: FastpullClient,
@@ -154,8 +159,10 @@ enum ExistingFile {
                 from: url, to: file, configuration: configuration, observer: nil,
                 sharedConnections: connections, client: client
             ).planned()
+        } catch let error as FastpullError {
+            return .unchecked(error)
         } catch {
-            return nil
+            return .unchecked(FastpullError(.internalError, "\(error)"))
         }
         let remote = planned.probed.remote
         switch record.describes(remote) {

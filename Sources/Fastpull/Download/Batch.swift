@@ -76,8 +76,10 @@ public struct BatchOptions: Sendable {
         /// Keep it, without fetching anything, when it matches every checksum known for it (given, or
         /// from a checksum file); otherwise fetch the file again and replace it once verified.
         case keepIfVerified
-        /// Keep it when it matches every checksum known for it; otherwise fail the item with
-        /// ``FastpullError/Code/localIO`` and leave the file alone (the command line without `--force`).
+        /// Keep it when it matches every checksum known for it, or when a run saved it and the server
+        /// still offers that version; fetch it again in its place when the server offers another;
+        /// otherwise fail the item with ``FastpullError/Code/localIO`` and leave the file alone (the
+        /// default; the command line without `--force`).
         case refuse
         /// Always fetch again and replace it once verified.
         case replace
@@ -92,7 +94,9 @@ public struct BatchOptions: Sendable {
 
     /// How many files are fetched at once (default ``Configuration/Defaults/parallelFiles``).
     public var parallelFiles: Int
-    /// What to do with a file that already exists (default ``ExistingFiles/keepIfVerified``).
+    /// What to do with a file that already exists (default ``ExistingFiles/refuse``, as the command
+    /// line and a lone download do). It decides for the batch's items, whatever their configuration's
+    /// `resume.replacesExistingFile` says.
     public var existingFiles: ExistingFiles
     /// Whether ``Batch/events`` keeps every event from the moment the batch is created (default
     /// true). A caller that never reads them sets false: then no event is kept, nothing wakes for
@@ -102,7 +106,7 @@ public struct BatchOptions: Sendable {
     /// Creates options; every parameter has the documented default.
     public init(
         parallelFiles: Int = Configuration.Defaults.parallelFiles,
-        existingFiles: ExistingFiles = .keepIfVerified, keepsEvents: Bool = true
+        existingFiles: ExistingFiles = .refuse, keepsEvents: Bool = true
     ) {
         self.parallelFiles = parallelFiles
         self.existingFiles = existingFiles
@@ -191,6 +195,20 @@ public final class Batch: Sendable {
             timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
             addressing: configuration.request.addressing)
         if options.keepsEvents { _ = events }
+        // Named outputs are known now: a second item with the same one fails before anything starts
+        // (told when the run starts), and before an item added later can take the name.
+        for (index, item) in items.enumerated() {
+            guard case .file(let path) = item.destination, let other = reserve(path, for: index) else {
+                continue
+            }
+            let outcome = BatchOutcome(
+                index: index, item: item, result: .failure(collision(path, with: other)),
+                alreadyPresent: false)
+            early.withLock { $0[index] = outcome }
+            untold.withLock { $0.append(index) }
+            naming.take(index)
+        }
+        feed.remove(Set(untold.withLock { $0 }))
     }
 
     /// Whether more items may still be added (``add(_:)``).
@@ -202,20 +220,23 @@ public final class Batch: Sendable {
     /// added).
     @discardableResult
     public func add(_ item: BatchItem) -> Int? {
-        guard let index = feed.append(item) else { return nil }
-        naming.append(index)
-        if case .file(let path) = item.destination, let other = reserve(path, for: index) {
-            let error = collision(path, with: other)
-            emit(index, .failed(error))
-            early.withLock {
-                $0[index] = BatchOutcome(
-                    index: index, item: item, result: .failure(error), alreadyPresent: false)
+        // One item at a time: its index, its turn to name an output and its place in the line agree.
+        adding.withLock { _ -> Int? in
+            guard let index = feed.append(item) else { return nil }
+            naming.append(index)
+            if case .file(let path) = item.destination, let other = reserve(path, for: index) {
+                let error = collision(path, with: other)
+                emit(index, .failed(error))
+                early.withLock {
+                    $0[index] = BatchOutcome(
+                        index: index, item: item, result: .failure(error), alreadyPresent: false)
+                }
+                naming.take(index)
+                return index
             }
-            naming.take(index)
+            feed.enqueue(index)
             return index
         }
-        feed.enqueue(index)
-        return index
     }
 
     /// No more items come: the run ends once those there are have ended. Idempotent.
@@ -223,8 +244,12 @@ public final class Batch: Sendable {
         feed.close()
     }
 
-    /// Outcomes of added items that failed before their turn.
+    /// Outcomes of items that failed before their turn (their output is another item's).
     private let early = PlainMutex<[Int: BatchOutcome]>([:])
+    /// Items given at creation whose failure is in `early` but not told yet: the run tells it.
+    private let untold = PlainMutex<[Int]>([])
+    /// Held while an item is added.
+    private let adding = PlainMutex(())
 
     /// The stream of ``events``, once made, and whether ``run()`` has ended.
     private struct EventChannel {
@@ -272,24 +297,17 @@ public final class Batch: Sendable {
             }?.finish()
         }
         var outcomes: [Int: BatchOutcome] = [:]
-        // Named outputs are known now: a second item with the same one fails before anything starts.
-        let initial = feed.count
-        for index in 0..<initial {
-            guard case .file(let path) = feed[index].destination, let other = reserve(path, for: index) else {
-                continue
-            }
-            let error = collision(path, with: other)
-            emit(index, .failed(error))
-            outcomes[index] = BatchOutcome(
-                index: index, item: feed[index], result: .failure(error), alreadyPresent: false)
+        let failedAtOnce = early.withLock { $0 }
+        for index in untold.withLock({ $0 }) {
+            if let error = failedAtOnce[index]?.error { emit(index, .failed(error)) }
         }
-        for index in outcomes.keys { naming.take(index) }
-        feed.remove(Set(outcomes.keys))
+        untold.withLock { $0 = [] }
         let width = max(options.parallelFiles, 1)
         // One control thread per lane. Each lane takes the next item when its last one ends and runs
         // it there from start to end (``ExecutorSet/laneThread``): a small file's steps follow one
         // another on one thread, without a hop through the shared pool between them.
-        let lanes = (0..<(feed.isOpen ? width : min(width, initial - outcomes.count))).map {
+        let (open, waiting) = feed.outlook
+        let lanes = (0..<(open ? width : min(width, waiting))).map {
             ThreadExecutor(name: "fastpull-ctl\($0)", threads: client.threads)
         }
         defer { for lane in lanes { lane.shutdown() } }

@@ -32,6 +32,11 @@ final class BatchFeed: Sendable {
     /// Whether more items may come.
     var isOpen: Bool { state.withLock { $0.open } }
 
+    /// Whether more items may come and how many are in the line, read together.
+    var outlook: (open: Bool, waiting: Int) {
+        state.withLock { ($0.open, $0.line.count - $0.head) }
+    }
+
     /// The item at `index`.
     subscript(index: Int) -> BatchItem { state.withLock { $0.items[index] } }
 

@@ -225,7 +225,8 @@ extension Configuration {
         /// is fetched (or is continued, with ``adoptsPartialFile``). A file that appears during the
         /// download is left alone too: the download fails with ``FastpullError/Code/localIO`` and
         /// keeps the verified bytes in `<output>.part`, where a later run that may replace finds them
-        /// complete. A device, FIFO or folder at the destination is never replaced.
+        /// complete. A device, FIFO or folder at the destination is never replaced. In a batch, its
+        /// `BatchOptions.existingFiles` decides instead.
         public var replacesExistingFile = false
         /// Gives the saved file the server's `Last-Modified` as its modification time, as wget does
         /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's

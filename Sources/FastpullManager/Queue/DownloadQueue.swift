@@ -272,7 +272,10 @@ public final class DownloadQueue: Sendable {
         configuration.sources.mirrors = item.uris.dropFirst().compactMap { URL(string: $0) }
         let batch = Batch(
             [BatchItem(url: url, destination: destination)], configuration: configuration,
-            options: BatchOptions(parallelFiles: 1, keepsEvents: false), client: client)
+            // A file at the item's output that is not the one asked for is fetched again and
+            // replaced: the list's items own their outputs.
+            options: BatchOptions(parallelFiles: 1, existingFiles: .keepIfVerified, keepsEvents: false),
+            client: client)
         let task = Task { [self] in
             let outcome = await batch.run().first
             // A failure for want of a network is not the item's: it waits for the network instead.
