@@ -140,19 +140,46 @@ struct ConnectionPolicyTests {
         #expect(decision.evidence?.cpuShare == 0.97)
     }
 
-    /// A machine kept busy by something else (a local server, the kernel's shaping) while the total
-    /// grows as the count does: the CPU did not hold the step back, so it paid. From the harness's
-    /// shaped-stragglers trace: 8 → 64 connections, 107 → 659 MiB/s, the process at 47 % of two
-    /// cores, the machine near full; before, judged *the CPU is the limit* and sent back to 8.
-    @Test func aBusyStepThatGrewAsTheCountDidPays() throws {
-        var policy = try risen(rate: 13 * Self.megabyte)
+    /// A machine kept busy by something else (a local server, the kernel's shaping) while the
+    /// newcomers cost the others nothing: the CPU did not hold the step back, so it paid. From the
+    /// harness's shaped-stragglers trace: 8 → 64 connections, 124 → 625 MiB/s (the total grew by 58 %
+    /// of the count's growth), the incumbents keeping 80 %, the process at 48 % of two cores, the
+    /// machine near full; before, judged *the CPU is the limit* and sent back to 8.
+    @Test func aBusyStepWhoseNewcomersCostNothingPays() throws {
+        var policy = try risen(rate: 15.5 * Self.megabyte)
         let decision = try judged(
             &policy,
-            step(8 * 12 * Self.megabyte, incumbents: 4 * 12 * Self.megabyte, count: 8, busy: true, cpu: 0.47),
+            step(95 * Self.megabyte, incumbents: 0.8 * 62 * Self.megabyte, count: 8, busy: true, cpu: 0.48),
             remaining: .max)
         #expect(decision.reason == .ownLimit)
         #expect(decision.count == 8 * ConnectionPolicy.freeMultiplier)
         #expect(decision.verdict.isCPU == false)
+    }
+
+    /// A machine busy with other work (a local server, the kernel's shaping) while the download uses
+    /// half the cores: the total decides. From the harness's shaped-stragglers trace: 8 → 64
+    /// connections, 119 → 619 MiB/s, the incumbents keeping 64 %, the download at 52 %; before, judged
+    /// *the CPU is the limit* and sent back to 8 (the run took 1.6 s instead of 0.4). The same step
+    /// with the download itself using most of the cores is the CPU's limit.
+    @Test func aMachineBusyWithOtherWorkLeavesTheTotalToDecide() throws {
+        var contended = step(
+            1.4 * 60 * Self.megabyte, incumbents: 0.64 * 60 * Self.megabyte, count: 8, busy: true, cpu: 0.52)
+        contended.contended = true
+        var policy = try risen(rate: 15 * Self.megabyte)
+        let decision = try judged(&policy, contended, remaining: .max)
+        #expect(decision.reason == .ownLimit)
+        #expect(decision.count == 16)
+        #expect(decision.verdict.isCPU == false)
+
+        var own = try risen(rate: 15 * Self.megabyte)
+        let ownDecision = try judged(
+            &own,
+            step(
+                1.4 * 60 * Self.megabyte, incumbents: 0.64 * 60 * Self.megabyte, count: 8, busy: true,
+                cpu: 0.95),
+            remaining: .max)
+        #expect(ownDecision.reason == .cpuLimit)
+        #expect(ownDecision.count == 3)
     }
 
     @Test func climbingIncumbentsAreMeasuredAgainstTheirNewRate() throws {

@@ -8,8 +8,8 @@
 /// last change (the incumbents). A step up after which the incumbents kept their rate while the total
 /// grew says *each connection has its own limit*; one after which the total did not grow by
 /// ``gain`` says *a shared limit* of about the best total of the last steps; one in which the process
-/// used ``busyCPU`` of the cores (or the machine had next to none left) and the total did not grow
-/// nearly as the count did says *the CPU is the limit*.
+/// used most of the cores and whose newcomers took from the others says *the CPU is the limit*; a
+/// machine busy with other work (a local server) leaves the total to decide.
 ///
 /// **The policy.** It starts with a few connections (more on long round trips) and tries half again as
 /// many. While each connection has its own limit it multiplies the count, by ``freeMultiplier`` when
@@ -378,10 +378,12 @@ package struct ConnectionPolicy: Sendable, Equatable {
     /// grew nearly as the count did — by 60 % of it: each newcomer brought about what an incumbent
     /// had, and a busy machine takes a little from every connection, which a limit of each one's own
     /// would not); and whether the raise paid (the total grew by the gain, or by half of it when
-    /// free). On a busy CPU it paid only when the total grew nearly as the count did: the CPU did not
-    /// hold it back. (Before, a busy step never paid: a local server and the kernel's shaping kept a
-    /// two-core machine busy, and 8 → 64 connections that took the total from 107 to 659 MiB/s were
-    /// judged *the CPU is the limit* and sent back to 8.)
+    /// free). On a busy CPU it paid only when the newcomers were free (the CPU did not hold them
+    /// back) or when the machine was busy with other work, not the download's: then the total tells
+    /// whether more pay, as on an idle machine. (Before, a busy step never paid: a local server and
+    /// the kernel's shaping kept a two-core machine busy, and 8 → 64 connections that took the total
+    /// from 119 to 619 MiB/s, the download using half the cores, were judged *the CPU is the limit*
+    /// and sent back to 8.)
     private func raised(_ step: ConnectionController.Step, against reference: Double)
         -> (kept: Double, free: Bool, paid: Bool)
     {
@@ -390,7 +392,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         let grown = growth > 0 ? (step.total / max(reference, 1) - 1) / growth : 0
         let free = kept >= Self.freeShare || grown >= Self.proportionalGrowth
         let paid =
-            (!step.busy || grown >= Self.proportionalGrowth)
+            (!step.busy || step.contended || free)
             && (step.total >= reference * (1 + Self.gain)
                 || free && step.total >= reference * (1 + Self.gain / 2))
         return (kept, free, paid)

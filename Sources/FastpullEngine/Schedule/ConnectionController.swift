@@ -314,6 +314,9 @@ package struct ConnectionController: Sendable, Equatable {
         var retiring: Bool
         /// Whether the CPU was the limit.
         var busy: Bool
+        /// Whether it was judged so because the machine had next to nothing left (other work: a
+        /// local server, the kernel's shaping), not because the download used most of the cores.
+        var contended = false
         /// The connections that wrote during the step.
         var workers: Set<Int>
         /// The process's share of the machine's cores.
@@ -378,12 +381,13 @@ package struct ConnectionController: Sendable, Equatable {
         for worker in sample.retiring {
             total -= (sample.perConnection[worker] ?? 0) - (base.perConnection[worker] ?? 0)
         }
-        let measured = Step(
+        var measured = Step(
             total: Double(total) / elapsed, incumbents: Double(incumbents) / elapsed,
             retiring: !sample.retiring.isEmpty,
             busy: isCPUBound(from: base, to: sample, elapsed: elapsed),
             workers: Set(sample.perConnection.filter { $0.value > (base.perConnection[$0.key] ?? 0) }.keys),
             cpuShare: (sample.cpuSeconds - base.cpuSeconds) / elapsed / Double(settings.cores))
+        measured.contended = measured.busy && measured.cpuShare < settings.busyCPU
         if var model {
             // The model judges the connections the count has: those that stay (a connection that
             // left or is leaving carried its last window, not a share of this count's).
