@@ -182,6 +182,19 @@ struct ConnectionPolicyTests {
         #expect(ownDecision.count == 3)
     }
 
+    /// Newcomers that brought next to nothing while the incumbents kept their rate (a shared link the
+    /// few did not fill: 4 → 8 connections, 39 → 46 MiB/s, the incumbents at 107 %) are measured
+    /// again, and then are no sign of a limit of each one's own: at most a doubling follows, not the
+    /// eightfold a free step gets (before: 64 connections on a shared 50 MB/s source, taken from a
+    /// source that limits each connection).
+    @Test func newcomersThatBroughtLittleAreMeasuredAgainAndAreNotFree() throws {
+        var policy = try risen(rate: 10 * Self.megabyte)
+        let little = step(46 * Self.megabyte, incumbents: 42.8 * Self.megabyte, count: 8)
+        #expect(policy.judge(little, remaining: .max) == nil)
+        let decision = try judged(&policy, little, remaining: .max)
+        #expect(decision.count == 16, "\(decision)")
+    }
+
     @Test func climbingIncumbentsAreMeasuredAgainstTheirNewRate() throws {
         var policy = try risen()
         // The incumbents doubled on their own (slow start): nothing judged; their rate is the reference.

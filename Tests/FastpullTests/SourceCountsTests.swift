@@ -93,4 +93,25 @@ import Testing
         #expect(counts.observe(sample, sources: readings) == 6)
         #expect(counts.allowances == [0: 2, 1: 4])
     }
+
+    /// A source held below its count (the ceiling went to the others) is not measured while it is:
+    /// a step measured with the few it was left is not a step of its count (from a two-source trace:
+    /// 8 → 64 measured with 12, judged a loss, and the source kept 8 for two seconds).
+    @Test func aSourceHeldBelowItsCountIsNotMeasured() {
+        var counts = SourceCounts(ceiling: 6, settings: ConnectionController.Settings())
+        let start = ContinuousClock.now
+        let readings: [Int: SourceCounts.Reading] = [
+            0: .init(live: true, bytes: 0, perConnection: [:]),
+            1: .init(live: true, bytes: 0, perConnection: [:]),
+        ]
+        #expect(counts.observe(.init(now: start, bytes: 0, cpuSeconds: 0), sources: readings) == 6)
+        #expect(counts.allowances == [0: 4, 1: 2])
+        let flowing: [Int: SourceCounts.Reading] = [
+            0: .init(live: true, bytes: 4000, perConnection: [0: 1000, 1: 1000, 2: 1000, 3: 1000]),
+            1: .init(live: true, bytes: 2000, perConnection: [4: 1000, 5: 1000]),
+        ]
+        _ = counts.observe(.init(now: start + .milliseconds(5), bytes: 6000, cpuSeconds: 0), sources: flowing)
+        #expect(counts.counts[0]?.base != nil, "the source at its count is measured")
+        #expect(counts.counts[1]?.base == nil, "a source held below its count was measured")
+    }
 }

@@ -34,6 +34,9 @@ package struct ConnectionPolicy: Sendable, Equatable {
     static let freeShare = 0.8
     /// A total that grew by this share of the count's growth says the newcomers cost nothing too.
     static let proportionalGrowth = 0.6
+    /// The share of an incumbent's rate each newcomer must bring for a step whose incumbents kept
+    /// theirs to be judged at once.
+    static let startedShare = 0.5
     /// The count's factor after a step that cost the incumbents nothing.
     static let freeMultiplier = 8
     /// The first step's factor: a doubling, whose signal (the total doubles, or the incumbents lose
@@ -219,6 +222,15 @@ package struct ConnectionPolicy: Sendable, Equatable {
             remeasured = true
             return nil
         }
+        // The incumbents kept their rate but the newcomers brought less than ``startedShare`` of an
+        // incumbent's each: they are still starting, or the link is shared and the incumbents have not
+        // yielded yet; the step cannot tell, and is measured again. (A shared 50 MB/s link: 4 → 8
+        // connections, 43 → 49 MiB/s, the incumbents keeping 103 %, was judged *each connection has
+        // its own limit*, and the other source's connections were moved to it.)
+        if paid, !remeasured, kept >= Self.freeShare, newcomersShare(step) < Self.startedShare {
+            remeasured = true
+            return nil
+        }
         let ending = Double(remaining) < max(reference, step.total)
         if paid {
             adopt(step)
@@ -374,8 +386,10 @@ package struct ConnectionPolicy: Sendable, Equatable {
     // MARK: - Helpers
 
     /// What a step up says against the `reference` total of the count before: the share of it the
-    /// incumbents kept; whether the newcomers were free (the incumbents kept their rate, or the total
-    /// grew nearly as the count did — by 60 % of it: each newcomer brought about what an incumbent
+    /// incumbents kept; whether the newcomers were free (the incumbents kept their rate and each
+    /// newcomer brought at least ``startedShare`` of one's — newcomers that brought next to nothing
+    /// into a link the incumbents did not fill are no sign of a limit of each one's own —, or the
+    /// total grew nearly as the count did — by 60 % of it: each newcomer brought about what an incumbent
     /// had, and a busy machine takes a little from every connection, which a limit of each one's own
     /// would not); and whether the raise paid (the total grew by the gain, or by half of it when
     /// free). On a busy CPU it paid only when the newcomers were free (the CPU did not hold them
@@ -384,13 +398,23 @@ package struct ConnectionPolicy: Sendable, Equatable {
     /// the kernel's shaping kept a two-core machine busy, and 8 → 64 connections that took the total
     /// from 119 to 619 MiB/s, the download using half the cores, were judged *the CPU is the limit*
     /// and sent back to 8.)
+    /// What each newcomer of a step up brought, as a share of what each incumbent did.
+    private func newcomersShare(_ step: ConnectionController.Step) -> Double {
+        let newcomers = target - referenceCount
+        guard newcomers > 0, referenceCount > 0, step.incumbents > 0 else { return 1 }
+        let each = max(step.total - step.incumbents, 0) / Double(newcomers)
+        return each / (step.incumbents / Double(referenceCount))
+    }
+
     private func raised(_ step: ConnectionController.Step, against reference: Double)
         -> (kept: Double, free: Bool, paid: Bool)
     {
         let kept = step.incumbents / max(reference, 1)
         let growth = Double(target) / Double(max(referenceCount, 1)) - 1
         let grown = growth > 0 ? (step.total / max(reference, 1) - 1) / growth : 0
-        let free = kept >= Self.freeShare || grown >= Self.proportionalGrowth
+        let free =
+            kept >= Self.freeShare && newcomersShare(step) >= Self.startedShare
+            || grown >= Self.proportionalGrowth
         let paid =
             (!step.busy || step.contended || free)
             && (step.total >= reference * (1 + Self.gain)

@@ -83,6 +83,15 @@ package struct SourceCounts: Sendable {
             // A source that refused more connections (a mirror's limit per client) holds its count at
             // those it takes, as a download of one source does: the step up was not the link's answer.
             if let capacity = reading.capacity, count.target > capacity { count.refused(working: capacity) }
+            // A source held below its count (the ceiling went to the others) does not run the count
+            // its model judges: its steps are not measured until it does (before: a step of 8 to 64
+            // measured with the 12 it was left, after its connections went to the other source, was
+            // judged a loss, and the source kept 8 for two seconds).
+            if let allowance = allowances[index], allowance < count.target {
+                count.base = nil
+                counts[index] = count
+                continue
+            }
             var own = sample
             own.bytes = reading.bytes
             own.perConnection = reading.perConnection
@@ -93,13 +102,17 @@ package struct SourceCounts: Sendable {
             counts[index] = count
         }
         // A source whose connections' rate fell as more joined wants no more than it needs (its count
-        // already holds at what a refusing one takes, above).
+        // already holds at what a refusing one takes, above) — unless its own model found each
+        // connection has its own limit: newcomers still starting lower the rate too, and that reading
+        // took the connections of a per-connection source away and gave them back every few steps.
         let wants = counts.map { index, count in
-            (
+            let ownLimit = if case .ownLimit = count.model?.verdict { true } else { false }
+            let need = ownLimit ? nil : sources[index]?.need
+            return (
                 index,
                 Want(
-                    count: min(count.target, sources[index]?.need ?? .max),
-                    shared: count.limitIsShared || sources[index]?.need != nil, rate: sources[index]?.rate)
+                    count: min(count.target, need ?? .max), shared: count.limitIsShared || need != nil,
+                    rate: sources[index]?.rate)
             )
         }
         allowances = Self.share(ceiling, among: Dictionary(uniqueKeysWithValues: wants))
