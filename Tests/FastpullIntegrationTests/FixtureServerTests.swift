@@ -110,7 +110,7 @@ struct FixtureServerTests {
         RangeCase(range: "0-1,5-6", status: 200, contentRange: nil, bytes: 0..<1000),
         RangeCase(range: "20-10", status: 200, contentRange: nil, bytes: 0..<1000),
     ])
-    func ranges(_ testCase: RangeCase) throws {
+    func ranges(_ testCase: RangeCase) async throws {
         let server = try FixtureServer()
         let content = FixtureContent.bytes(count: 1000, seed: 1)
         let result = try Curl.run(server.url("/gen/1000"), "-H", "Range: bytes=\(testCase.range)")
@@ -119,6 +119,12 @@ struct FixtureServerTests {
         if let bytes = testCase.bytes {
             #expect(result.body == Data(content[bytes]))
             #expect(result.header("Content-Length") == "\(bytes.count)")
+            // The server counts a write once it returns; curl may have the bytes (and have exited)
+            // a moment before that.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while server.stats.bodyBytesSent < Int64(bytes.count), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             #expect(server.stats.bodyBytesSent == Int64(bytes.count))
         } else {
             #expect(server.stats.bodyBytesSent == 0)
