@@ -114,4 +114,23 @@ import Testing
         #expect(counts.counts[0]?.base != nil, "the source at its count is measured")
         #expect(counts.counts[1]?.base == nil, "a source held below its count was measured")
     }
+
+    /// A source whose own model found each connection has its own limit is not cut to the source
+    /// set's "need" (its connections' rate fell as more joined: newcomers still in TCP's slow start
+    /// do that too). Before: a per-connection source's allowance swung 56 → 30 → 10 → 56 every few
+    /// steps. A source not judged so still is.
+    @Test func aSourceFoundPerConnectionIsNotCutToTheSetsNeed() {
+        var counts = SourceCounts(ceiling: 64, settings: ConnectionController.Settings())
+        let memory = LinkMemory(
+            connections: 32, bytesPerSecond: 160_000_000, shared: false, learnedAt: LinkMemory.now)
+        counts.counts[0] = ConnectionController(modelUpTo: 64, remembering: memory)
+        let sample = ConnectionController.Sample(now: .now, bytes: 0, cpuSeconds: 0)
+        let readings: [Int: SourceCounts.Reading] = [
+            0: .init(live: true, bytes: 0, perConnection: [:], rate: 5e6, need: 10),
+            1: .init(live: true, bytes: 0, perConnection: [:], rate: 2e6, need: 3),
+        ]
+        _ = counts.observe(sample, sources: readings)
+        #expect(counts.allowances[0] == 32, "\(counts.allowances)")
+        #expect(counts.allowances[1] == 3, "\(counts.allowances)")
+    }
 }

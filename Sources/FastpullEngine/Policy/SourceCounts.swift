@@ -38,8 +38,8 @@ package struct SourceCounts: Sendable {
     let settings: ConnectionController.Settings
     /// The most connections the download may have, all sources together.
     let ceiling: Int
-    /// Each live source's own count, by source.
-    private(set) var counts: [Int: ConnectionController] = [:]
+    /// Each live source's own count, by source (made at its first reading; a test may set one).
+    var counts: [Int: ConnectionController] = [:]
     /// How many connections each source may hold now, by source.
     private(set) var allowances: [Int: Int] = [:]
     /// The latest source whose count changed, and why.
