@@ -23,13 +23,9 @@ package enum LocalAddress {
             guard let address = current.pointee.ifa_addr else { continue }
             let family = Int32(address.pointee.sa_family)
             guard family == AF_INET || family == AF_INET6 else { continue }
-            var storage = sockaddr_storage()
             let length =
                 family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
-            withUnsafeMutableBytes(of: &storage) { target in
-                target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
-            }
-            addresses.append(SocketAddress(family: family, storage: storage, length: socklen_t(length)))
+            addresses.append(SocketAddress(family: family, copying: address, length: length))
         }
         guard found else {
             throw .localAddress(
@@ -43,28 +39,23 @@ package enum LocalAddress {
 
     /// `text` as a socket address with port 0, when it is an IPv4 or IPv6 address.
     private static func literal(_ text: String) -> SocketAddress? {
-        var storage = sockaddr_storage()
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr = v4
-            withUnsafeMutableBytes(of: &storage) { target in
-                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
+            return withUnsafeBytes(of: address) {
+                SocketAddress(family: AF_INET, copying: $0.baseAddress!, length: $0.count)
             }
-            return SocketAddress(
-                family: AF_INET, storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_addr = v6
-            withUnsafeMutableBytes(of: &storage) { target in
-                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
+            return withUnsafeBytes(of: address) {
+                SocketAddress(family: AF_INET6, copying: $0.baseAddress!, length: $0.count)
             }
-            return SocketAddress(
-                family: AF_INET6, storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
         }
         return nil
     }

@@ -36,6 +36,18 @@ package struct SocketAddress: Sendable {
     }
 }
 
+extension SocketAddress {
+    /// The address of `family` whose `length` bytes (a `sockaddr_in` or `sockaddr_in6`) are at
+    /// `address`, copied.
+    package init(family: Int32, copying address: UnsafeRawPointer, length: Int) {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
+        }
+        self.init(family: family, storage: storage, length: socklen_t(length))
+    }
+}
+
 /// Name resolution with `getaddrinfo(3)`. Blocks: call only from a connection thread.
 package enum Resolver {
     /// All IPv4 and IPv6 addresses of `host` for TCP `port`, in the order `getaddrinfo` returns them
@@ -111,12 +123,8 @@ package enum Resolver {
                 let source = current.ai_addr,
                 Int(current.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size
             else { continue }
-            var storage = sockaddr_storage()
-            withUnsafeMutableBytes(of: &storage) { target in
-                target.copyMemory(from: UnsafeRawBufferPointer(start: source, count: Int(current.ai_addrlen)))
-            }
             addresses.append(
-                SocketAddress(family: current.ai_family, storage: storage, length: current.ai_addrlen))
+                SocketAddress(family: current.ai_family, copying: source, length: Int(current.ai_addrlen)))
         }
         guard !addresses.isEmpty else {
             let wanted = family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IPv4 or IPv6"

@@ -190,10 +190,7 @@ public final class Batch: Sendable {
         self.options = options
         downloads = PlainMutex([:])
         naming = TurnTaker(order: Array(items.indices))
-        connections = client.resources.connections(
-            tls: configuration.tls.options,
-            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
-            addressing: configuration.request.addressing)
+        connections = client.resources.connections(for: configuration)
         if options.keepsEvents { _ = events }
         // Named outputs are known now: a second item with the same one fails before anything starts
         // (told when the run starts), and before an item added later can take the name.

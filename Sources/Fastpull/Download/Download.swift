@@ -375,12 +375,7 @@ public final class Download: Sendable {
         takeProbed()?.answer?.discard()
         return await ExistingFile.decide(
             destination, url: url, configuration: configuration, refusing: true,
-            connections: sharedConnections
-                ?? resources.connections(
-                    tls: configuration.tls.options,
-                    timeouts: Timeouts(
-                        connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
-                    addressing: configuration.request.addressing), client: client,
+            connections: sharedConnections ?? resources.connections(for: configuration), client: client,
             emit: { [self] in emit($0) })
     }
 

@@ -92,6 +92,14 @@ package final class EngineResources: Sendable {
         self.threads = threads
     }
 
+    /// The cache for connections made under `configuration`: its TLS options, timeouts and addressing.
+    package func connections(for configuration: Configuration) -> ConnectionCache {
+        connections(
+            tls: configuration.tls.options,
+            timeouts: Timeouts(connect: configuration.timeouts.connect, idle: configuration.timeouts.idle),
+            addressing: configuration.request.addressing)
+    }
+
     /// The cache for connections with `tls` options and `timeouts`, made on first use (closed for
     /// good at once after ``shutDown()``).
     package func connections(

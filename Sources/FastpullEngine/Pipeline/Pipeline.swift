@@ -125,7 +125,7 @@ package struct Pipeline {
             limiter: try RateLimiter.make(
                 configuration.connections.maximumBytesPerSecond, overall: download.resources.overallLimit),
             shared: download.sharedConnections
-                ?? download.resources.connections(tls: tls, timeouts: timeouts, addressing: addressing),
+                ?? download.resources.connections(for: configuration),
             census: download.resources.census, addressing: addressing,
             window: configuration.request.byteRange?.window, cookies: configuration.request.cookies?.store,
             onExchange: exchangeObserver)
