@@ -18,7 +18,7 @@ struct Aria2pKillTests {
                 api = aria2p.API(aria2p.Client(host="http://127.0.0.1", port=\(firstPort), secret="s3"))
                 held = api.add_uris(["\(server.url("/gen/\(4 << 20)?seed=95").absoluteString)"], options={"out": "held.bin"})
                 api.pause([held])
-                running = api.add_uris(["\(server.url("/gen/\(16 << 20)?seed=96").absoluteString)"], options={"out": "running.bin"})
+                running = api.add_uris(["\(server.url("/gen/\(16 << 20)?seed=96").absoluteString)"], options={"out": "running.bin", "split": "4"})
                 for _ in range(600):
                     running.update()
                     if running.completed_length > 6 << 20:
@@ -66,7 +66,9 @@ struct Aria2pKillTests {
             #expect(seen["held"] as? String == "complete", "\(seen)")
             #expect(seen["running"] as? String == "complete", "\(seen)")
             // Resumed: of the 6 MiB in before the kill, what the journal's checkpoints (about one a
-            // second) had saved is not fetched again — at least 2 MiB of it.
+            // second) had saved is not fetched again — at least 2 MiB of it. (The running item keeps to
+            // four connections: on this capped server up to 53 of them, in a loaded CI run, fetched
+            // windows twice beyond what the journal saved — the waste #38 names, not a lost resume.)
             #expect(
                 server.stats.bodyBytesSent - sentBefore < Int64((16 << 20) + (4 << 20) - (2 << 20)),
                 "\(server.stats)")
