@@ -24,6 +24,23 @@ extension CommandOptions {
                 directory: line.directory, headers: line.headers)
         }
 
+        /// `output` (absolute, or relative to `folder`) as a standardized file URL. A path with nothing
+        /// to standardize, as it is or joined to the folder's, is taken as it is: standardizing a URL
+        /// re-parses it, and costs more than a small file's download, for each of a batch's lines.
+        static func file(_ output: String, in folder: URL, standardFolder: URL) -> URL {
+            if CommandOptions.isStandardAbsolutePath(output) {
+                return URL(filePath: output, directoryHint: .inferFromPath)
+            }
+            var joined = standardFolder.path(percentEncoded: false)
+            if !joined.hasSuffix("/") { joined += "/" }
+            joined += output
+            if CommandOptions.isStandardAbsolutePath(joined) {
+                return URL(filePath: joined, directoryHint: .inferFromPath)
+            }
+            return URL(filePath: output, directoryHint: .inferFromPath, relativeTo: folder)
+                .standardizedFileURL
+        }
+
         /// The job of `url`, saved at `output` (else in the folder under the server's name).
         func job(
             _ url: URL, output: String?, checksums: [Checksum], origin: String, mirrors: [URL] = [],
@@ -51,15 +68,7 @@ extension CommandOptions {
                 options.user ?? embedded ?? clean.host().flatMap { netrc?.credentials(for: $0) }
             settings.request.proxy = try options.proxySetting(for: clean, environment: environment)
             let destination: BatchItem.Destination =
-                output.map {
-                    // An absolute path with nothing to standardize is taken as it is: standardizing
-                    // re-parses it, for each of a batch's hundreds of lines.
-                    .file(
-                        CommandOptions.isStandardAbsolutePath($0)
-                            ? URL(filePath: $0, directoryHint: .inferFromPath)
-                            : URL(filePath: $0, directoryHint: .inferFromPath, relativeTo: folder)
-                                .standardizedFileURL)
-                }
+                output.map { .file(Self.file($0, in: folder, standardFolder: standardFolder)) }
                 ?? .folder(standardFolder)
             return Job(
                 item: BatchItem(url: clean, destination: destination, configuration: settings), origin: origin

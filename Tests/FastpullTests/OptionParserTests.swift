@@ -325,6 +325,21 @@ struct OptionParserTests {
             #expect(!CommandOptions.isStandardAbsolutePath(path), "\(path)")
         }
 
+        // A relative output is joined to the folder as it is when nothing needs standardizing, and
+        // standardized otherwise; either way it names what resolving it against the folder names.
+        let folder = URL(fileURLWithPath: "/work/out/../dl", isDirectory: true)
+        for output in ["f.bin", "sub/f.bin", "../f.bin", "./f.bin", "a//b", "sub/", ".f", "a/../../b"] {
+            let expected = URL(filePath: output, directoryHint: .inferFromPath, relativeTo: folder)
+                .standardizedFileURL
+            let made = CommandOptions.JobMaker.file(
+                output, in: folder, standardFolder: folder.standardizedFileURL)
+            #expect(made.path(percentEncoded: false) == expected.path(percentEncoded: false), "\(output)")
+            #expect(made.hasDirectoryPath == expected.hasDirectoryPath, "\(output)")
+        }
+        #expect(
+            CommandOptions.JobMaker.file("f.bin", in: folder, standardFolder: folder.standardizedFileURL)
+                .path(percentEncoded: false) == "/work/dl/f.bin")
+
         let plain = try options(["-u", "a:b", "http://h.test/a"])
         let job = try #require(
             try plain.jobs(lines: [], netrc: netrc, environment: [:], workingDirectory: "/w").first)

@@ -1,5 +1,4 @@
 import FastpullNet
-import Synchronization
 
 /// A batch's items and the line of those not started yet, from which its lanes take the next one.
 /// A batch made open takes more items while it runs (`fastpull -i -` adds each line of its input as
@@ -16,11 +15,11 @@ final class BatchFeed: Sendable {
         var nextTicket = 0
     }
 
-    private let state: Mutex<State>
+    private let state: PlainMutex<State>
 
     /// A feed of `items`, every one in the line; `open` when more may come.
     init(_ items: [BatchItem], open: Bool) {
-        state = Mutex(State(items: items, line: Array(items.indices), open: open))
+        state = PlainMutex(State(items: items, line: Array(items.indices), open: open))
     }
 
     /// Every item so far, in order.

@@ -1,4 +1,4 @@
-import Synchronization
+import FastpullNet
 
 /// Lets tasks that start in order take a step in that order too: the batch's items name their outputs
 /// in parallel (each probe takes its own time), but reserve them in the items' order, so that when two
@@ -11,11 +11,11 @@ final class TurnTaker: Sendable {
         var sleepers: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state: Mutex<State>
+    private let state: PlainMutex<State>
 
     /// Turns for `order`, the indices in the order they take them.
     init(order: [Int]) {
-        state = Mutex(State(waiting: order))
+        state = PlainMutex(State(waiting: order))
     }
 
     /// Adds `index`'s turn after every turn there is (an item added to an open batch).

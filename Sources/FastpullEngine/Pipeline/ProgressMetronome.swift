@@ -39,7 +39,9 @@ package final class ProgressMetronome: Sendable {
         var running = false
     }
 
-    private let state = Mutex(State())
+    /// A plain lock: every download of a batch registers and unregisters here, from as many lane
+    /// threads as run files at once (``PlainMutex`` says why not the standard `Mutex`).
+    private let state = PlainMutex(State())
 
     init(interval: Duration) {
         self.interval = interval
@@ -59,7 +61,9 @@ package final class ProgressMetronome: Sendable {
     }
 
     package func unregister(_ id: Int) {
-        _ = state.withLock { $0.beats.removeValue(forKey: id) }
+        // The beat (and what it holds of its download) is let go after the lock, not under it.
+        let beat = state.withLock { $0.beats.removeValue(forKey: id) }
+        _ = beat
     }
 
     /// How many are registered now.

@@ -57,11 +57,12 @@ package struct OriginRecord: Sendable, Equatable {
 
     /// The `user.fastpull.origin` value: `name: value` lines (HTTP field values hold no line breaks).
     var text: String {
-        var lines = ["size: \(size)", "mtime: \(modified)"]
-        if let etag { lines.append("etag: \(etag)") }
-        if let lastModified { lines.append("last-modified: \(lastModified)") }
-        if !sha256.isEmpty { lines.append("sha256: \(sha256)") }
-        return lines.joined(separator: "\n")
+        // Appended to one string: written for every file a batch saves.
+        var text = "size: " + String(size) + "\nmtime: " + modified
+        if let etag { text += "\netag: " + etag }
+        if let lastModified { text += "\nlast-modified: " + lastModified }
+        if !sha256.isEmpty { text += "\nsha256: " + sha256 }
+        return text
     }
 
     /// The record in a `user.fastpull.origin` value, with `url`; nil unless it has a size and a time.
