@@ -295,7 +295,10 @@ final class Connection {
             var wait: Int64 = 0
             if response.rate != nil { wait = bucket?.reserve(count, now: now) ?? 0 }
             if let total = core.totalBucket { wait = max(wait, total.reserve(count, now: now)) }
-            guard core.pause(nanoseconds: wait) else { return (sent, false) }
+            guard core.pause(nanoseconds: wait) else {
+                core.totalBucket?.refund(count)
+                return (sent, false)
+            }
 
             var start = Self.headroom
             var stop = Self.headroom + count
@@ -314,7 +317,11 @@ final class Connection {
             let payloadWritten = max(0, min(count, written - (Self.headroom - start)))
             core.countBodyBytes(payloadWritten)
             sent += Int64(payloadWritten)
-            guard written == stop - start else { return (sent, false) }
+            guard written == stop - start else {
+                // The peer is gone: what the server's cap reserved for the rest is not spent.
+                core.totalBucket?.refund(count - payloadWritten)
+                return (sent, false)
+            }
             position += Int64(count)
         }
         return (sent, true)

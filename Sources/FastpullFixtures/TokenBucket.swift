@@ -38,6 +38,13 @@ struct TokenBucket: Sendable {
         guard tokens < 0 else { return 0 }
         return Int64((-tokens / rate * 1e9).rounded(.up))
     }
+
+    /// Gives back `count` bytes reserved and not sent (the peer closed the connection first), as a
+    /// rate limiter cancels a wait (Go's `rate.Limiter`): the bucket is not left paying for bytes
+    /// nobody received. It never holds more than `burst`.
+    mutating func refund(_ count: Int) {
+        tokens = min(Double(burst), tokens + Double(count))
+    }
 }
 
 /// A token bucket shared by every connection of a server (the `totalRate` limit).
@@ -55,5 +62,10 @@ final class SharedTokenBucket: Sendable {
     /// Reserves `count` bytes now; returns the nanoseconds to wait before sending them.
     func reserve(_ count: Int, now: Int64) -> Int64 {
         bucket.withLock { $0.reserve(count, now: now) }
+    }
+
+    /// Gives back `count` bytes reserved and not sent.
+    func refund(_ count: Int) {
+        bucket.withLock { $0.refund(count) }
     }
 }

@@ -500,6 +500,15 @@ struct FixtureServerTests {
         // After the debt is paid, idle time saves up at most `burst` bytes.
         #expect(bucket.reserve(100, now: 10_200_000_000) == 0)
         #expect(bucket.reserve(50, now: 10_200_000_000) == 50_000_000)
+        // Bytes reserved and not sent (the peer left) are given back: the next waits as if they
+        // had never been reserved, and the bucket never holds more than `burst`.
+        var shared = TokenBucket(bytesPerSecond: 1000, burst: 100)
+        #expect(shared.reserve(100, now: 0) == 100_000_000)
+        #expect(shared.reserve(100, now: 0) == 200_000_000)
+        shared.refund(100)
+        #expect(shared.reserve(100, now: 0) == 200_000_000)
+        shared.refund(1000)
+        #expect(shared.reserve(100, now: 0) == 0)
         #expect(TokenBucket.sliceSize(forRate: 10) == 1)
         #expect(TokenBucket.sliceSize(forRate: 20_000) == 1000)
         #expect(TokenBucket.sliceSize(forRate: 1_000_000_000) == 65536)
