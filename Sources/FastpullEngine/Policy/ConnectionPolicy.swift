@@ -95,6 +95,9 @@ package struct ConnectionPolicy: Sendable, Equatable {
     private var probesUp = 0
     private var remeasured = false
     private var lookedAgain = false
+    /// The count at which the limit was found shared: more than that are never probed for while it
+    /// is (more cannot raise a shared total; a probe is for a count judged too few).
+    private var sharedAt: Int?
     /// Whether fewer losing their share already started the rise over (once per download).
     private var roseAgain = false
     /// Looks at a step whose incumbents were still climbing.
@@ -118,6 +121,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         state = .steady
         let rate = Double(memory.bytesPerSecond)
         verdict = memory.shared ? .shared(capacity: rate) : .ownLimit(bytesPerSecond: rate / Double(target))
+        if memory.shared { sharedAt = target }
         heldSteps = Self.probeInterval - 2
         // What was remembered is checked at the first probe: fewer on a shared limit, and fewer at
         // the ceiling, where more cannot be tried (a misjudged run must not hand its count on).
@@ -152,7 +156,11 @@ package struct ConnectionPolicy: Sendable, Equatable {
     /// held to was a moment (every request's first burst), not the link, so the verdict built on it is
     /// void. Judged early: every look at too few is time lost.
     func levelWasAMoment(_ step: ConnectionController.Step) -> Bool {
-        guard state == .descending, !roseAgain, !step.retiring, let reference else { return false }
+        // A look again after such a loss is a whole step: what the leaving connections were charged
+        // for is waited out.
+        guard state == .descending, !roseAgain, !lookedAgain, !step.retiring, let reference else {
+            return false
+        }
         let cut = 1 - Double(target) / Double(max(referenceCount, 1))
         return 1 - step.total / max(reference, 1) > (1 + Self.proportionalLoss) * cut
     }
@@ -233,12 +241,17 @@ package struct ConnectionPolicy: Sendable, Equatable {
         }
         let ending = Double(remaining) < max(reference, step.total)
         if paid {
+            let yieldedToNewcomers = !free && yielded(step, kept: kept, against: reference)
             adopt(step)
-            // The total grew, but the incumbents lost most of what they had: a shared limit that the
-            // count before did not fill (its measurement caught the limit's start), and the fewest
-            // that reach it are looked for.
-            if kept < 0.5 {
+            // The total grew, but the incumbents lost most of what they had, or yielded to newcomers
+            // that were not free as one limit shared by all divides it: a shared limit that
+            // the count before did not fill (its measurement caught the limit's start), and the
+            // fewest that reach it are looked for. (A server capping its total at 5 MB/s: 4 → 8
+            // connections, 3.9 → 5.8 MiB/s, the incumbents keeping 50 %, was judged *each connection
+            // has its own limit* and doubled to 16.)
+            if kept < 0.5 || yieldedToNewcomers {
                 verdict = .shared(capacity: capacity)
+                sharedAt = target
                 if ending { return settle(.ending) }
                 state = .descending
                 return decide(max(1, target / 2), .sharedLimit)
@@ -257,6 +270,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         }
         // Not paid: the limit is shared (or the CPU's). Half the count before is tried against it.
         verdict = step.busy ? .cpu(share: step.cpuShare) : .shared(capacity: capacity)
+        if !step.busy { sharedAt = target }
         self.reference = max(reference, step.total)
         state = .descending
         let fewer = step.busy ? referenceCount * 3 / 4 : referenceCount / 2
@@ -305,8 +319,10 @@ package struct ConnectionPolicy: Sendable, Equatable {
         paidSteps = 0
         heldSteps = 0
         // Every other probe tries fewer on a shared limit, and at the ceiling, where more cannot be
-        // tried, on any: a verdict of each connection's own limit is checked there too.
-        let atCeiling = target >= maximum
+        // tried, on any: a verdict of each connection's own limit is checked there too. On a shared
+        // limit the ceiling is the count that found it.
+        let ceiling = verdict.isShared ? min(maximum, sharedAt ?? maximum) : maximum
+        let atCeiling = target >= ceiling
         if !falling, target > 1,
             probesUp >= 1 && (verdict.isShared || atCeiling) || verdict.isShared && atCeiling
         {
@@ -320,7 +336,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         // better; after a fall, the latest step (the level is gone).
         reference = falling ? step.total : max(reference ?? 0, step.total)
         state = .probingUp
-        return decide(stepped(target, by: Self.probeFactor), falling ? .fell : .probeUp)
+        return decide(min(stepped(target, by: Self.probeFactor), ceiling), falling ? .fell : .probeUp)
     }
 
     private mutating func probeUp(_ step: ConnectionController.Step) -> PolicyDecision? {
@@ -328,7 +344,10 @@ package struct ConnectionPolicy: Sendable, Equatable {
         guard paid else {
             // More did not pay: as on the rise, the limit is shared (unless the CPU was busy), and the
             // next probe tries fewer.
-            if !step.busy, !verdict.isShared { verdict = .shared(capacity: capacity) }
+            if !step.busy, !verdict.isShared {
+                verdict = .shared(capacity: capacity)
+                sharedAt = referenceCount
+            }
             return settle(.probeLost, at: referenceCount)
         }
         paidSteps += 1
@@ -350,7 +369,10 @@ package struct ConnectionPolicy: Sendable, Equatable {
         incumbents = step.workers
         state = .descending
         // Fewer carry the total: whatever was judged before, the limit is shared.
-        if !verdict.isShared { verdict = .shared(capacity: capacity) }
+        if !verdict.isShared {
+            verdict = .shared(capacity: capacity)
+            sharedAt = referenceCount
+        }
         return decide(target, .fewerHold)
     }
 
@@ -361,8 +383,13 @@ package struct ConnectionPolicy: Sendable, Equatable {
         let cut = 1 - Double(target) / Double(max(referenceCount, 1))
         let loss = 1 - step.total / max(level, 1)
         // A loss far smaller than the cut is looked at again: the bytes the leaving connections had in
-        // flight (the server's buffers, a shaper's queue) still take the link for a step.
-        if !lookedAgain, loss < 0.75 * cut {
+        // flight (the server's buffers, a shaper's queue) still take the link for a step. So is one
+        // beyond the cut, which no limit explains (fewer on one shared limit lose less than the cut,
+        // fewer of their own limits lose the cut): the connections that just left were charged for
+        // bytes nobody received (a server's rate limiter, a shaper's queue), and the ones that stay
+        // wait that out. (A server capping its total at 5 MB/s: 8 → 4 connections carried 1.9 MiB/s
+        // in the first look after the four left, and the count was sent back up to 16.)
+        if !lookedAgain, loss < 0.75 * cut || loss > (1 + Self.proportionalLoss) * cut {
             lookedAgain = true
             return nil
         }
@@ -404,6 +431,15 @@ package struct ConnectionPolicy: Sendable, Equatable {
         guard newcomers > 0, referenceCount > 0, step.incumbents > 0 else { return 1 }
         let each = max(step.total - step.incumbents, 0) / Double(newcomers)
         return each / (step.incumbents / Double(referenceCount))
+    }
+
+    /// Whether the incumbents of a step up kept less than a limit shared equally by every connection
+    /// leaves them (the count before's share of the new total), by more than ``tolerance``: the
+    /// newcomers took more each than an incumbent kept, as a limit shared by all hands a newcomer its
+    /// share. (Newcomers still starting take less, and say nothing yet.)
+    private func yielded(_ step: ConnectionController.Step, kept: Double, against reference: Double) -> Bool {
+        let sharedKept = Double(referenceCount) / Double(max(target, 1)) * step.total / max(reference, 1)
+        return kept < sharedKept * (1 - Self.tolerance)
     }
 
     private func raised(_ step: ConnectionController.Step, against reference: Double)
