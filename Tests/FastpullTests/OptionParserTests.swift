@@ -328,7 +328,10 @@ struct OptionParserTests {
         // A relative output is joined to the folder as it is when nothing needs standardizing, and
         // standardized otherwise; either way it names what resolving it against the folder names.
         let folder = URL(fileURLWithPath: "/work/out/../dl", isDirectory: true)
-        for output in ["f.bin", "sub/f.bin", "../f.bin", "./f.bin", "a//b", "sub/", ".f", "a/../../b"] {
+        for output in [
+            "f.bin", "sub/f.bin", "../f.bin", "./f.bin", "a//b", "sub/", ".f", "a/../../b", "a b%20c.bin",
+            "ü?#.bin",
+        ] {
             let expected = URL(filePath: output, directoryHint: .inferFromPath, relativeTo: folder)
                 .standardizedFileURL
             let made = CommandOptions.JobMaker.file(
