@@ -239,6 +239,35 @@ struct OptionParserTests {
         }
     }
 
+    /// A folder given through a symbolic link and `..` (`-d /r/a/link/..`, the link to `../other/x`)
+    /// is the folder the system opens, `/r/other`, as for curl's `-o` and aria2c's `-d`: a named
+    /// file lands in it, beside the files named by their servers (before, a named one went to
+    /// `/r/a`, the rest to `/r/other`).
+    @Test func aFolderThroughALinkAndDotDotIsTheOneTheSystemOpens() throws {
+        let manager = FileManager.default
+        let root = manager.temporaryDirectory.appending(path: "joblink-\(UUID().uuidString)")
+        defer { try? manager.removeItem(at: root) }
+        try manager.createDirectory(at: root.appending(path: "other/x"), withIntermediateDirectories: true)
+        try manager.createDirectory(at: root.appending(path: "a"), withIntermediateDirectories: true)
+        try manager.createSymbolicLink(
+            atPath: root.appending(path: "a/link").path(percentEncoded: false),
+            withDestinationPath: "../other/x")
+        var rootPath = root.path(percentEncoded: false)
+        if rootPath.hasSuffix("/") { rootPath.removeLast() }
+        let parsed = try options(["-d", rootPath + "/a/link/..", "http://h.test/a"])
+        let maker = parsed.jobMaker(netrc: nil, environment: [:], workingDirectory: "/")
+        let named = CommandOptions.JobMaker.file(
+            "f.bin", in: maker.folder, standardFolder: maker.standardFolder)
+        let system = URL(filePath: rootPath + "/a/link/..").resolvingSymlinksInPath()
+        #expect(
+            named.path(percentEncoded: false) == system.appending(path: "f.bin").path(percentEncoded: false))
+        // The folder a server-named file goes to is the same one.
+        #expect(
+            maker.standardFolder.appending(path: "f.bin").path(percentEncoded: false)
+                == named.path(percentEncoded: false))
+        #expect(named.path(percentEncoded: false).hasSuffix("/other/f.bin"))
+    }
+
     @Test func byteSizes() {
         #expect(ByteSize.parse("1048576") == 1 << 20)
         #expect(ByteSize.parse("512K") == 512 << 10)
@@ -342,6 +371,10 @@ struct OptionParserTests {
         #expect(
             CommandOptions.JobMaker.file("f.bin", in: folder, standardFolder: folder.standardizedFileURL)
                 .path(percentEncoded: false) == "/work/dl/f.bin")
+        // A name starting with `~` is a name in the folder: a list line does not reach the home folder.
+        #expect(
+            CommandOptions.JobMaker.file("~/x", in: folder, standardFolder: folder.standardizedFileURL)
+                .path(percentEncoded: false) == "/work/dl/~/x")
 
         let plain = try options(["-u", "a:b", "http://h.test/a"])
         let job = try #require(
