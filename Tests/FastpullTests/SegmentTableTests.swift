@@ -636,6 +636,25 @@ struct SegmentTableTests {
         checkTiling(state, size: 8 * mebibyte)
     }
 
+    /// Where the limit is shared, the same slow connection finishes its window: the others carry the
+    /// same total without it, and a cut would throw away what the server has sent ahead into the
+    /// buffers (on `--limit-rate`, 6 MiB more sent than the 64 MiB file, before).
+    @Test func onASharedLimitAReleasedConnectionFinishesItsWindow() throws {
+        var settings = SegmentTable.Settings(initialWindow: 1 << 20)
+        settings.sharedLimit = true
+        var state = table([8 * mebibyte], settings: settings)
+        let assigned = state.nextWindow(for: 0, now: at(0))
+        let (first, _) = try #require(assigned)
+        write(&state, 0, 30_000, at: 0.3)
+        state.release(0)
+        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == first.range.count.int64 - 30_000)
+        #expect(state.claim(0, count: 10) == 0)
+        let next = state.nextWindow(for: 1, now: at(0.4))
+        let (window, _) = try #require(next)
+        #expect(window.range.lowerBound == first.range.upperBound)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
     /// Before its first byte, its rate unknown: it keeps nothing of a window larger than a drain, and
     /// the next connection starts where it would have.
     @Test func aReleasedConnectionNotYetMeasuredGivesItsWindowBack() throws {

@@ -157,6 +157,9 @@ extension Pipeline {
 
                 /// Carries out the loop's actions, in order.
                 func perform(_ actions: [FetchLoop.Action]) throws {
+                    // The table follows this tick's count and verdict before its actions: a
+                    // connection retired because the limit was just found shared finishes its window.
+                    scheduler.tune(to: loop.tuning)
                     for action in actions {
                         switch action {
                         case .spawn(let worker):
@@ -203,7 +206,6 @@ extension Pipeline {
                             throw error
                         }
                     }
-                    scheduler.tune(to: loop.tuning)
                     link?.learn(from: loop.controller)
                     counters.targetConnections.store(loop.target, ordering: .relaxed)
                     if let allowances = loop.perSource?.allowances { sources?.allow(allowances) }
