@@ -655,6 +655,22 @@ struct SegmentTableTests {
         checkTiling(state, size: 8 * mebibyte)
     }
 
+    /// Not the opening answer, though, which asked for the whole file: kept to its end, a slow one
+    /// would hold the rest of the download. It keeps a quarter of a second, as anywhere.
+    @Test func onASharedLimitAReleasedOpeningAnswerIsNotKeptToTheEnd() throws {
+        var settings = SegmentTable.Settings(initialWindow: 1 << 20)
+        settings.sharedLimit = true
+        var state = table(
+            [mebibyte, mebibyte, mebibyte, mebibyte, mebibyte, mebibyte, mebibyte, mebibyte],
+            settings: settings)
+        let adoption = state.adopt(0, end: 8 * mebibyte, requestCost: .zero, now: at(0))
+        #expect(adoption != nil)
+        write(&state, 0, 30_000, at: 0.3)
+        state.release(0)
+        #expect(write(&state, 0, 8 * mebibyte, at: 0.4) == 25_000)
+        checkTiling(state, size: 8 * mebibyte)
+    }
+
     /// Before its first byte, its rate unknown: it keeps nothing of a window larger than a drain, and
     /// the next connection starts where it would have.
     @Test func aReleasedConnectionNotYetMeasuredGivesItsWindowBack() throws {

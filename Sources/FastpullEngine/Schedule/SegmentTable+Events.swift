@@ -427,10 +427,13 @@ extension SegmentTable {
         let rate = connections[worker]?.steadyRate ?? 0
         let requestEnd = min(pieces[index].windowEnd, connections[worker]?.requestEnd ?? Int64.max)
         let rest = requestEnd - pieces[index].claimed
-        // Where the limit is shared, a leaving connection finishes what it asked for: fewer carry the
-        // same total, so its window costs no time, and a cut throws away what the server has sent
-        // ahead into the buffers (on `--limit-rate`, 6 MiB more sent than the 64 MiB file).
-        let soon = settings.sharedLimit ? Int64.max : max(SegmentFetcher.drainLimit, Int64(rate * 0.5))
+        // Where the limit is shared, a leaving connection finishes what it asked for, up to a first
+        // window (those opened before the limit was known): fewer carry the same total, so its window
+        // costs no time, and a cut throws away what the server has sent ahead into the buffers (on
+        // `--limit-rate`, 6 MiB more sent than the 64 MiB file). The opening answer, the whole file,
+        // is not kept to its end.
+        let soon = max(
+            SegmentFetcher.drainLimit, Int64(rate * 0.5), settings.sharedLimit ? settings.initialWindow : 0)
         let keep =
             rest <= soon
             ? max(pieces[index].claimed, requestEnd)
