@@ -604,20 +604,29 @@ struct SegmentTableTests {
     /// sending when that is soon done at its rate (cutting it would only waste those bytes); the rest
     /// of its range goes to the others.
     @Test func aReleasedConnectionFinishesItsWindowWhenThatIsSoonDone() throws {
-        var state = table([8 * mebibyte])
+        // 2 MB/s over its first measurement: the rest of its window is a quarter of a second away.
+        let how = try releasedConnectionFinishesItsWindow(written: 600_000)
+        #expect(how == .waiting)
+    }
+
+    /// Connection 0 takes its first window of an 8 MiB file, writes `written` bytes by 0.3 s and is
+    /// released: the rest of its window is still its own, nothing past it is, and the next connection
+    /// starts right after it. Returns how that one was given its window.
+    private func releasedConnectionFinishesItsWindow(
+        written: Int64, settings: SegmentTable.Settings = .init(initialWindow: 1 << 20)
+    ) throws -> SegmentTable.Assignment {
+        var state = table([8 * mebibyte], settings: settings)
         let assigned = state.nextWindow(for: 0, now: at(0))
         let (first, _) = try #require(assigned)
-        // 2 MB/s over its first measurement: the rest of its window is a quarter of a second away.
-        write(&state, 0, 600_000, at: 0.3)
+        write(&state, 0, written, at: 0.3)
         state.release(0)
-        // The rest of its window is still its own; nothing past it is.
-        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == first.range.count.int64 - 600_000)
+        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == first.range.count.int64 - written)
         #expect(state.claim(0, count: 10) == 0)
         let next = state.nextWindow(for: 1, now: at(0.4))
         let (window, how) = try #require(next)
-        #expect(how == .waiting)
         #expect(window.range.lowerBound == first.range.upperBound)
         checkTiling(state, size: 8 * mebibyte)
+        return how
     }
 
     /// One that would take seconds to finish its window (a sliver of a shared limit) keeps only what
@@ -642,17 +651,8 @@ struct SegmentTableTests {
     @Test func onASharedLimitAReleasedConnectionFinishesItsWindow() throws {
         var settings = SegmentTable.Settings(initialWindow: 1 << 20)
         settings.sharedLimit = true
-        var state = table([8 * mebibyte], settings: settings)
-        let assigned = state.nextWindow(for: 0, now: at(0))
-        let (first, _) = try #require(assigned)
-        write(&state, 0, 30_000, at: 0.3)
-        state.release(0)
-        #expect(write(&state, 0, first.range.count.int64, at: 0.4) == first.range.count.int64 - 30_000)
-        #expect(state.claim(0, count: 10) == 0)
-        let next = state.nextWindow(for: 1, now: at(0.4))
-        let (window, _) = try #require(next)
-        #expect(window.range.lowerBound == first.range.upperBound)
-        checkTiling(state, size: 8 * mebibyte)
+        // 100 kB/s: the rest of its window is ten seconds away.
+        _ = try releasedConnectionFinishesItsWindow(written: 30_000, settings: settings)
     }
 
     /// Not the opening answer, though, which asked for the whole file: kept to its end, a slow one

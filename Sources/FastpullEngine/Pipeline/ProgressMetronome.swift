@@ -61,9 +61,8 @@ package final class ProgressMetronome: Sendable {
     }
 
     package func unregister(_ id: Int) {
-        // The beat (and what it holds of its download) is let go after the lock, not under it.
-        let beat = state.withLock { $0.beats.removeValue(forKey: id) }
-        _ = beat
+        // The beat (and what it holds of its download) is returned, so let go after the lock.
+        _ = state.withLock { $0.beats.removeValue(forKey: id) }
     }
 
     /// How many are registered now.

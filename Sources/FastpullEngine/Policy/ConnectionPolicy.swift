@@ -250,8 +250,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
             // connections, 3.9 → 5.8 MiB/s, the incumbents keeping 50 %, was judged *each connection
             // has its own limit* and doubled to 16.)
             if kept < 0.5 || yieldedToNewcomers {
-                verdict = .shared(capacity: capacity)
-                sharedAt = target
+                foundShared(at: target)
                 if ending { return settle(.ending) }
                 state = .descending
                 return decide(max(1, target / 2), .sharedLimit)
@@ -344,10 +343,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         guard paid else {
             // More did not pay: as on the rise, the limit is shared (unless the CPU was busy), and the
             // next probe tries fewer.
-            if !step.busy, !verdict.isShared {
-                verdict = .shared(capacity: capacity)
-                sharedAt = referenceCount
-            }
+            if !step.busy, !verdict.isShared { foundShared(at: referenceCount) }
             return settle(.probeLost, at: referenceCount)
         }
         paidSteps += 1
@@ -369,10 +365,7 @@ package struct ConnectionPolicy: Sendable, Equatable {
         incumbents = step.workers
         state = .descending
         // Fewer carry the total: whatever was judged before, the limit is shared.
-        if !verdict.isShared {
-            verdict = .shared(capacity: capacity)
-            sharedAt = referenceCount
-        }
+        if !verdict.isShared { foundShared(at: referenceCount) }
         return decide(target, .fewerHold)
     }
 
@@ -456,6 +449,12 @@ package struct ConnectionPolicy: Sendable, Equatable {
             && (step.total >= reference * (1 + Self.gain)
                 || free && step.total >= reference * (1 + Self.gain / 2))
         return (kept, free, paid)
+    }
+
+    /// The limit is shared, found at `count`: the most connections probes ask for while it is.
+    private mutating func foundShared(at count: Int) {
+        verdict = .shared(capacity: capacity)
+        sharedAt = count
     }
 
     private mutating func adopt(_ step: ConnectionController.Step) {
