@@ -105,6 +105,9 @@ struct XMLRPCTests {
                 "--quiet=true", "--dir=\(folder)",
             ], in: folder)
         let result = try await DaemonHarness.python(script, arguments: [String(port), link, slow, folder])
+        // A script that failed before its shutdown call leaves the server running: it is stopped,
+        // and the failure is reported below instead of the test waiting for ever.
+        if result.status != 0 { server.kill() }
         let ended = await server.finished()
         #expect(result.status == 0, "\(executable): \(result.stderr)")
         let record =
