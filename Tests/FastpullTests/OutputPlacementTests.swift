@@ -51,6 +51,47 @@ struct OutputPlacementTests {
         #expect(contents("out.bin") == "new")
     }
 
+    /// A `.part` that another program replaced during the download (another download saved under that
+    /// very name) is never moved to the name: those are someone else's bytes.
+    @Test func aPartReplacedDuringTheDownloadIsNeverPlaced() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mine = try part("mine")
+        try "theirs".write(toFile: folder + "/other", atomically: false, encoding: .utf8)
+        #expect(rename(folder + "/other", folder + "/out.bin.part") == 0)
+        for replacing in [false, true] {
+            #expect(throws: PlacementError.replaced(folder + "/out.bin.part")) {
+                try mine.place(at: folder + "/out.bin", replacing: replacing)
+            }
+        }
+        #expect(contents("out.bin") == nil)
+        #expect(contents("out.bin.part") == "theirs")
+        // Removed, the same.
+        #expect(unlink(folder + "/out.bin.part") == 0)
+        #expect(throws: PlacementError.replaced(folder + "/out.bin.part")) {
+            try mine.place(at: folder + "/out.bin", replacing: false)
+        }
+    }
+
+    /// A file another download is writing (its `.part`, locked) is never replaced, even when replacing
+    /// is asked for: a download named `out.bin.part` must not take the place of another's `.part`.
+    @Test func aFileAnotherDownloadWritesIsNeverReplaced() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let named = try OutputFile(creatingAt: folder + "/out.bin.part.part")
+        try Array("mine".utf8).withUnsafeBytes { try named.write($0, at: 0) }
+        do {
+            let writing = try OutputFile(claiming: folder + "/out.bin.part")
+            try Array("theirs".utf8).withUnsafeBytes { try writing.write($0, at: 0) }
+            #expect(throws: PlacementError.inUse(folder + "/out.bin.part")) {
+                try named.place(at: folder + "/out.bin.part", replacing: true)
+            }
+            #expect(contents("out.bin.part") == "theirs")
+            #expect(writing.isStillAtPath)
+        }
+        // Once that download lets go (its file closed), the name can be replaced as asked.
+        try named.place(at: folder + "/out.bin.part", replacing: true)
+        #expect(contents("out.bin.part") == "mine")
+    }
+
     @Test func aFolderOrFIFOIsNeverReplaced() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(

@@ -108,9 +108,16 @@ package struct Failure: Sendable {
                         .localIO, "\(error); the verified file stays in its .part file",
                         remedy: .replaceExisting),
                     retryable: false)
-            case .notAFile:
+            case .notAFile, .inUse:
                 self.init(
                     error: FastpullError(.localIO, "\(error); choose another output path"), retryable: false)
+            case .replaced:
+                self.init(
+                    error: FastpullError(
+                        .localIO,
+                        "\(error); its bytes are not saved: download it again, to a name no other download uses"
+                    ),
+                    retryable: false)
             }
         case is CancellationError:
             self.init(

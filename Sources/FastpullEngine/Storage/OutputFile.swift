@@ -363,9 +363,16 @@ package final class OutputFile: Sendable {
     /// ``PlacementError/appeared(_:)``, atomically (`renameat2` with `RENAME_NOREPLACE`, or a hard link
     /// and unlink where the file system lacks it). Something other than a regular file or a symlink
     /// (a device, a FIFO, a folder) is never replaced.
+    ///
+    /// The file's path must still name this open file: a `.part` that another program replaced during
+    /// the download (another download saved under that very name) would otherwise be moved to the name
+    /// with someone else's bytes. A file another download holds its lock on (its `.part`) is never
+    /// replaced either.
     func place(at destination: String, replacing: Bool) throws {
+        guard isStillAtPath else { throw PlacementError.replaced(path) }
         if replacing {
             if let taken = Self.refusal(at: destination), case .notAFile = taken { throw taken }
+            if Self.isLockedByAnother(destination) { throw PlacementError.inUse(destination) }
             try rename(to: destination)
             return
         }
@@ -384,6 +391,26 @@ package final class OutputFile: Sendable {
             throw StorageError(call: "rename", path: destination, errno: code)
         }
         if !isInMemory { FileSystem.syncDirectory(containing: destination) }
+    }
+
+    /// Whether the file's path still names this open file (same device and inode).
+    var isStillAtPath: Bool {
+        var open = stat()
+        var named = stat()
+        guard fstat(descriptor, &open) == 0 else { return false }
+        guard lstat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
+
+    /// Whether a regular file at `path` is locked by another open file description (a download
+    /// writing it: every `.part` is held with `flock`).
+    private static func isLockedByAnother(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
     /// Why what is at `destination` keeps the file from its name, or nil when nothing is there: it is

@@ -23,6 +23,11 @@ package enum PlacementError: Error, Sendable, Equatable, CustomStringConvertible
     case appeared(String)
     /// The name holds a device, FIFO, socket or folder, which is never replaced.
     case notAFile(String)
+    /// The download's own `.part` (this path) no longer names the file it wrote: another program
+    /// replaced or removed it during the download.
+    case replaced(String)
+    /// The name is a file another download is writing (it holds the file's lock): never replaced.
+    case inUse(String)
 
     package var description: String {
         switch self {
@@ -30,6 +35,10 @@ package enum PlacementError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(path) appeared during the download and was left alone"
         case .notAFile(let path):
             return "\(path) is not a regular file and is never replaced"
+        case .replaced(let path):
+            return "\(path) was replaced or removed by another program during the download"
+        case .inUse(let path):
+            return "\(path) is being written by another download and is never replaced"
         }
     }
 }
