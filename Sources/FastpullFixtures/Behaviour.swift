@@ -66,6 +66,20 @@ struct Behaviour: Sendable, Equatable {
     /// `alternate=1` (`/gen` only): every second GET of this key serves the next seed's content, with
     /// that version's ETag, as a server flapping between two versions (two backends) would.
     var alternates = false
+    /// `validators=weak|changed-without-etag` (`/gen` only): the ETag is weak (`W/"…"`) and no
+    /// `Last-Modified` is sent; or the other version of `alternate=1` sends no ETag at all (only its
+    /// own `Last-Modified`), as servers whose new version leaves the tag out.
+    var validators: Validators = .strong
+    /// `head-length=N`: HEAD answers announce N bytes, whatever the GETs send (dynamic servers that
+    /// answer HEAD with a length of 0).
+    var headLength: Int64?
+
+    /// Which validators `/gen` sends.
+    package enum Validators: String, Sendable {
+        case strong
+        case weak
+        case changedWithoutETag = "changed-without-etag"
+    }
     /// `multipart=1`: a 206 is framed as `multipart/byteranges` (one part), with a matching
     /// `Content-Range` on the response as well, and no length: it ends when the connection closes.
     var multipart = false
@@ -151,6 +165,10 @@ struct Behaviour: Sendable, Equatable {
             guard value == "ignore" || value == "honour" else { throw invalid(name, value) }
             ignoresIfRange = value == "ignore"
         case "alternate": alternates = try flag(name, value)
+        case "head-length": headLength = Int64(try integer(name, value, in: 0...Int.max))
+        case "validators":
+            guard let kind = Validators(rawValue: value) else { throw invalid(name, value) }
+            validators = kind
         case "multipart": multipart = try flag(name, value)
         case "largest-answer": largestAnswer = Int64(try integer(name, value, in: 1...Int.max))
         case "pipeline-cut": pipelineCut = Int64(try integer(name, value, in: 1...Int.max))

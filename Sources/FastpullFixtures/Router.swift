@@ -50,12 +50,20 @@ struct Router {
             {
                 seed &+= 1
             }
+            let strong = "\"gen-\(size)-\(seed)\""
+            let modified =
+                seed == behaviour.seed
+                ? HTTPDate.generatedContent
+                : HTTPDate.format(secondsSinceEpoch: 1_600_000_000 + Int(seed % 1000))
+            let (etag, lastModified): (String?, String?) =
+                switch behaviour.validators {
+                case .strong: (strong, modified)
+                case .weak: ("W/" + strong, nil)
+                case .changedWithoutETag: (seed == behaviour.seed ? strong : nil, modified)
+                }
             return content(
                 request, behaviour: behaviour, connectionIndex: connectionIndex, size: size,
-                source: .generated(seed: seed), etag: "\"gen-\(size)-\(seed)\"",
-                lastModified: seed == behaviour.seed
-                    ? HTTPDate.generatedContent
-                    : HTTPDate.format(secondsSinceEpoch: 1_600_000_000 + Int(seed % 1000)))
+                source: .generated(seed: seed), etag: etag, lastModified: lastModified)
         case "files":
             return file(request, behaviour: behaviour, connectionIndex: connectionIndex)
         case "redirect":
@@ -113,7 +121,7 @@ struct Router {
     /// A resource response: injected statuses, HEAD overrides, ranges, framing and body faults.
     private func content(
         _ request: RequestHead, behaviour: Behaviour, connectionIndex: Int, size: Int64,
-        source: ContentSource, etag: String, lastModified: String
+        source: ContentSource, etag: String?, lastModified: String?
     ) -> Response {
         let key = request.target
         let isHead = request.method == "HEAD"
@@ -158,7 +166,8 @@ struct Router {
         if let link = behaviour.link { headers.append(("Link", link)) }
         if let disposition = behaviour.disposition { headers.append(("Content-Disposition", disposition)) }
         if !behaviour.noRanges { headers.append(("Accept-Ranges", "bytes")) }
-        headers += [("ETag", etag), ("Last-Modified", lastModified)]
+        if let etag { headers.append(("ETag", etag)) }
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
 
         let status: Int
         let body: Range<Int64>
@@ -192,7 +201,8 @@ struct Router {
         if behaviour.chunked {
             headers.append(("Transfer-Encoding", "chunked"))
         } else if framing == nil {
-            headers.append(("Content-Length", "\(body.count)"))
+            let length = isHead ? behaviour.headLength ?? Int64(body.count) : Int64(body.count)
+            headers.append(("Content-Length", "\(length)"))
         }
 
         var response = Response(

@@ -109,6 +109,36 @@ struct InvariantTests {
         #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
     }
 
+    /// The same flapping server, whose validators say less: a weak ETag only (`W/"…"`, no
+    /// Last-Modified), or a new version that leaves the ETag out and sends its own Last-Modified.
+    /// Before: exit 0 with a file mixing both versions (a weak tag was no validator at all, and an
+    /// answer without an ETag proved nothing). Now a different weak tag, or a different
+    /// Last-Modified where the tag is missing, is a remote change.
+    @Test(arguments: ["weak", "changed-without-etag"])
+    func aFlappingServerWithFewerValidatorsEndsAsARemoteChange(validators: String) async throws {
+        let url = server.url(
+            "/gen/\(4 << 20)?alternate=1&if-range=ignore&largest-answer=1048576&validators=\(validators)")
+        let result = await FaultRun.download(url, to: output, .quickRetries(connections: 2))
+        _ = try FaultRun.expectError(
+            result, code: .remoteChanged, mentioning: [url.absoluteString, "changing"])
+        #expect(Leftovers(output).isEmpty, "\(Leftovers(output))")
+    }
+
+    /// Answers that say the file is empty while a GET without a range brings it: a HEAD announcing 0
+    /// bytes (a common bug of dynamic servers; the opening GET's answer with ranges offered is not
+    /// taken as it is, so HEAD is asked), and a 416 without Content-Range to every range (as S3 answers
+    /// for an empty object). Before: an empty file, exit 0. Now a GET without a range confirms it,
+    /// and the file is the server's.
+    @Test(arguments: ["whole-from=0&head-length=0", "status=416&status-ranged=1"])
+    func anAnswerSayingTheFileIsEmptyIsConfirmedByAGETWithoutARange(query: String) async throws {
+        let size = 1 << 20
+        let result = await FaultRun.download(
+            server.url("/gen/\(size)?\(query)"), to: output, .quickRetries(connections: 2))
+        let report = try result.get()
+        #expect(report.sha256 == Expected.sha256(size: size))
+        #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
+    }
+
     /// A 206 framed as `multipart/byteranges` for a single range, with a matching Content-Range. Before:
     /// the boundaries and part headers were written into the file, exit 0. Now nothing of it is written,
     /// and it is a remote change: the download starts over, or fails with exit 5 under `--no-restart`.

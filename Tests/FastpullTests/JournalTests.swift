@@ -133,6 +133,27 @@ struct JournalTests {
         #expect(bare.matches(remote(etag: nil, lastModified: nil)) == .unverifiable)
     }
 
+    /// A weak ETag proves no byte the same (a resume against it only is unverifiable), but a different
+    /// one is another version: before, weak tags were dropped, and `-c` went on into a changed file.
+    @Test func aDifferentWeakETagIsAChange() throws {
+        var weak = journal()
+        weak.etag = nil
+        weak.lastModified = nil
+        weak.weakETag = "W/\"1024-1700000000123\""
+        var now = remote(etag: nil, lastModified: nil)
+        now.weakETag = "W/\"1024-1700000000999\""
+        guard case .changed(let reason) = weak.matches(now) else {
+            Issue.record("a different weak ETag must count as a change")
+            return
+        }
+        #expect(reason.contains("ETag"))
+        now.weakETag = weak.weakETag
+        #expect(weak.matches(now) == .unverifiable)
+        // Kept through the journal's own encoding, byte for byte the encoder's.
+        #expect(weak.handWrittenEncoding == Journal.encoderEncoding(weak))
+        #expect(try Journal.decode(weak.encoded()) == weak)
+    }
+
     @Test func liveJournalImprovesTheDurableOneOnTheSameBootOnly() {
         let durable = journal(segments: [(0, 10, 4, 4), (10, 20, 0, 3), (20, 25, 0, 0)])
         let live = journal(segments: [(0, 10, 4, 9), (10, 20, 0, 2), (20, 25, 0, 5)])

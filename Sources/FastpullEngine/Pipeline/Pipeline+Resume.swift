@@ -22,7 +22,7 @@ extension Pipeline {
         let bootID = JournalStore.currentBootID()
         var template = Journal(
             url: journalURL, finalURL: remote.finalURL.absoluteString, size: size,
-            etag: remote.etag, lastModified: remote.lastModified,
+            etag: remote.etag, lastModified: remote.lastModified, weakETag: remote.weakETag,
             checksums: configuration.integrity.checksums.map(\.description), bootID: bootID, segments: [])
 
         let file = try claimedPart()
@@ -141,7 +141,7 @@ extension Pipeline {
                 ? "; give a checksum to make sure the result is one version of the file" : ""
             download.emit(
                 .warning(
-                    "the server sends no ETag or Last-Modified, so it cannot prove the file is unchanged since the interrupted download\(hint)"
+                    "the server sends no strong ETag or Last-Modified, so it cannot prove the file is unchanged since the interrupted download\(hint)"
                 ))
         case .same:
             break

@@ -48,13 +48,17 @@ package struct Probe {
         // What a successful HEAD said, for a GET that follows it: a body without a length (closed by
         // the server) still has to be as long as HEAD announced.
         var announced: RemoteFile?
+        // An answer that says the file is empty (a HEAD of length 0, a 416 to byte 0) is confirmed by
+        // a GET without a range: dynamic servers answer HEAD with a length of 0, and some answer any
+        // range with 416, while a plain GET brings the file.
+        var confirmingEmpty = false
         while true {
             guard let origin = Origin(current) else {
                 throw TransferError.badRedirect(status: 0, location: current.absoluteString)
             }
             // The first GET of a download from nothing asks for all of it; after a HEAD, one byte.
-            let opening = opensWithGet && announced == nil
-            let range: ClosedRange<Int64>? = method == "GET" && !opening ? 0...0 : nil
+            let opening = opensWithGet && announced == nil && !confirmingEmpty
+            let range: ClosedRange<Int64>? = method == "GET" && !opening && !confirmingEmpty ? 0...0 : nil
             let request = pool.request(
                 method, current, origin: origin, range: range,
                 extraHeaders: (opening ? [("Range", "bytes=0-")] : [])
@@ -95,7 +99,13 @@ package struct Probe {
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
                 let ranges = head.headers["Accept-Ranges"]?.lowercased().contains("bytes") == true
-                if (200..<300).contains(head.status), let length = head.contentLength, ranges || length == 0 {
+                if (200..<300).contains(head.status), head.contentLength == 0 {
+                    // Not announced: a GET's body without a length is not held to HEAD's 0.
+                    confirmingEmpty = true
+                    method = "GET"
+                    continue
+                }
+                if (200..<300).contains(head.status), let length = head.contentLength, ranges {
                     let remote = RemoteFile(
                         url: url, finalURL: current, size: length, acceptsRanges: length > 0,
                         etag: etag, lastModified: lastModified)
@@ -152,15 +162,23 @@ package struct Probe {
                     etag: etag, lastModified: lastModified)
                 return Outcome(
                     remote: digests.applied(to: remote, head: head), pendingBody: (connection, head))
-            case 416:
+            case 416 where !confirmingEmpty:
                 connection.discardBody(of: head, method: method)
                 pool.giveBack(connection)
                 // Only an empty file has no byte 0. Servers say so with `bytes */0`, or (S3) with no
-                // Content-Range at all; a length above 0 contradicts the answer.
+                // Content-Range at all; a length above 0 contradicts the answer. A GET without a range
+                // confirms it (a server that refuses every range still sends the file).
                 let contentRange = head.headers["Content-Range"]
                 if let contentRange, ContentRange.parse(contentRange)?.completeLength != 0 {
                     throw TransferError.badContentRange(requested: 0...0, got: contentRange)
                 }
+                confirmingEmpty = true
+                method = "GET"
+                continue
+            case 416:
+                // A GET without a range refused as unsatisfiable: the file is empty, as said twice.
+                connection.discardBody(of: head, method: method)
+                pool.giveBack(connection)
                 let remote = RemoteFile(
                     url: url, finalURL: current, size: 0, acceptsRanges: false, etag: etag,
                     lastModified: lastModified)
@@ -279,6 +297,7 @@ package struct Probe {
         /// `remote` with these digests, and whether its Last-Modified is strong by `head`'s `Date`.
         func applied(to remote: RemoteFile, head: ResponseHead) -> RemoteFile {
             var remote = remote
+            remote.weakETag = RemoteFile.weakTag(of: head)
             if let lastModified = remote.lastModified {
                 remote.lastModifiedIsStrong = HTTPDate.isStrongValidator(
                     lastModified: lastModified, date: head.headers["Date"])

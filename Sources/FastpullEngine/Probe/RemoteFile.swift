@@ -13,6 +13,9 @@ package struct RemoteFile: Sendable, Equatable {
     package var acceptsRanges: Bool
     /// A strong entity tag, if the server sent one.
     var etag: String?
+    /// A weak entity tag (`W/"…"`), if the server sent one instead: no validator for `If-Range`, but a
+    /// different one on a later answer still says the file changed.
+    var weakETag: String? = nil
     /// `Last-Modified`, if the server sent it.
     var lastModified: String?
     /// Digests of the whole file the server offered and that can be trusted to verify it: from the
@@ -56,15 +59,28 @@ package struct RemoteFile: Sendable, Equatable {
     ///
     /// This does not trust the server to honour `If-Range`: some answer a stale range request with a
     /// 206 of the current version, carrying that version's validators.
+    ///
+    /// An answer without an ETag is judged by its `Last-Modified` (a new version behind the same URL
+    /// may leave the tag out), and a weak tag pinned at the probe by its opaque part: weak tags match
+    /// weakly, and two different ones are two versions.
     func changeReason(in head: ResponseHead) -> String? {
-        if let pinned = etag {
-            guard let sent = head.headers["ETag"] else { return nil }
-            return sent == pinned ? nil : "its ETag changed from \(pinned) to \(sent)"
+        if let sent = head.headers["ETag"] {
+            if let pinned = etag {
+                return sent == pinned ? nil : "its ETag changed from \(pinned) to \(sent)"
+            }
+            if let pinned = weakETag, Self.opaqueTag(sent) != Self.opaqueTag(pinned) {
+                return "its ETag changed from \(pinned) to \(sent)"
+            }
         }
         if let pinned = lastModified, let sent = head.headers["Last-Modified"], sent != pinned {
             return "its Last-Modified changed from \(pinned) to \(sent)"
         }
         return nil
+    }
+
+    /// An entity tag without its weakness mark: `W/"a"` and `"a"` match weakly (RFC 9110, 8.8.3.2).
+    static func opaqueTag(_ tag: String) -> Substring {
+        tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...]
     }
 
     /// Whether `head` proves it is of the version pinned at the probe: it carries the strong ETag
@@ -81,5 +97,12 @@ package struct RemoteFile: Sendable, Equatable {
         var etag = head.headers["ETag"]
         if let value = etag, value.hasPrefix("W/") || !value.hasPrefix("\"") { etag = nil }
         return (etag, head.headers["Last-Modified"])
+    }
+
+    /// The ETag of `head` when it is no strong validator (a weak or malformed one), for
+    /// ``weakETag``.
+    static func weakTag(of head: ResponseHead) -> String? {
+        guard let value = head.headers["ETag"], validators(of: head).etag == nil else { return nil }
+        return value
     }
 }

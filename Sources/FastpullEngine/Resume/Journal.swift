@@ -27,6 +27,9 @@ package struct Journal: Codable, Equatable, Sendable {
     var size: Int64
     var etag: String?
     var lastModified: String?
+    /// The weak ETag the server sent instead of a strong one: it proves no byte the same, but a
+    /// different one says the file changed.
+    var weakETag: String? = nil
     var checksums: [String]
     /// The kernel's boot identifier when the journal was written.
     var bootID: String?
@@ -108,7 +111,9 @@ package struct Journal: Codable, Equatable, Sendable {
     /// encoder took a millisecond or two for a journal of 512 segments. A string with a control
     /// character (never seen in a URL or a validator) goes to the encoder itself.
     private func plainEncoding() -> Data {
-        let strings = [tool, url, finalURL, etag ?? "", lastModified ?? "", bootID ?? "", checksum ?? ""]
+        let strings = [
+            tool, url, finalURL, etag ?? "", lastModified ?? "", weakETag ?? "", bootID ?? "", checksum ?? "",
+        ]
         guard !(strings + checksums).contains(where: { $0.utf8.contains { $0 < 0x20 } }) else {
             return Self.encoderEncoding(self)
         }
@@ -151,7 +156,9 @@ package struct Journal: Codable, Equatable, Sendable {
         field("size", String(size))
         field("tool", quoted(tool))
         field("url", quoted(url))
-        text += "  \"version\" : \(version)\n}"
+        text += "  \"version\" : \(version)"
+        if let weakETag { text += ",\n  \"weakETag\" : \(quoted(weakETag))" }
+        text += "\n}"
         bytes.append(contentsOf: text.utf8)
         return Data(bytes)
     }
@@ -187,6 +194,7 @@ package struct Journal: Codable, Equatable, Sendable {
     /// Whether `other` is a journal of the same remote file, at the same size.
     func describesSameFile(as other: Journal) -> Bool {
         url == other.url && size == other.size && etag == other.etag && lastModified == other.lastModified
+            && weakETag == other.weakETag
     }
 
     /// The segments must tile `[0, size)` in order, with `0 <= durable <= written <= length`.
@@ -242,6 +250,11 @@ package struct Journal: Codable, Equatable, Sendable {
         }
         if etag != nil, remote.etag == nil {
             return .changed("the server no longer sends the ETag \(etag!)")
+        }
+        if let old = weakETag, let new = remote.weakETag,
+            RemoteFile.opaqueTag(old) != RemoteFile.opaqueTag(new)
+        {
+            return .changed("its ETag changed from \(old) to \(new)")
         }
         if etag == nil && lastModified == nil {
             return .unverifiable
