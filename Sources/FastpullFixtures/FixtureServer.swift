@@ -23,9 +23,9 @@ import Foundation
 /// `status=CODE[&statuses=K][&status-ranged=1][&retry-after=S]`, `head=CODE`, `corrupt=OFFSET`, `close=1`,
 /// `quiet-close=1` (the connection closes after each answer, which does not say so),
 /// `if-range=ignore` (ranges served whatever `If-Range` says), `alternate=1` (`/gen`: every second GET
-/// serves the next seed, with its own ETag), `validators=weak|changed-without-etag` (`/gen`: a weak ETag
-/// and no Last-Modified, or no ETag on the other version), `head-length=N` (HEAD announces N bytes),
-/// `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
+/// serves the next seed, with its own ETag), `validators=weak|changed-without-etag` (`/gen`: a weak
+/// ETag and no Last-Modified, or no ETag on the other version), `head-length=N` (HEAD announces N
+/// bytes), `multipart=1` (206 framed as `multipart/byteranges`), `largest-answer=N` (206s of at most N bytes),
 /// `whole-from=OFFSET` (a range starting at or after OFFSET gets 200 and the whole file),
 /// `link=ENC` (a `Link` field), `content-type=ENC`, `disposition=ENC` (a `Content-Disposition` field),
 /// `pipeline-cut=N` / `pipeline-long=N` (an answer during which the next request arrived stops N bytes

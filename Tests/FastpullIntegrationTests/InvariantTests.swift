@@ -110,10 +110,10 @@ struct InvariantTests {
     }
 
     /// The same flapping server, whose validators say less: a weak ETag only (`W/"…"`, no
-    /// Last-Modified), or a new version that leaves the ETag out and sends its own Last-Modified.
-    /// Before: exit 0 with a file mixing both versions (a weak tag was no validator at all, and an
-    /// answer without an ETag proved nothing). Now a different weak tag, or a different
-    /// Last-Modified where the tag is missing, is a remote change.
+    /// Last-Modified), or a new version that leaves the ETag out (sending its own Last-Modified, or
+    /// nothing). Before: exit 0 with a file mixing both versions (a weak tag was no validator at all,
+    /// and an answer without an ETag proved nothing). Now a different weak tag, or an answer without
+    /// the ETag pinned at the probe, is a remote change.
     @Test(arguments: ["weak", "changed-without-etag"])
     func aFlappingServerWithFewerValidatorsEndsAsARemoteChange(validators: String) async throws {
         let url = server.url(

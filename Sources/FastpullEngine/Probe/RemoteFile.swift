@@ -60,10 +60,14 @@ package struct RemoteFile: Sendable, Equatable {
     /// This does not trust the server to honour `If-Range`: some answer a stale range request with a
     /// 206 of the current version, carrying that version's validators.
     ///
-    /// An answer without an ETag is judged by its `Last-Modified` (a new version behind the same URL
-    /// may leave the tag out), and a weak tag pinned at the probe by its opaque part: weak tags match
-    /// weakly, and two different ones are two versions.
+    /// A strong ETag pinned at the probe must be on every answer: a 206 carries the ETag a 200 would
+    /// (RFC 9110, 15.3.7), so an answer without it is another version that leaves the tag out (as
+    /// resuming judges it). A weak tag pinned at the probe is compared by its opaque part: weak tags
+    /// match weakly, and two different ones are two versions.
     func changeReason(in head: ResponseHead) -> String? {
+        if let pinned = etag, head.headers["ETag"] == nil {
+            return "the server no longer sends its ETag \(pinned)"
+        }
         if let sent = head.headers["ETag"] {
             if let pinned = etag {
                 return sent == pinned ? nil : "its ETag changed from \(pinned) to \(sent)"
