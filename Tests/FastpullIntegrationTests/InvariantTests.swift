@@ -262,6 +262,26 @@ struct InvariantTests {
         #expect(try Data(contentsOf: output) == Data(FixtureContent.bytes(count: size, seed: 1)))
     }
 
+    /// The same where no journal can make the `.part` resumable (a server without ranges: one stream).
+    /// Before: the error said the verified file stayed in its `.part`, but the `.part` was removed with
+    /// the other unresumable leftovers. Now it stays, with every verified byte.
+    @Test func aFileThatAppearsMeanwhileLeavesTheVerifiedPartEvenWithoutAJournal() async throws {
+        var configuration = Configuration.quickRetries(connections: 2)
+        configuration.resume.replacesExistingFile = false
+        let url = server.url("/gen/\(size)?no-ranges=1&rate=\(2_000_000 / FaultRun.timeScale)")
+        let download = Download(from: url, to: output, configuration: configuration)
+        let task = Task { try await download.run() }
+        let planted = Data("the user's own file\n".utf8)
+        let output = output
+        await download.whenWritten(atLeast: 256 << 10) { try? planted.write(to: output) }
+        let error = try FaultRun.expectError(
+            await task.result, code: .localIO, mentioning: [output.path, "stays in its .part"])
+        #expect(error.remedy == .replaceExisting)
+        #expect(try Data(contentsOf: output) == planted)
+        let part = URL(fileURLWithPath: output.path + ".part")
+        #expect(try Data(contentsOf: part) == Data(FixtureContent.bytes(count: size, seed: 1)))
+    }
+
     /// A character device at the output path (as `-o /dev/null` is). Before, with --force: replaced by
     /// a regular file (as root, `/dev/null` itself). Now a device is never replaced.
     @Test(.enabled(if: getuid() == 0, "mknod needs root"))

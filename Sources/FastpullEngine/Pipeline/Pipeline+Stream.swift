@@ -86,9 +86,13 @@ extension Pipeline {
                             sha256: Digest.hex(result.sha256)))
                 }
                 try file.sync()
-                try file.place(
-                    at: outputPath,
-                    replacing: configuration.resume.replacesExistingFile || continuesDestination(file))
+                do {
+                    try file.place(
+                        at: outputPath,
+                        replacing: configuration.resume.replacesExistingFile || continuesDestination(file))
+                } catch {
+                    throw Self.unplaced(error, url: remote.finalURL)
+                }
             }
             return Report(
                 url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
@@ -101,6 +105,8 @@ extension Pipeline {
                 digests: verification.digestsByName, checks: verification.checks,
                 transferSeconds: (result.lastByteAt - started).seconds,
                 hashTailSeconds: verification.hashTailSeconds)
+        } catch let unplaced as VerifiedButUnplaced {
+            throw unplaced
         } catch {
             if ordered == nil, configuration.resume.restartsWhenRemoteChanges,
                 let reason = Self.changeReason(error)

@@ -87,10 +87,27 @@ package struct Pipeline {
         }
         do {
             return try await claimed.runClaimed(started: started)
+        } catch let unplaced as VerifiedButUnplaced {
+            // The `.part` holds the verified file, as the error says: it stays, journal or not.
+            throw unplaced.error
         } catch {
             claimed.removeUnresumable(after: error)
             throw error
         }
+    }
+
+    /// What a failure to give the verified file its name throws: the file stays in its `.part` when
+    /// something appeared at the name (the error says so).
+    static func unplaced(_ error: any Error, url: URL) -> any Error {
+        let failure = Failure(error, url: url).error
+        guard case .appeared = error as? PlacementError else { return failure }
+        return VerifiedButUnplaced(error: failure)
+    }
+
+    /// The file was verified, but could not take its name (something appeared there): its `.part`
+    /// stays, whether or not a journal makes it resumable.
+    struct VerifiedButUnplaced: Error {
+        var error: FastpullError
     }
 
     /// The `.part` file this run claimed.
@@ -380,7 +397,7 @@ package struct Pipeline {
         } catch {
             // The file is verified; whatever kept it from its name, a later run finds it complete.
             try? checkpointer?.checkpoint(durably: true)
-            throw Failure(error, url: remote.finalURL).error
+            throw Self.unplaced(error, url: remote.finalURL)
         }
         return Report(
             url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: size,
