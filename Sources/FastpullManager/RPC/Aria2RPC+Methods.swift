@@ -253,8 +253,17 @@ extension Aria2RPC {
         return Array(try read(first, last - first + 1).reversed())
     }
 
-    /// The options with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them.
+    /// The options with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them. A value
+    /// with a control character or a line break other than the one between a list's values (`header`
+    /// given several times) is refused: the session file keeps one option a line, and a `\r` in a
+    /// `referer` once became a download of its own when the session was read back.
     static func sizesInBytes(_ options: [String: String]) throws -> [String: String] {
+        for (key, value) in options.sorted(by: { $0.key < $1.key })
+        where key.unicodeScalars.contains(where: Self.isControl)
+            || value.unicodeScalars.contains(where: { $0 != "\n" && Self.isControl($0) })
+        {
+            throw CallError(code: 1, message: "the option \(key) holds a control character or a line break")
+        }
         var options = options
         for key in ["max-download-limit", "max-overall-download-limit"] {
             guard let text = options[key] else { continue }
@@ -265,6 +274,12 @@ extension Aria2RPC {
             }
         }
         return options
+    }
+
+    /// A C0 or C1 control character, DEL, or a line or paragraph separator.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}"
+            || scalar == "\u{2029}"
     }
 
     /// Options as aria2 answers them: an object of strings, sorted by name.
