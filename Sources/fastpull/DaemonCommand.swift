@@ -79,6 +79,7 @@ enum DaemonCommand {
             FastpullCommand.printError("error: fastpull daemon: \(error)")
             exit(ExitStatus.usage)
         }
+        settings.keptFiles = [secretFile].compactMap { $0 }
         let daemon: ManagerDaemon
         do {
             daemon = try ManagerDaemon(settings)

@@ -104,6 +104,34 @@ final class DownloadQueueTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("same.bin")) == expected(4 << 20, seed: 7))
     }
 
+    /// The daemon's own files are written by no download, whoever names them: an `out` of the list's
+    /// `-wal`, or a server's `Content-Disposition` of the secret's name. Before: both "complete", the
+    /// list's items gone after a restart, and the secret the server's.
+    @Test func noDownloadWritesTheDaemonsOwnFiles() async throws {
+        var settings = ManagerDaemon.Settings(listPath: listPath, directory: folder.path)
+        let secret = folder.appendingPathComponent("rpc-secret").path
+        try "kept\n".write(toFile: secret, atomically: false, encoding: .utf8)
+        settings.keptFiles = [secret]
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(),
+            reservedPaths: settings.reservedPaths)
+        let wal = try queue.add(
+            uris: [server.url("/gen/1000").absoluteString], directory: folder.path,
+            outputName: "list.sqlite-wal")
+        let named = try queue.add(
+            uris: [
+                server.url("/gen/1000?disposition=attachment%3B%20filename%3D%22rpc-secret%22").absoluteString
+            ],
+            directory: folder.path, outputName: nil)
+        for gid in [wal.gid, named.gid] {
+            #expect(try await waitFor { try queue.list.download(gid)?.status == .error })
+            let failed = try #require(try queue.list.download(gid))
+            #expect(failed.errorMessage?.contains("keeps for itself") == true, "\(failed)")
+        }
+        #expect(try String(contentsOfFile: secret, encoding: .utf8) == "kept\n")
+        #expect(try DownloadList(path: listPath).downloads([.error]).count == 2)
+    }
+
     /// A 404 fails with its reason; retried, it fails again the same way; as history it cannot be
     /// removed (aria2 answers the same), only forgotten.
     @Test func aFailureIsRecordedWithItsReason() async throws {

@@ -92,6 +92,26 @@ struct OutputPlacementTests {
         #expect(contents("out.bin.part") == "mine")
     }
 
+    /// Nor is the journal of a `.part` another download writes, there or not yet: that download
+    /// rewrites it and removes it when it finishes (a download named `out.bin.part.fastpull` said
+    /// "complete", and its file was gone).
+    @Test(arguments: [".part.fastpull", ".part.fastpull-live"])
+    func theJournalOfAnotherDownloadIsNeverTaken(suffix: String) throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let named = try OutputFile(creatingAt: folder + "/out.bin" + suffix + ".part")
+        do {
+            let writing = try OutputFile(claiming: folder + "/out.bin.part")
+            for replacing in [false, true] {
+                #expect(throws: PlacementError.inUse(folder + "/out.bin" + suffix)) {
+                    try named.place(at: folder + "/out.bin" + suffix, replacing: replacing)
+                }
+            }
+            #expect(writing.isStillAtPath)
+        }
+        try named.place(at: folder + "/out.bin" + suffix, replacing: false)
+        #expect(FileManager.default.fileExists(atPath: folder + "/out.bin" + suffix))
+    }
+
     @Test func aFolderOrFIFOIsNeverReplaced() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(

@@ -102,15 +102,20 @@ public struct BatchOptions: Sendable {
     /// true). A caller that never reads them sets false: then no event is kept, nothing wakes for
     /// each, and the sequence, if asked for after all, tells only what happens from then on.
     public var keepsEvents: Bool
+    /// Files no item ever writes, whoever names them (the item's own output, the server's
+    /// `Content-Disposition`): a program's own files in the folder it saves into, such as a download
+    /// manager's list and its secret. An item whose output is one of them fails (default: none).
+    public var reservedPaths: [String]
 
     /// Creates options; every parameter has the documented default.
     public init(
         parallelFiles: Int = Configuration.Defaults.parallelFiles,
-        existingFiles: ExistingFiles = .refuse, keepsEvents: Bool = true
+        existingFiles: ExistingFiles = .refuse, keepsEvents: Bool = true, reservedPaths: [String] = []
     ) {
         self.parallelFiles = parallelFiles
         self.existingFiles = existingFiles
         self.keepsEvents = keepsEvents
+        self.reservedPaths = reservedPaths
     }
 }
 
@@ -192,6 +197,10 @@ public final class Batch: Sendable {
         naming = TurnTaker(order: Array(items.indices))
         connections = client.resources.connections(for: configuration)
         if options.keepsEvents { _ = events }
+        // The reserved files are taken by no item (``Self/reserved``), so any that names one fails.
+        for path in options.reservedPaths {
+            _ = reserve(URL(fileURLWithPath: path), for: Self.reserved)
+        }
         // Named outputs are known now: a second item with the same one fails before anything starts
         // (told when the run starts), and before an item added later can take the name.
         for (index, item) in items.enumerated() {
@@ -506,9 +515,18 @@ public final class Batch: Sendable {
         }
     }
 
+    /// The index that holds the reserved paths (``BatchOptions/reservedPaths``).
+    private static let reserved = -1
+
     /// The error of an item whose output another item of the batch has.
     private func collision(_ file: URL, with other: Int) -> FastpullError {
-        FastpullError(
+        guard other != Self.reserved else {
+            return FastpullError(
+                .localIO,
+                "\(file.path(percentEncoded: false)) is a file the program keeps for itself (its list or its secret); no download writes it: give it another name"
+            )
+        }
+        return FastpullError(
             .localIO,
             "\(file.path(percentEncoded: false)) is also the output of item \(other + 1) (\(items[other].url.redactedForDisplay)); two items of one batch never write the same file: give one of them another name"
         )

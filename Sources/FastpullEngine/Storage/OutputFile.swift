@@ -370,6 +370,11 @@ package final class OutputFile: Sendable {
     /// replaced either.
     func place(at destination: String, replacing: Bool) throws {
         guard isStillAtPath else { throw PlacementError.replaced(path) }
+        // The journal of another download's `.part` is that download's too, there or not yet: it
+        // rewrites it, and removes it when it finishes.
+        if let part = Self.partOfJournal(destination), Self.isLockedByAnother(part) {
+            throw PlacementError.inUse(destination)
+        }
         if replacing {
             if let taken = Self.refusal(at: destination), case .notAFile = taken { throw taken }
             if Self.isLockedByAnother(destination) { throw PlacementError.inUse(destination) }
@@ -400,6 +405,16 @@ package final class OutputFile: Sendable {
         guard fstat(descriptor, &open) == 0 else { return false }
         guard lstat(path, &named) == 0 else { return false }
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
+
+    /// The `.part` whose journal `path` would be (`x.part.fastpull`, `x.part.fastpull-live` and their
+    /// temporary files), or nil.
+    static func partOfJournal(_ path: String) -> String? {
+        for suffix in [".fastpull", ".fastpull-live", ".fastpull.tmp", ".fastpull-live.tmp"]
+        where path.hasSuffix(".part" + suffix) {
+            return String(path.dropLast(suffix.utf8.count))
+        }
+        return nil
     }
 
     /// Whether a regular file at `path` is locked by another open file description (a download

@@ -65,8 +65,16 @@ public final class DownloadQueue: Sendable {
 
     let state: Mutex<State>
 
-    /// A queue over `list`, downloading through `client`, at most `maximumActive` at once.
-    public init(list: DownloadList, client: FastpullClient = .shared, maximumActive: Int = 5) {
+    /// Files no download writes (the list's, the secret's: ``BatchOptions/reservedPaths``).
+    let reservedPaths: [String]
+
+    /// A queue over `list`, downloading through `client`, at most `maximumActive` at once, never
+    /// writing one of `reservedPaths`.
+    public init(
+        list: DownloadList, client: FastpullClient = .shared, maximumActive: Int = 5,
+        reservedPaths: [String] = []
+    ) {
+        self.reservedPaths = reservedPaths
         self.list = list
         self.client = client
         state = Mutex(State(maximumActive: max(1, maximumActive)))
@@ -274,7 +282,9 @@ public final class DownloadQueue: Sendable {
             [BatchItem(url: url, destination: destination)], configuration: configuration,
             // A file at the item's output that is not the one asked for is fetched again and
             // replaced: the list's items own their outputs.
-            options: BatchOptions(parallelFiles: 1, existingFiles: .keepIfVerified, keepsEvents: false),
+            options: BatchOptions(
+                parallelFiles: 1, existingFiles: .keepIfVerified, keepsEvents: false,
+                reservedPaths: reservedPaths),
             client: client)
         let task = Task { [self] in
             let outcome = await batch.run().first

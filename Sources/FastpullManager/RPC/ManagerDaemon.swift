@@ -39,6 +39,16 @@ public final class ManagerDaemon: Sendable {
         public var allowsAnyOrigin = false
         /// Downloads at once (`--max-concurrent-downloads`, aria2's default 5).
         public var maximumActive = 5
+        /// The daemon's other files (its secret), which no download may write; the
+        /// list, its companions and the session file are never written by one either.
+        public var keptFiles: [String] = []
+
+        /// Every file of the daemon's own: no download writes one (a server's `Content-Disposition`
+        /// of `rpc-secret` once replaced the secret, and an `out` of the list's `-wal` the list).
+        var reservedPaths: [String] {
+            [listPath, listPath + "-wal", listPath + "-shm", listPath + "-journal", listPath + ".lock"]
+                + [sessionPath].compactMap { $0 } + keptFiles
+        }
 
         /// Settings for a list at `listPath`, saving into `directory` and nowhere else.
         public init(listPath: String, directory: String) {
@@ -68,7 +78,9 @@ public final class ManagerDaemon: Sendable {
         // One daemon per list: a second would resume the same items and fetch them twice.
         lock = Mutex(try Self.lockList(settings.listPath))
         let list = try DownloadList(path: settings.listPath)
-        let queue = DownloadQueue(list: list, client: client, maximumActive: settings.maximumActive)
+        let queue = DownloadQueue(
+            list: list, client: client, maximumActive: settings.maximumActive,
+            reservedPaths: settings.reservedPaths)
         let shutdown = shutdown
         // A shutdown call is answered first, and the daemon ends once that answer is written.
         let asked = ShutdownSignal()
