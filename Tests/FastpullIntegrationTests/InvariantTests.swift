@@ -238,18 +238,8 @@ struct InvariantTests {
     /// line without --force). Before: the final rename overwrote it. Now it stays, the download fails
     /// with a local error, and the verified bytes wait in the `.part` for a run that may replace.
     @Test func aFileThatAppearsMeanwhileIsNotReplaced() async throws {
-        var configuration = Configuration.quickRetries(connections: 2)
-        configuration.resume.replacesExistingFile = false
         let url = server.url("/gen/\(size)?rate=\(2_000_000 / FaultRun.timeScale)")
-        let download = Download(from: url, to: output, configuration: configuration)
-        let task = Task { try await download.run() }
-        let planted = Data("the user's own file\n".utf8)
-        let output = output
-        await download.whenWritten(atLeast: 256 << 10) { try? planted.write(to: output) }
-        let result = await task.result
-        let error = try FaultRun.expectError(result, code: .localIO, mentioning: [output.path, "appeared"])
-        #expect(error.remedy == .replaceExisting)
-        #expect(try Data(contentsOf: output) == planted)
+        try await expectAFileThatAppearsMeanwhileStays(url, mentioning: "appeared")
         let left = Leftovers(output)
         #expect(left.resumable && left.keptBytes == Int64(size), "\(left)")
 
@@ -266,20 +256,28 @@ struct InvariantTests {
     /// Before: the error said the verified file stayed in its `.part`, but the `.part` was removed with
     /// the other unresumable leftovers. Now it stays, with every verified byte.
     @Test func aFileThatAppearsMeanwhileLeavesTheVerifiedPartEvenWithoutAJournal() async throws {
+        let url = server.url("/gen/\(size)?no-ranges=1&rate=\(2_000_000 / FaultRun.timeScale)")
+        try await expectAFileThatAppearsMeanwhileStays(url, mentioning: "stays in its .part")
+        let part = URL(fileURLWithPath: output.path + ".part")
+        #expect(try Data(contentsOf: part) == Data(FixtureContent.bytes(count: size, seed: 1)))
+    }
+
+    /// Downloads `url` without leave to replace, plants a file at the output once 256 KiB are written,
+    /// and expects the download to fail with a local error `mentioning` that, the planted file kept.
+    func expectAFileThatAppearsMeanwhileStays(
+        _ url: URL, mentioning: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         var configuration = Configuration.quickRetries(connections: 2)
         configuration.resume.replacesExistingFile = false
-        let url = server.url("/gen/\(size)?no-ranges=1&rate=\(2_000_000 / FaultRun.timeScale)")
         let download = Download(from: url, to: output, configuration: configuration)
         let task = Task { try await download.run() }
         let planted = Data("the user's own file\n".utf8)
         let output = output
         await download.whenWritten(atLeast: 256 << 10) { try? planted.write(to: output) }
         let error = try FaultRun.expectError(
-            await task.result, code: .localIO, mentioning: [output.path, "stays in its .part"])
-        #expect(error.remedy == .replaceExisting)
-        #expect(try Data(contentsOf: output) == planted)
-        let part = URL(fileURLWithPath: output.path + ".part")
-        #expect(try Data(contentsOf: part) == Data(FixtureContent.bytes(count: size, seed: 1)))
+            await task.result, code: .localIO, mentioning: [output.path, mentioning])
+        #expect(error.remedy == .replaceExisting, sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: output) == planted, sourceLocation: sourceLocation)
     }
 
     /// A character device at the output path (as `-o /dev/null` is). Before, with --force: replaced by

@@ -82,7 +82,7 @@ extension Aria2RPC {
             return Self.object(options)
         case "aria2.changeOption":
             let gid = try params.gid()
-            var changes = try Self.sizesInBytes(params.options(1))
+            var changes = try Self.checkedOptions(params.options(1))
             let current = try item(gid)
             if changes["dir"] != nil || changes["out"] != nil {
                 changes["dir"] = try place(
@@ -95,7 +95,7 @@ extension Aria2RPC {
         case "aria2.getGlobalOption":
             return Self.object(globalOptions.withLock { $0 })
         case "aria2.changeGlobalOption":
-            let changes = try Self.sizesInBytes(params.options(0))
+            let changes = try Self.checkedOptions(params.options(0))
             if let text = changes["max-concurrent-downloads"] {
                 guard let count = Int(text), count > 0 else {
                     throw CallError(
@@ -175,7 +175,7 @@ extension Aria2RPC {
     /// Adds a download as `aria2.addUri` does: its options checked first (never added without the check
     /// it asked for), its place confined to the download folder, `gid` and `pause` honoured.
     func add(uris: [String], options given: [String: String], position: Int64?) throws -> ManagedDownload {
-        let options = try Self.sizesInBytes(given)
+        let options = try Self.checkedOptions(given)
         do {
             _ = try ItemOptions.configuration(options)
         } catch {
@@ -253,11 +253,11 @@ extension Aria2RPC {
         return Array(try read(first, last - first + 1).reversed())
     }
 
-    /// The options with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them. A value
+    /// The options, checked, with their speeds (`500K`, `2M`) in bytes, as aria2 keeps and answers them. A value
     /// with a control character or a line break other than the one between a list's values (`header`
     /// given several times) is refused: the session file keeps one option a line, and a `\r` in a
     /// `referer` once became a download of its own when the session was read back.
-    static func sizesInBytes(_ options: [String: String]) throws -> [String: String] {
+    static func checkedOptions(_ options: [String: String]) throws -> [String: String] {
         for (key, value) in options.sorted(by: { $0.key < $1.key })
         where key.unicodeScalars.contains(where: Self.isControl)
             || value.unicodeScalars.contains(where: { $0 != "\n" && Self.isControl($0) })
