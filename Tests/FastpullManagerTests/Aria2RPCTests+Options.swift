@@ -63,6 +63,33 @@ extension Aria2RPCTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
     }
 
+    /// The folder rule holds when an item starts, not only when it is added: a folder it names that
+    /// did not exist then, made since as a link out of the download folder, fails the item and
+    /// nothing is written outside.
+    @Test func aLinkMadeAfterAnItemWasAddedIsCheckedWhenItStarts() async throws {
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-later-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        try await withDaemon {
+            let url = server.url("/gen/1024?seed=1").absoluteString
+            let added = try await call(
+                "aria2.addUri", #"[["\#(url)"], {"out": "later/f.bin", "pause": "true"}]"#)
+            let gid = try #require(added?["result"]?.string, "\(String(describing: added))")
+            try FileManager.default.createSymbolicLink(
+                at: folder.appendingPathComponent("later"), withDestinationURL: outside)
+            _ = try await call("aria2.unpause", #"["\#(gid)"]"#)
+            #expect(
+                try await waitFor {
+                    [.error, .complete].contains(try self.daemon.queue.list.download(gid)?.status)
+                })
+            let item = try #require(try daemon.queue.list.download(gid))
+            #expect(item.status == .error)
+            #expect(item.errorMessage?.contains("outside the download folder") == true, "\(item)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
     /// aria2's `gid` and `pause` options: the item gets the GID asked for (a malformed or used one is
     /// refused) and waits paused; changeOption on it is kept and shown by getOption, speeds in bytes.
     @Test func gidPauseAndOptions() async throws {

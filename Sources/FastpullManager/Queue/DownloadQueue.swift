@@ -67,14 +67,17 @@ public final class DownloadQueue: Sendable {
 
     /// Files no download writes (the list's, the secret's: ``BatchOptions/reservedPaths``).
     let reservedPaths: [String]
+    /// The folder every item must stay inside when it starts, as when it was added; nil: no rule.
+    let folder: DownloadFolder?
 
     /// A queue over `list`, downloading through `client`, at most `maximumActive` at once, never
-    /// writing one of `reservedPaths`.
+    /// writing one of `reservedPaths`, nor outside `folder` when one is given.
     public init(
         list: DownloadList, client: FastpullClient = .shared, maximumActive: Int = 5,
-        reservedPaths: [String] = []
+        reservedPaths: [String] = [], folder: DownloadFolder? = nil
     ) {
         self.reservedPaths = reservedPaths
+        self.folder = folder
         self.list = list
         self.client = client
         state = Mutex(State(maximumActive: max(1, maximumActive)))
@@ -257,8 +260,18 @@ public final class DownloadQueue: Sendable {
 
     /// The transfer of `item`, started; nil (the item failed) when its URL is none.
     private func launch(_ item: ManagedDownload, as launch: Int) -> Running? {
-        // The folders it names are made, as aria2 makes them (the list keeps them inside the
-        // download folder).
+        // The folder rule again, as the item starts: a link made since it was added (a folder it
+        // names that did not exist then) must not take its bytes outside.
+        if let folder {
+            do {
+                _ = try folder.directory(item.directory, out: item.outputName)
+            } catch {
+                _ = try? list.apply(.fail, to: item.gid, error: (code: 16, message: error.description))
+                return nil
+            }
+        }
+        // The folders it names are made, as aria2 makes them (inside the download folder, checked
+        // above).
         let parent = Self.path(of: item).map { FileSystem.split($0).folder } ?? item.directory
         try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         let folder = URL(filePath: item.directory, directoryHint: .isDirectory)

@@ -80,7 +80,7 @@ public final class ManagerDaemon: Sendable {
         let list = try DownloadList(path: settings.listPath)
         let queue = DownloadQueue(
             list: list, client: client, maximumActive: settings.maximumActive,
-            reservedPaths: settings.reservedPaths)
+            reservedPaths: settings.reservedPaths, folder: settings.folder)
         let shutdown = shutdown
         // A shutdown call is answered first, and the daemon ends once that answer is written.
         let asked = ShutdownSignal()
