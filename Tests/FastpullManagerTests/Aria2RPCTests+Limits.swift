@@ -51,6 +51,83 @@ extension Aria2RPCTests {
         }
     }
 
+    /// Connections that send nothing cannot lock anyone out of the RPC: with every place taken by
+    /// idle connections, and then by idle WebSockets, a new caller is answered, and the one that has
+    /// waited longest (and only that one) gave its place up.
+    @Test func idleConnectionsCannotLockTheRPCOut() async throws {
+        try await withDaemon {
+            let handshake =
+                "GET /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            for upgraded in [false, true] {
+                var idle: [Int32] = []
+                defer { idle.forEach { close($0) } }
+                for _ in 0..<RPCHTTPServer.mostConnections {
+                    let fd = try #require(Self.connected(port: daemon.port))
+                    idle.append(fd)
+                    // Each WebSocket is open (its 101 read) before the next, so the first is the oldest.
+                    if upgraded {
+                        #expect(Self.sendAll(fd, handshake))
+                        #expect(Self.readHead(fd).hasPrefix("HTTP/1.1 101 "))
+                    }
+                }
+                let version = try await call("aria2.getVersion")
+                #expect(version?["result"]?["version"]?.string == "1.36.0", "upgraded: \(upgraded)")
+                #expect(Self.hasEnded(idle[0]), "upgraded: \(upgraded)")
+                #expect(!Self.hasEnded(idle[1], waiting: false), "upgraded: \(upgraded)")
+            }
+        }
+    }
+
+    /// A connected socket to the daemon, or nil.
+    private static func connected(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    private static func sendAll(_ fd: Int32, _ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            == bytes.count
+    }
+
+    /// The answer's head, read a byte at a time so nothing past it is taken.
+    private static func readHead(_ fd: Int32) -> String {
+        var head: [UInt8] = []
+        var byte: UInt8 = 0
+        while !head.reversed().starts(with: [10, 13, 10, 13]), recv(fd, &byte, 1, 0) == 1 {
+            head.append(byte)
+        }
+        return String(decoding: head, as: UTF8.self)
+    }
+
+    /// Whether the daemon closed `fd` (read to its end, within the socket's timeout when `waiting`).
+    private static func hasEnded(_ fd: Int32, waiting: Bool = true) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes {
+                recv(fd, $0.baseAddress, $0.count, waiting ? 0 : Int32(MSG_DONTWAIT))
+            }
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+        }
+    }
+
     /// Writes `request` to the daemon and reads its answer until it closes, on a thread of its own.
     static func exchange(port: Int, _ request: String) async -> String {
         await withCheckedContinuation { continuation in

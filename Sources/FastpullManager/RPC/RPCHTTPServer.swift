@@ -5,7 +5,8 @@ import Synchronization
 /// A small HTTP/1.1 server for the RPC interface: a listening socket, and a thread per connection
 /// (never Swift's cooperative pool) that reads each request (a head of at most 64 KiB, a body of at
 /// most ``largestBody``), hands it to `handle` and writes the answer, keeping the connection alive as
-/// the client asks.
+/// the client asks. When every place is taken, a new connection takes the place of the one idle
+/// longest (``RPCConnectionSlots``), so connections that send nothing lock no one out.
 final class RPCHTTPServer: Sendable {
     /// A request: method, target and body.
     struct Request: Sendable {
@@ -37,8 +38,8 @@ final class RPCHTTPServer: Sendable {
     private let listener: Int32
     /// The port it listens on.
     let port: Int
-    /// Connections served now; beyond ``mostConnections`` a new one is closed at once.
-    private let connections = Atomic<Int>(0)
+    /// The connections served now, and which gives its place up to a new one (``RPCConnectionSlots``).
+    let slots = RPCConnectionSlots(capacity: mostConnections)
     /// The most connections served at once (a thread each).
     static let mostConnections = 64
     /// How long a connection may stay silent (between requests, or within one) before it is closed.
@@ -100,24 +101,20 @@ final class RPCHTTPServer: Sendable {
                 }
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            guard connections.add(1, ordering: .relaxed).newValue <= Self.mostConnections else {
-                connections.subtract(1, ordering: .relaxed)
+            guard slots.admit(client) else {
                 close(client)
                 continue
             }
             var timeout = timeval(tv_sec: Self.idleSeconds, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            OSThread.detach { [self] in
-                serve(client)
-                connections.subtract(1, ordering: .relaxed)
-            }
+            OSThread.detach { [self] in serve(client) }
         }
     }
 
     /// Serves requests on `fd` until the client closes it, asks to, or sends something malformed.
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
+        defer { slots.release(fd) }
         var buffer: [UInt8] = []
         while true {
             let request: Request
@@ -132,6 +129,7 @@ final class RPCHTTPServer: Sendable {
                 return
             case .ended: return
             }
+            slots.busy(fd)
             let response = handle(request)
             if let delay = response.delay { Self.sleep(delay) }
             let closing = request.headers["connection"]?.lowercased() == "close"
@@ -144,10 +142,13 @@ final class RPCHTTPServer: Sendable {
             let written = Self.writeAll(fd, Array(head.utf8) + response.body)
             response.afterwards?()
             if let upgrade = response.upgrade {
+                slots.webSocket(fd)
                 if written { upgrade(fd, buffer) }
                 return
             }
             guard written, !closing else { return }
+            // Waiting for the next request from now (the first one, since it was admitted).
+            slots.waiting(fd)
         }
     }
 
