@@ -178,4 +178,44 @@ final class DownloadQueueTests {
         // Resumed from the journal, not fetched again from its start.
         #expect(server.stats.bodyBytesSent < (16 << 20) + (4 << 20), "\(server.stats)")
     }
+
+    /// No item replaces a file another item of the list completed: a second item with the same `out`,
+    /// and a second one whose server gives the same name, save beside it as `name.1`, and the list
+    /// says so. One stopped under way (as a quit or a crash stops it) resumes its `name.2.part` from
+    /// its journal, not a `name.3` from the start.
+    @Test func noItemReplacesAnotherItemsFile() async throws {
+        let size = 64 << 10
+        let list = try DownloadList(path: listPath)
+        var queue = DownloadQueue(list: list, client: FastpullClient(), maximumActive: 1)
+        var gids: [String] = []
+        for (seed, name) in [(1, "same.bin"), (2, "same.bin"), (3, nil), (4, nil)] as [(UInt64, String?)] {
+            let url = server.url("/gen/\(size)?seed=\(seed)").absoluteString
+            gids.append(try queue.add(uris: [url], directory: folder.path, outputName: name).gid)
+        }
+        #expect(try await waitFor { try queue.list.downloads([.complete]).count == 4 })
+        for (gid, (name, seed)) in zip(
+            gids, [("same.bin", 1), ("same.bin.1", 2), ("\(size)", 3), ("\(size).1", 4)])
+        {
+            #expect(try queue.list.download(gid)?.outputName == name)
+            #expect(
+                try Data(contentsOf: folder.appendingPathComponent(name))
+                    == expected(size, seed: UInt64(seed)),
+                "\(name)")
+        }
+        let big = 16 << 20
+        let url = server.url("/gen/\(big)?seed=5&rate=4000000").absoluteString
+        let stopped = try queue.add(uris: [url], directory: folder.path, outputName: "same.bin").gid
+        let sentBefore = server.stats.bodyBytesSent
+        #expect(try await waitFor { self.server.stats.bodyBytesSent - sentBefore > 4 << 20 })
+        await queue.stop()
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("same.bin.2.part").path))
+        queue = DownloadQueue(list: list, client: FastpullClient(), maximumActive: 1)
+        try queue.start()
+        #expect(try await waitFor { try queue.list.download(stopped)?.status == .complete })
+        #expect(try queue.list.download(stopped)?.outputName == "same.bin.2")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("same.bin.2")) == expected(big, seed: 5))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("same.bin.3").path))
+        #expect(server.stats.bodyBytesSent - sentBefore < big + (4 << 20), "\(server.stats)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("same.bin")) == expected(size, seed: 1))
+    }
 }

@@ -435,7 +435,7 @@ public final class Batch: Sendable {
             case .rename:
                 probed?.answer?.discard()
                 probed = nil
-                file = freeName(beside: file, for: index)
+                file = freeName(beside: file, for: index, url: source)
             case .keepIfVerified, .refuse, .replace:
                 break
             }
@@ -477,18 +477,20 @@ public final class Batch: Sendable {
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     /// The first of `name.1`, `name.2`, … beside `file` that holds no file and that no other item
-    /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`.
-    private func freeName(beside file: URL, for index: Int) -> URL {
+    /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`. A name whose partial
+    /// download is there is skipped unless its journal says it is a download of `url`: then it is
+    /// this item's, from an earlier run, and resumed.
+    private func freeName(beside file: URL, for index: Int, url: URL) -> URL {
         let path = file.path(percentEncoded: false)
         var number = 1
         while true {
-            let candidate = URL(fileURLWithPath: "\(path).\(number)")
-            // Not a name whose partial download (another URL's, perhaps) is there either.
-            if !FileSystem.exists(candidate.path(percentEncoded: false)),
-                !FileSystem.exists(candidate.path(percentEncoded: false) + ".part"),
-                reserve(candidate, for: index) == nil
+            let candidate = "\(path).\(number)"
+            let part = candidate + ".part"
+            if !FileSystem.exists(candidate),
+                !FileSystem.exists(part) || JournalStore(partPath: part).records(url: url.absoluteString),
+                reserve(URL(fileURLWithPath: candidate), for: index) == nil
             {
-                return candidate
+                return URL(fileURLWithPath: candidate)
             }
             number += 1
         }

@@ -15,12 +15,22 @@ package struct JournalStore: Sendable {
     /// temporary file, `<output>.part.fastpull-live.tmp`.
     static let longestSuffix = ".part.fastpull-live.tmp"
 
-    init(partPath: String) {
+    package init(partPath: String) {
         durablePath = partPath + ".fastpull"
         livePath = partPath + ".fastpull-live"
     }
 
     var exists: Bool { FileSystem.exists(durablePath) || FileSystem.exists(livePath) }
+
+    /// Whether a journal here (durable or live, intact) is one of a download of `url` (of all of it,
+    /// or of a part of it).
+    package func records(url: String) -> Bool {
+        let (durable, live) = read()
+        return [durable, live].contains { data in
+            guard let data, let journal = try? Journal.decode(data) else { return false }
+            return journal.url == url || journal.url.hasPrefix(url + " bytes=")
+        }
+    }
 
     /// The raw bytes of the durable and the live journal, where present.
     func read() -> (durable: Data?, live: Data?) {

@@ -133,6 +133,17 @@ public final class DownloadList: Sendable {
         }
     }
 
+    /// Whether an item other than `gid` completed the file `outputName` in `directory`: the file
+    /// there is that item's.
+    public func isCompletedByAnother(directory: String, outputName: String, gid: String) throws -> Bool {
+        try database.withLock { db in
+            try !db.rows(
+                "SELECT 1 FROM items WHERE status = ? AND directory = ? AND output_name = ? AND gid != ? LIMIT 1",
+                [.text(ItemStatus.complete.rawValue), .text(directory), .text(outputName), .text(gid)]
+            ).isEmpty
+        }
+    }
+
     /// How many items have each status (those with none left out).
     public func counts() throws -> [ItemStatus: Int] {
         try database.withLock { db in

@@ -293,10 +293,8 @@ public final class DownloadQueue: Sendable {
         configuration.sources.mirrors = item.uris.dropFirst().compactMap { URL(string: $0) }
         let batch = Batch(
             [BatchItem(url: url, destination: destination)], configuration: configuration,
-            // A file at the item's output that is not the one asked for is fetched again and
-            // replaced: the list's items own their outputs.
             options: BatchOptions(
-                parallelFiles: 1, existingFiles: .keepIfVerified, keepsEvents: false,
+                parallelFiles: 1, existingFiles: existingFiles(for: item), keepsEvents: false,
                 reservedPaths: reservedPaths),
             client: client)
         let task = Task { [self] in
@@ -311,6 +309,19 @@ public final class DownloadQueue: Sendable {
             finished(item.gid, launch: launch, outcome: outcome, networkAway: away)
         }
         return Running(batch: batch, task: task, launch: launch, path: Self.path(of: item))
+    }
+
+    /// What an item does with a file already at its output. A name the item was given (or got from
+    /// its server on an earlier run) is its own: a file there that is not the one asked for is
+    /// fetched again and replaced, unless another item of the list completed that file; then, as for
+    /// a name the server has yet to give, the file is left alone and the item saves beside it as
+    /// `name.1`, `name.2`, … (aria2's auto-file-renaming), resuming such a name it started earlier.
+    private func existingFiles(for item: ManagedDownload) -> BatchOptions.ExistingFiles {
+        guard let name = item.outputName,
+            (try? list.isCompletedByAnother(directory: item.directory, outputName: name, gid: item.gid))
+                != true
+        else { return .rename }
+        return .keepIfVerified
     }
 
     /// Keeps what a running item's transfer knows — the name the server gave its file, its size and
