@@ -41,6 +41,11 @@ struct ConnectionSpeeds: Sendable, Equatable {
         /// Since when it has had nothing to fetch because the horizon held its work back (an output
         /// that takes bytes in order had not taken enough): time that says nothing of its link.
         var waitingSince: ContinuousClock.Instant?
+        /// When it asked for its current window (or that window's answer came next on it): its
+        /// window's speed counts from then (``SegmentTable/windowEnded(_:)``).
+        var windowAsked: ContinuousClock.Instant?
+        /// Its ``bytes`` when it asked for its current window.
+        var bytesAtAsk: Int64 = 0
         /// Where its current request ends, while it has asked for its next window ahead
         /// (``windowAhead(for:)``; its piece's window end is then that window's): what a retirement
         /// lets it finish.

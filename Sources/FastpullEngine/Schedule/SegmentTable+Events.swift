@@ -28,6 +28,7 @@ extension SegmentTable {
     /// largest remaining range, or the tail of a much slower connection. Nil when nothing is left.
     mutating func nextWindow(for worker: Worker, now: ContinuousClock.Instant) -> (Window, Assignment)? {
         join(worker, now: now)
+        windowEnded(worker, now: now)
         if let index = map.ownedIndex(worker) {
             // A connection asking again has nothing in flight: what it claimed and did not write (it
             // read ahead of an answer that then failed) goes back, or those bytes would never come.
@@ -59,20 +60,11 @@ extension SegmentTable {
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
-        if var index = waitingIndex() {
-            // The piece the hash waits for goes to a connection of known speed: a new one (one in so
-            // many is slow) takes the next waiting piece instead, when there is one.
-            if index <= firstIncomplete + 1, (connections[worker]?.rate ?? 0) == 0,
-                connections.values.contains(where: { $0.rate > 0 }),
-                let later = pieces[(index + 1)...].firstIndex(where: {
-                    $0.owner == nil && $0.unclaimed > 0 && withinHorizon($0.claimed)
-                })
-            {
-                index = later
-            }
-            mergeFollowing(index, upTo: windowSize(for: worker))
-            take(index, for: worker, now: now)
-            return (openWindow(index, for: worker), .waiting)
+        if let waiting = takeWaiting(for: worker, now: now) { return waiting }
+        if let (index, victim, at) = lateProbeSplit(for: worker, now: now) {
+            let new = map.split(index, at: at)
+            take(new, for: worker, now: now)
+            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
         }
         if let (index, victim, at) = stealCandidate() {
             let new = map.split(index, at: at)
@@ -106,6 +98,58 @@ extension SegmentTable {
             let new = map.split(index, at: at)
             take(new, for: worker, now: now)
             return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+        }
+        return nil
+    }
+
+    /// The first waiting piece, for `worker` (with the untouched ones after it, up to its window).
+    private mutating func takeWaiting(for worker: Worker, now: ContinuousClock.Instant) -> (
+        Window, Assignment
+    )? {
+        guard var index = waitingIndex() else { return nil }
+        // The piece the hash waits for goes to a connection of known speed: a new one (one in so
+        // many is slow) takes the next waiting piece instead, when there is one.
+        if index <= firstIncomplete + 1, (connections[worker]?.rate ?? 0) == 0,
+            connections.values.contains(where: { $0.rate > 0 }),
+            let later = pieces[(index + 1)...].firstIndex(where: {
+                $0.owner == nil && $0.unclaimed > 0 && withinHorizon($0.claimed)
+            })
+        {
+            index = later
+        }
+        mergeFollowing(index, upTo: windowSize(for: worker))
+        take(index, for: worker, now: now)
+        return (openWindow(index, for: worker), .waiting)
+    }
+
+    /// The rest of a late probe's window (``WindowSizes/judgeLate(size:asked:now:)``), for `worker`:
+    /// the owner keeps what it brings while this connection's request goes out (four of its costs, at
+    /// the owner's speed in the window so far), at least ``Settings/minimumHedge`` is taken, and the
+    /// size is limited from now on.
+    mutating func lateProbeSplit(for worker: Worker, now: ContinuousClock.Instant) -> (
+        index: Int, victim: Worker, at: Int64
+    )? {
+        for (key, sizes) in windowSizes {
+            guard let owner = sizes.probe, owner != worker, sourceKey(of: worker) == key,
+                let asked = connections[owner]?.windowAsked, let index = map.ownedIndex(owner),
+                pieces[index].owner == owner
+            else { continue }
+            let piece = pieces[index]
+            guard piece.windowEnd - piece.claimed >= 2 * settings.minimumHedge,
+                windowSizes[key]?.judgeLate(size: WindowSizes.growth * sizes.proven, asked: asked, now: now)
+                    == true
+            else { continue }
+            windowSizes[key]?.probe = nil
+            let cost =
+                connections[worker].map { $0.requestCost > 0 ? $0.requestCost : speeds.typicalRequestCost }
+                ?? 0
+            // The owner's speed in this window so far.
+            let brought = (connections[owner]?.bytes ?? 0) - (connections[owner]?.bytesAtAsk ?? 0)
+            let rate = Double(brought) / max((now - asked).seconds, 0.001)
+            let keep = max(Int64(rate * 4 * cost), settings.minimumHedge)
+            let at = min(piece.claimed + keep, piece.windowEnd - settings.minimumHedge)
+            guard at > piece.claimed, withinHorizon(at) else { continue }
+            return (index, owner, at)
         }
         return nil
     }
@@ -181,8 +225,8 @@ extension SegmentTable {
         else { return false }
         pieces[index].windowEnd = min(
             max(pieces[index].windowEnd, window.range.upperBound), pieces[index].end)
+        windowEnded(worker, now: now)
         connections[worker]?.awaitingAnswer = true
-        connections[worker]?.windowSince = nil
         connections[worker]?.lastProgress = now
         connections[worker]?.requestEnd = nil
         return true
@@ -338,6 +382,7 @@ extension SegmentTable {
     /// The connection stops taking part (it failed, gave up or was dropped): its unfinished range
     /// waits for another connection, from its first unwritten byte.
     mutating func leave(_ worker: Worker) {
+        endProbe(of: worker)
         drop(worker)
         if let connection = connections[worker] {
             // Unmeasured (it ended before its first sample), its bytes over its lifetime say how

@@ -2,8 +2,56 @@
 extension SegmentTable {
     /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
     /// has none), or more when its requests cost more than ``Settings/requestCostShare`` of that
-    /// (the cost is then that share of a request), within the initial and maximum window.
+    /// (the cost is then that share of a request), within the initial and maximum window; and no
+    /// larger than its source serves at full speed (``WindowSizes``): growing, by at most twice the
+    /// proven size, or at once to what the request's cost asks for when a request costs more than a
+    /// window takes to judge (``WindowSizes/judgedSeconds``: an object store, a long round trip,
+    /// where doubling would pay that cost many times); limited, the proven size (measured, that
+    /// trumps the cost).
     func windowSize(for worker: Worker) -> Int64 {
+        let size = unlimitedWindowSize(for: worker)
+        guard let sizes = windowSizes[sourceKey(of: worker)], let allowed = sizes.allowed(for: worker) else {
+            return size
+        }
+        if sizes.limited { return min(size, max(allowed, settings.minimumHedge)) }
+        let cost = connections[worker]?.requestCost ?? 0
+        return min(size, max(allowed, cost > WindowSizes.judgedSeconds ? costWindow(for: worker) : 0))
+    }
+
+    /// The window whose fixed cost is ``Settings/requestCostShare`` of its time, at the connection's
+    /// speed.
+    func costWindow(for worker: Worker) -> Int64 {
+        let own = connections[worker]?.steadyRate ?? 0
+        let cost = connections[worker].map(\.requestCost) ?? 0
+        let share = min(max(settings.requestCostShare, 0.001), 1)
+        return Int64(own * cost * (1 - share) / share)
+    }
+
+    /// The key of `worker`'s source in ``windowSizes``.
+    func sourceKey(of worker: Worker) -> Int { connections[worker]?.group ?? -1 }
+
+    /// A connection's window ended (it asks for the next, or the next's answer comes): its speed,
+    /// from when it was asked for to its last byte (a burst's bytes come in one read), tells its
+    /// source's ``WindowSizes``. The next window is asked for `now`.
+    mutating func windowEnded(_ worker: Worker, now: ContinuousClock.Instant) {
+        endProbe(of: worker)
+        guard let connection = connections[worker] else { return }
+        connections[worker]?.windowAsked = now
+        connections[worker]?.bytesAtAsk = connection.bytes
+        guard let asked = connection.windowAsked, connection.windowSince != nil else { return }
+        connections[worker]?.windowSince = nil
+        windowSizes[sourceKey(of: worker), default: WindowSizes()].finished(
+            bytes: connection.bytes - connection.bytesAtAsk, asked: asked, end: connection.lastProgress,
+            connections: connections.count)
+    }
+
+    /// `worker`'s window, if it was its source's probe, is no longer.
+    mutating func endProbe(of worker: Worker) {
+        let key = sourceKey(of: worker)
+        if windowSizes[key]?.probe == worker { windowSizes[key]?.probe = nil }
+    }
+
+    private func unlimitedWindowSize(for worker: Worker) -> Int64 {
         let own = connections[worker]?.steadyRate ?? 0
         let typical = own > 0 ? own : speeds.typicalRate()
         let rate = typical > 0 ? typical : settings.priorRate
@@ -76,6 +124,11 @@ extension SegmentTable {
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to
+        // A window larger than its source's proven size is the probe of a larger one.
+        let key = sourceKey(of: worker)
+        if let sizes = windowSizes[key], sizes.proven > 0, !sizes.limited, to - from > sizes.proven {
+            windowSizes[key]?.probe = worker
+        }
         return Window(piece: pieces[index].start, range: from..<to)
     }
 

@@ -180,6 +180,8 @@ package struct SegmentTable: Sendable, Equatable {
     var map: PieceMap
     /// The connections' speeds.
     var speeds = ConnectionSpeeds()
+    /// What size of window each source serves at full speed, by ``sourceKey(of:)``.
+    var windowSizes: [Int: WindowSizes] = [:]
     /// When ``stalledConnections(now:)`` last looked, and since when it has looked without a gap of
     /// more than ``awakeGap``: a process that was not scheduled (a loaded machine) read nothing
     /// meanwhile, and what its connections did not read then is no silence of the server's.
