@@ -60,6 +60,8 @@ extension Aria2RPCTests {
                 "GET /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
             for upgraded in [false, true] {
+                // The places the round before took are free again (their sockets closed).
+                #expect(try await waitFor { self.daemon.rpcConnections == 0 })
                 var idle: [Int32] = []
                 defer { idle.forEach { close($0) } }
                 for _ in 0..<RPCHTTPServer.mostConnections {

@@ -77,13 +77,48 @@ struct WindowSizesTests {
         var sizes = WindowSizes()
         sizes.finished(bytes: mebibyte, asked: at(0), end: at(0.004), connections: 8)
         // 4 MiB at 1 MiB per 4 ms needs 16 ms: late after 32 ms.
-        let early = sizes.judgeLate(size: 4 * mebibyte, asked: at(0.01), now: at(0.03))
+        let early = sizes.judgeLate(size: 4 * mebibyte, asked: at(0.01), now: at(0.03), connections: 8)
         #expect(!early)
         #expect(!sizes.limited)
-        let late = sizes.judgeLate(size: 4 * mebibyte, asked: at(0.01), now: at(0.05))
+        let late = sizes.judgeLate(size: 4 * mebibyte, asked: at(0.01), now: at(0.05), connections: 8)
         #expect(late)
         #expect(sizes.limited)
         #expect(sizes.allowed(for: 1) == mebibyte)
+    }
+
+    /// A probe running long while the count changed, with no proven window ended since it was
+    /// asked, is no verdict: the count, not its size, may have slowed it.
+    @Test func aLongProbeAfterTheCountChangedIsNotLate() {
+        var sizes = WindowSizes()
+        sizes.finished(bytes: mebibyte, asked: at(0), end: at(0.004), connections: 4)
+        let late = sizes.judgeLate(size: 4 * mebibyte, asked: at(0.01), now: at(0.2), connections: 32)
+        #expect(!late)
+        #expect(!sizes.limited)
+    }
+
+    /// In the table, one connection at a time probes: the first to ask gets a window of `growth`
+    /// times the proven size, the next (asking for a new window or ahead) the proven size; once the
+    /// probe's window ends, the next to ask may probe.
+    @Test func oneConnectionAtATimeProbesInTheTable() {
+        var table = SegmentTable(segments: [Segment(start: 0, end: 256 * mebibyte)])
+        var sizes = WindowSizes()
+        sizes.finished(bytes: mebibyte, asked: at(0), end: at(0.004), connections: 2)
+        table.windowSizes[-1] = sizes
+        for worker in [1, 2] {
+            table.join(worker, now: at(0.01))
+            table.connections[worker]?.rate = 200e6
+            table.connections[worker]?.latestRate = 200e6
+        }
+        let first = table.nextWindow(for: 1, now: at(0.01))
+        #expect(first?.0.range.count == Int(WindowSizes.growth * mebibyte))
+        #expect(table.windowSizes[-1]?.probe == 1)
+        let second = table.nextWindow(for: 2, now: at(0.01))
+        #expect(second?.0.range.count == Int(mebibyte))
+        let ahead = table.windowAhead(for: 2)
+        #expect(ahead?.range.count == Int(mebibyte))
+        // The probe's window ends (its connection asks again): the probe is free.
+        _ = table.nextWindow(for: 1, now: at(0.05))
+        #expect(table.windowSizes[-1]?.probe != 2)
     }
 
     /// The table follows the verdict: once its source's size is limited, a connection whose speed

@@ -478,8 +478,8 @@ public final class Batch: Sendable {
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     /// The first of `name.1`, `name.2`, … beside `file` that holds no file and that no other item
     /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`. A name whose partial
-    /// download is there is skipped unless its journal says it is a download of `url`: then it is
-    /// this item's, from an earlier run, and resumed.
+    /// download is there is skipped unless its journal says it is a download of `url` and no other
+    /// download holds it now: then it is this item's, from an earlier run, and resumed.
     private func freeName(beside file: URL, for index: Int, url: URL) -> URL {
         let path = file.path(percentEncoded: false)
         var number = 1
@@ -487,7 +487,9 @@ public final class Batch: Sendable {
             let candidate = "\(path).\(number)"
             let part = candidate + ".part"
             if !FileSystem.exists(candidate),
-                !FileSystem.exists(part) || JournalStore(partPath: part).records(url: url.absoluteString),
+                !FileSystem.exists(part)
+                    || (JournalStore(partPath: part).records(url: url.absoluteString)
+                        && !OutputFile.isLockedByAnother(part)),
                 reserve(URL(fileURLWithPath: candidate), for: index) == nil
             {
                 return URL(fileURLWithPath: candidate)

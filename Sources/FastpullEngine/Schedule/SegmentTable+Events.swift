@@ -122,13 +122,14 @@ extension SegmentTable {
         return (openWindow(index, for: worker), .waiting)
     }
 
-    /// The rest of a late probe's window (``WindowSizes/judgeLate(size:asked:now:)``), for `worker`:
+    /// The rest of a late probe's window (``WindowSizes/judgeLate(size:asked:now:connections:)``), for `worker`:
     /// the owner keeps what it brings while this connection's request goes out (four of its costs, at
     /// the owner's speed in the window so far), at least ``Settings/minimumHedge`` is taken, and the
     /// size is limited from now on.
     mutating func lateProbeSplit(for worker: Worker, now: ContinuousClock.Instant) -> (
         index: Int, victim: Worker, at: Int64
     )? {
+        let count = connections.count
         for (key, sizes) in windowSizes {
             guard let owner = sizes.probe, owner != worker, sourceKey(of: worker) == key,
                 let asked = connections[owner]?.windowAsked, let index = map.ownedIndex(owner),
@@ -136,7 +137,7 @@ extension SegmentTable {
             else { continue }
             let piece = pieces[index]
             guard piece.windowEnd - piece.claimed >= 2 * settings.minimumHedge,
-                windowSizes[key]?.judgeLate(size: WindowSizes.growth * sizes.proven, asked: asked, now: now)
+                windowSizes[key]?.judgeLate(size: sizes.probeSize, asked: asked, now: now, connections: count)
                     == true
             else { continue }
             windowSizes[key]?.probe = nil
@@ -212,6 +213,7 @@ extension SegmentTable {
         let to = min(pieces[index].end, from + windowSize(for: worker), horizon ?? Int64.max)
         pieces[index].windowEnd = to
         connections[worker]?.requestEnd = from
+        windowSizes[sourceKey(of: worker)]?.asked(worker, size: to - from)
         return Window(piece: pieces[index].start, range: from..<to)
     }
 
@@ -225,7 +227,12 @@ extension SegmentTable {
         else { return false }
         pieces[index].windowEnd = min(
             max(pieces[index].windowEnd, window.range.upperBound), pieces[index].end)
-        windowEnded(worker, now: now)
+        // The window that ended was the probe unless the one whose answer comes now is.
+        let nextIsProbe =
+            windowSizes[sourceKey(of: worker)].map {
+                $0.probe == worker && Int64(window.range.count) == $0.probeSize
+            } ?? false
+        windowEnded(worker, now: now, probeEnded: !nextIsProbe)
         connections[worker]?.awaitingAnswer = true
         connections[worker]?.lastProgress = now
         connections[worker]?.requestEnd = nil

@@ -3,8 +3,8 @@ extension SegmentTable {
     /// About `windowSeconds` of the connection's measured speed (its peers' typical speed while it
     /// has none), or more when its requests cost more than ``Settings/requestCostShare`` of that
     /// (the cost is then that share of a request), within the initial and maximum window; and no
-    /// larger than its source serves at full speed (``WindowSizes``): growing, by at most twice the
-    /// proven size, or at once to what the request's cost asks for when a request costs more than a
+    /// larger than its source serves at full speed (``WindowSizes``): growing, by a probe of
+    /// ``WindowSizes/growth`` times the proven size, or at once to what the request's cost asks for when a request costs more than a
     /// window takes to judge (``WindowSizes/judgedSeconds``: an object store, a long round trip,
     /// where doubling would pay that cost many times); limited, the proven size (measured, that
     /// trumps the cost).
@@ -33,8 +33,11 @@ extension SegmentTable {
     /// A connection's window ended (it asks for the next, or the next's answer comes): its speed,
     /// from when it was asked for to its last byte (a burst's bytes come in one read), tells its
     /// source's ``WindowSizes``. The next window is asked for `now`.
-    mutating func windowEnded(_ worker: Worker, now: ContinuousClock.Instant) {
-        endProbe(of: worker)
+    ///
+    /// The probe ends with the window that was the probe (`probeEnded`): a window asked ahead
+    /// meanwhile ends the one before it, not the probe.
+    mutating func windowEnded(_ worker: Worker, now: ContinuousClock.Instant, probeEnded: Bool = true) {
+        if probeEnded { endProbe(of: worker) }
         guard let connection = connections[worker] else { return }
         connections[worker]?.windowAsked = now
         connections[worker]?.bytesAtAsk = connection.bytes
@@ -45,10 +48,10 @@ extension SegmentTable {
             connections: connections.count)
     }
 
-    /// `worker`'s window, if it was its source's probe, is no longer.
+    /// `worker` probes no source's window size any more (its window ended, or it left; a connection
+    /// that moved to another source may have probed the one before).
     mutating func endProbe(of worker: Worker) {
-        let key = sourceKey(of: worker)
-        if windowSizes[key]?.probe == worker { windowSizes[key]?.probe = nil }
+        for (key, sizes) in windowSizes where sizes.probe == worker { windowSizes[key]?.probe = nil }
     }
 
     private func unlimitedWindowSize(for worker: Worker) -> Int64 {
@@ -124,11 +127,7 @@ extension SegmentTable {
         let from = pieces[index].claimed
         let to = min(pieces[index].end, from + size, horizon ?? Int64.max)
         pieces[index].windowEnd = to
-        // A window larger than its source's proven size is the probe of a larger one.
-        let key = sourceKey(of: worker)
-        if let sizes = windowSizes[key], sizes.proven > 0, !sizes.limited, to - from > sizes.proven {
-            windowSizes[key]?.probe = worker
-        }
+        windowSizes[sourceKey(of: worker)]?.asked(worker, size: to - from)
         return Window(piece: pieces[index].start, range: from..<to)
     }
 

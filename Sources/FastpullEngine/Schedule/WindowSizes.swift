@@ -4,8 +4,8 @@
 /// most links it does not depend on the window's size; on some it does: nginx's `limit_rate` sends
 /// what the socket takes at once (about 2 MB on loopback) and the rest of the answer at the limit,
 /// so 1 MiB windows came at 230 MiB/s and the 3 to 5 MiB windows sized from that speed at 26 MB/s.
-/// Windows therefore grow by at most twice the largest one **proven**, one connection's window at a
-/// time (the **probe**); a window is proven when it came at least
+/// Windows therefore grow only by a **probe**, one connection's window at a time, of ``growth`` times
+/// the largest size **proven**; a window is proven when it came at least
 /// ``slowdown`` of the speed of the proven-size windows that ended in its second half (the latest
 /// one when none did and the count is the same: what held for them held for it, a count that grew
 /// or a busy machine included; without either, the window proves its size). A
@@ -40,12 +40,22 @@ struct WindowSizes: Sendable, Equatable {
     /// The connection whose window is larger than the proven size (the probe), while one is: one at
     /// a time, so that a size that turns out slower costs one window, not every connection's.
     var probe: Int?
+    /// The size of the probe's window.
+    var probeSize: Int64 = 0
 
-    /// The largest window `worker` may ask for now: twice the proven size while none came slower and
-    /// no other connection probes, the proven size otherwise; nil before any window is proven.
+    /// The largest window `worker` may ask for now: ``growth`` times the proven size while none came
+    /// slower and no other connection probes, the proven size otherwise; nil before any window is
+    /// proven.
     func allowed(for worker: Int) -> Int64? {
         guard proven > 0 else { return nil }
         return limited || (probe != nil && probe != worker) ? proven : Self.growth * proven
+    }
+
+    /// `worker` asked for a window of `size`: larger than the proven size, it is the probe.
+    mutating func asked(_ worker: Int, size: Int64) {
+        guard proven > 0, !limited, size > proven, probe == nil || probe == worker else { return }
+        probe = worker
+        probeSize = size
     }
 
     /// A window of `bytes`, asked for at `asked`, brought its last byte at `end`, while `connections`
@@ -71,10 +81,16 @@ struct WindowSizes: Sendable, Equatable {
     /// what the proven windows' speed needs for it, and at least ``judgedSeconds``. A late probe is
     /// judged at once (the size is limited) and the rest of its window taken over
     /// (``SegmentTable/lateProbeSplit(for:now:)``): waiting for its end cost a whole slow window.
-    mutating func judgeLate(size: Int64, asked: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool
-    {
-        guard !limited, !recent.isEmpty else { return false }
-        let speed = ConnectionSpeeds.median(recent.map(\.speed))
+    ///
+    /// Judged, as a finished one is, against the proven windows that ended since it was asked or
+    /// that ran with as many connections as now; none: no verdict.
+    mutating func judgeLate(
+        size: Int64, asked: ContinuousClock.Instant, now: ContinuousClock.Instant, connections: Int
+    ) -> Bool {
+        guard !limited else { return false }
+        let peers = recent.filter { $0.end >= asked || $0.connections == connections }.map(\.speed)
+        guard !peers.isEmpty else { return false }
+        let speed = ConnectionSpeeds.median(peers)
         let seconds = (now - asked).seconds
         guard speed > 0, seconds >= Self.judgedSeconds, seconds > 2 * Double(size) / speed else {
             return false

@@ -22,13 +22,13 @@ package struct JournalStore: Sendable {
 
     var exists: Bool { FileSystem.exists(durablePath) || FileSystem.exists(livePath) }
 
-    /// Whether a journal here (durable or live, intact) is one of a download of `url` (of all of it,
-    /// or of a part of it).
+    /// Whether a journal here (durable or live, intact) is one of a download of all of `url` (one of
+    /// a part of it, `--range`, is another download's).
     package func records(url: String) -> Bool {
         let (durable, live) = read()
         return [durable, live].contains { data in
             guard let data, let journal = try? Journal.decode(data) else { return false }
-            return journal.url == url || journal.url.hasPrefix(url + " bytes=")
+            return journal.url == url
         }
     }
 

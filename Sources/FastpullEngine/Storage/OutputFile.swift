@@ -419,7 +419,7 @@ package final class OutputFile: Sendable {
 
     /// Whether a regular file at `path` is locked by another open file description (a download
     /// writing it: every `.part` is held with `flock`).
-    private static func isLockedByAnother(_ path: String) -> Bool {
+    package static func isLockedByAnother(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }

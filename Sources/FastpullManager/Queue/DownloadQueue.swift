@@ -317,9 +317,10 @@ public final class DownloadQueue: Sendable {
     /// a name the server has yet to give, the file is left alone and the item saves beside it as
     /// `name.1`, `name.2`, … (aria2's auto-file-renaming), resuming such a name it started earlier.
     private func existingFiles(for item: ManagedDownload) -> BatchOptions.ExistingFiles {
+        // A list that cannot be read says nothing: the file is left alone.
         guard let name = item.outputName,
             (try? list.isCompletedByAnother(directory: item.directory, outputName: name, gid: item.gid))
-                != true
+                == false
         else { return .rename }
         return .keepIfVerified
     }

@@ -65,6 +65,8 @@ public final class ManagerDaemon: Sendable {
     private let lock: Mutex<Int32>
     /// The port the RPC listens on.
     public var port: Int { server.port }
+    /// The RPC connections served now.
+    var rpcConnections: Int { server.slots.count }
     /// Where the session is saved, when it is.
     private let sessionPath: String?
     private let saver: Task<Void, Never>?

@@ -6,7 +6,8 @@ import Synchronization
 /// Every connection is in one of three states: *waiting* for its next request (or for the rest of
 /// one that has begun), *busy* while its request is handled and answered, or a *WebSocket* since its
 /// upgrade. A new connection always gets a place: when all ``capacity`` are taken, the one that has
-/// waited longest for a request gives its place up, else the WebSocket that has been open longest;
+/// waited longest for a request (or for the rest of one) gives its place up, else the WebSocket that
+/// has been open longest;
 /// a busy one never does, and only when every place is busy is the newcomer turned away. So idle
 /// connections (a client that opens many and sends nothing) cannot lock anyone out of the RPC, and a
 /// front-end that reconnects always gets in.
@@ -60,8 +61,9 @@ final class RPCConnectionSlots: Sendable {
     /// `fd` waits for its next request.
     func waiting(_ fd: Int32) { set(fd, .waiting) }
 
-    /// `fd`'s request is being handled and answered.
-    func busy(_ fd: Int32) { set(fd, .busy) }
+    /// `fd`'s request is being handled and answered; false when its place was given up meanwhile
+    /// (the request is then not handled: its answer could not be written).
+    func busy(_ fd: Int32) -> Bool { set(fd, .busy) }
 
     /// `fd` is a WebSocket from now on.
     func webSocket(_ fd: Int32) { set(fd, .webSocket) }
@@ -77,12 +79,14 @@ final class RPCConnectionSlots: Sendable {
     /// How many places are taken.
     var count: Int { slots.withLock { $0.count } }
 
-    private func set(_ fd: Int32, _ state: State) {
+    @discardableResult
+    private func set(_ fd: Int32, _ state: State) -> Bool {
         slots.withLock { slots in
             // A connection whose place was given up keeps none: its socket is shut down, and its
             // thread ends at its next read or write.
-            guard slots[fd] != nil else { return }
+            guard slots[fd] != nil else { return false }
             slots[fd] = Slot(state: state, since: .now)
+            return true
         }
     }
 }

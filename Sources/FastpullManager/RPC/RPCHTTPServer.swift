@@ -129,7 +129,7 @@ final class RPCHTTPServer: Sendable {
                 return
             case .ended: return
             }
-            slots.busy(fd)
+            guard slots.busy(fd) else { return }
             let response = handle(request)
             if let delay = response.delay { Self.sleep(delay) }
             let closing = request.headers["connection"]?.lowercased() == "close"
