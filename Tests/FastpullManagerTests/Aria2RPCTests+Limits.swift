@@ -63,7 +63,7 @@ extension Aria2RPCTests {
                 // The places the round before took are free again (their sockets closed).
                 #expect(try await waitFor { self.daemon.rpcConnections == 0 })
                 var idle: [Int32] = []
-                defer { idle.forEach { close($0) } }
+                defer { for fd in idle { close(fd) } }
                 for _ in 0..<RPCHTTPServer.mostConnections {
                     let fd = try #require(Self.connected(port: daemon.port))
                     idle.append(fd)
@@ -138,20 +138,8 @@ extension Aria2RPCTests {
     }
 
     private static func blockingExchange(port: Int, _ request: String) -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = connected(port: port) else { return "connect failed" }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { return "connect failed" }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
