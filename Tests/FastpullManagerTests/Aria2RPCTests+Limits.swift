@@ -73,6 +73,10 @@ extension Aria2RPCTests {
                         #expect(Self.readHead(fd).hasPrefix("HTTP/1.1 101 "))
                     }
                 }
+                // Every one of them has its place (a connection the kernel completed can still wait
+                // in the listen queue while the daemon is slow to accept: the call would then find a
+                // free place and evict nobody).
+                #expect(try await waitFor { self.daemon.rpcConnections == RPCHTTPServer.mostConnections })
                 let version = try await call("aria2.getVersion")
                 #expect(version?["result"]?["version"]?.string == "1.36.0", "upgraded: \(upgraded)")
                 #expect(Self.hasEnded(idle[0]), "upgraded: \(upgraded)")
