@@ -217,5 +217,16 @@ final class DownloadQueueTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("same.bin.3").path))
         #expect(server.stats.bodyBytesSent - sentBefore < big + (4 << 20), "\(server.stats)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("same.bin")) == expected(size, seed: 1))
+        // An `out` with a folder in it keeps its folder in the name the list records, renamed or not.
+        var nested: [String] = []
+        for seed in [6, 7] as [UInt64] {
+            let url = server.url("/gen/\(size)?seed=\(seed)").absoluteString
+            nested.append(try queue.add(uris: [url], directory: folder.path, outputName: "in/n.bin").gid)
+        }
+        #expect(
+            try await waitFor { try nested.allSatisfy { try queue.list.download($0)?.status == .complete } })
+        #expect(try queue.list.download(nested[0])?.outputName == "in/n.bin")
+        #expect(try queue.list.download(nested[1])?.outputName == "in/n.bin.1")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("in/n.bin.1")) == expected(size, seed: 7))
     }
 }

@@ -332,8 +332,22 @@ public final class DownloadQueue: Sendable {
         guard let live = live(gid), let item = try? list.download(gid) else { return }
         try? list.recordProgress(
             gid, total: live.totalLength ?? item.totalLength, completed: live.completedLength)
-        guard item.outputName == nil, let name = live.path?.split(separator: "/").last else { return }
-        try? list.recordOutputName(gid, String(name))
+        guard let path = live.path, let name = Self.outputName(of: path, for: item), name != item.outputName
+        else { return }
+        try? list.recordOutputName(gid, name)
+    }
+
+    /// The name to record for `path`, the file a transfer of `item` writes: relative to the item's
+    /// folder (a given `out` may name folders in it), or the file's own name. A given name is kept
+    /// unless the transfer saved beside another item's file (`name.1`).
+    private static func outputName(of path: String, for item: ManagedDownload) -> String? {
+        let folder = item.directory.hasSuffix("/") ? item.directory : item.directory + "/"
+        let relative = path.hasPrefix(folder) ? String(path.dropFirst(folder.count)) : nil
+        guard let given = item.outputName else {
+            return relative ?? path.split(separator: "/").last.map(String.init)
+        }
+        guard let relative, relative.hasPrefix(given + "."), relative != given else { return given }
+        return relative
     }
 
     /// The file an item writes, when it names one.
@@ -356,8 +370,11 @@ public final class DownloadQueue: Sendable {
             case .success(let report):
                 release(gid)
                 try? list.recordProgress(gid, total: report.size, completed: report.size)
-                if let name = report.outputPath.split(separator: "/").last {
-                    try? list.recordOutputName(gid, String(name))
+                if let item = try? list.download(gid),
+                    let name = Self.outputName(of: report.outputPath, for: item),
+                    name != item.outputName
+                {
+                    try? list.recordOutputName(gid, name)
                 }
                 _ = try? list.apply(.finish, to: gid)
             case .failure(let error):
