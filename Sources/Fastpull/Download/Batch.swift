@@ -435,7 +435,10 @@ public final class Batch: Sendable {
             case .rename:
                 probed?.answer?.discard()
                 probed = nil
-                file = freeName(beside: file, for: index, url: source)
+                // A journal names its download's URL and the part of the file it fetches (`--range`),
+                // as the resume itself compares them.
+                let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
+                file = freeName(beside: file, for: index, journalURL: journalURL)
             case .keepIfVerified, .refuse, .replace:
                 break
             }
@@ -478,9 +481,10 @@ public final class Batch: Sendable {
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     /// The first of `name.1`, `name.2`, … beside `file` that holds no file and that no other item
     /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`. A name whose partial
-    /// download is there is skipped unless its journal says it is a download of `url` and no other
-    /// download holds it now: then it is this item's, from an earlier run, and resumed.
-    private func freeName(beside file: URL, for index: Int, url: URL) -> URL {
+    /// download is there is skipped unless its journal names this download (`journalURL`: the URL,
+    /// with the part of the file a `--range` fetches) and no other download holds it now: then it is
+    /// this item's, from an earlier run, and resumed.
+    private func freeName(beside file: URL, for index: Int, journalURL: String) -> URL {
         let path = file.path(percentEncoded: false)
         var number = 1
         while true {
@@ -488,7 +492,7 @@ public final class Batch: Sendable {
             let part = candidate + ".part"
             if !FileSystem.exists(candidate),
                 !FileSystem.exists(part)
-                    || (JournalStore(partPath: part).records(url: url.absoluteString)
+                    || (JournalStore(partPath: part).records(url: journalURL)
                         && !OutputFile.isLockedByAnother(part)),
                 reserve(URL(fileURLWithPath: candidate), for: index) == nil
             {

@@ -70,7 +70,7 @@ extension Pipeline {
     /// What the journal records as the download's URL: the URL, with the part of the file fetched
     /// (`--range`), so that a journal of another part is not resumed.
     var journalURL: String {
-        download.url.absoluteString + (configuration.request.byteRange.map { " bytes=\($0)" } ?? "")
+        Journal.downloadURL(download.url, byteRange: configuration.request.byteRange)
     }
 
     /// The segments a run would resume from the journal at the destination, read and changed nothing:

@@ -55,6 +55,12 @@ package struct Journal: Codable, Equatable, Sendable {
         }
     }
 
+    /// What a journal records as its download's URL: the URL, with the part of the file fetched
+    /// (`--range`), so that a journal of another part is not resumed.
+    package static func downloadURL(_ url: URL, byteRange: ByteRange?) -> String {
+        url.absoluteString + (byteRange.map { " bytes=\($0)" } ?? "")
+    }
+
     /// Decodes and checks a journal.
     static func decode(_ data: Data) throws(Problem) -> Journal {
         var journal: Journal

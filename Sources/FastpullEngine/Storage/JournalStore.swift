@@ -22,8 +22,8 @@ package struct JournalStore: Sendable {
 
     var exists: Bool { FileSystem.exists(durablePath) || FileSystem.exists(livePath) }
 
-    /// Whether a journal here (durable or live, intact) is one of a download of all of `url` (one of
-    /// a part of it, `--range`, is another download's).
+    /// Whether a journal here (durable or live, intact) names `url` as its download's (a URL, with
+    /// ` bytes=…` for a part of the file, as the resume compares it).
     package func records(url: String) -> Bool {
         let (durable, live) = read()
         return [durable, live].contains { data in

@@ -1,0 +1,46 @@
+import FastpullFixtures
+import Foundation
+import Testing
+
+@testable import Fastpull
+@testable import FastpullEngine
+
+/// `--auto-rename` (``BatchOptions/ExistingFiles/rename``) beside a file that is there: a `name.1.part`
+/// left by an earlier run is this download's only when its journal names this download, the URL and
+/// the part of the file it fetches, as the resume itself compares them.
+struct RenameResumeTests {
+    /// A `.part` whose journal is a whole download of the URL: a `--range` download of the same URL
+    /// saves beside it as `name.2` and leaves it alone (it took it, threw its bytes away, and said
+    /// "belongs to …, not this URL"); a download of the whole URL takes `name.1`.
+    @Test(arguments: [true, false])
+    func aPartIsTakenOnlyByTheDownloadItsJournalNames(ranged: Bool) async throws {
+        let server = try FixtureServer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/gen/300000?seed=9")
+        let file = folder.appendingPathComponent("a.bin")
+        try Data("there".utf8).write(to: file)
+        let part = folder.appendingPathComponent("a.bin.1.part").path
+        let kept = Data(repeating: 7, count: 1000)
+        try kept.write(to: URL(fileURLWithPath: part))
+        let journal = Journal(
+            url: Journal.downloadURL(url, byteRange: nil), finalURL: url.absoluteString, size: 300_000,
+            checksums: [], segments: [.init(start: 0, end: 300_000, durable: 0, written: 0)])
+        try JournalStore(partPath: part).write(journal, durably: true)
+        var configuration = Configuration()
+        if ranged { configuration.request.byteRange = .from(1000, through: 1999) }
+        let outcomes = await Fastpull.download(
+            [BatchItem(url: url, destination: file)], configuration: configuration,
+            options: BatchOptions(existingFiles: .rename))
+        let error = outcomes.first?.error.map { "\($0)" } ?? ""
+        let report = try #require(outcomes.first?.report, "\(error)")
+        let expected = ranged ? "a.bin.2" : "a.bin.1"
+        #expect(report.outputPath.hasSuffix(expected), "\(report.outputPath)")
+        #expect(try Data(contentsOf: file) == Data("there".utf8))
+        if ranged {
+            #expect(FileManager.default.contents(atPath: part) == kept)
+        }
+    }
+}
