@@ -5,12 +5,13 @@
 /// what the socket takes at once (about 2 MB on loopback) and the rest of the answer at the limit,
 /// so 1 MiB windows came at 230 MiB/s and the 3 to 5 MiB windows sized from that speed at 26 MB/s.
 /// Windows therefore grow only by a **probe**, one connection's window at a time, of ``growth`` times
-/// the largest size **proven**; a window is proven when it came at least
-/// ``slowdown`` of the speed of the proven-size windows that ended in its second half (the latest
-/// one when none did and the count is the same: what held for them held for it, a count that grew
-/// or a busy machine included; without either, the window proves its size). A
-/// larger window that came slower than that, over at least ``judgedSeconds`` (a moment's stall is
-/// no verdict), **limits** the source's windows to the proven size for the rest of the download.
+/// the largest size **proven**. A window is proven when it came at least ``slowdown`` of the speed of
+/// the proven-size windows that ended in its second half (the latest one when none did and the count
+/// is the same: what held for them held for it, a count that grew or a busy machine included;
+/// without either, the window proves its size). A larger window that came slower than that, over at
+/// least ``judgedSeconds`` (a moment's stall is no verdict), or that is still running at twice what
+/// their speed needs for it (``judgeLate(size:asked:now:connections:)``), **limits** the source's
+/// windows to the proven size for the rest of the download.
 struct WindowSizes: Sendable, Equatable {
     /// A larger window slower than this share of the proven ones' speed limits the size.
     static let slowdown = 0.5
