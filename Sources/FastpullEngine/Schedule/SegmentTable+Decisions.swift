@@ -226,14 +226,19 @@ extension SegmentTable {
         let piece = pieces[longest.index]
         let at = piece.claimed + (piece.unclaimed + 1) / 2
         guard piece.end - at >= floor, withinHorizon(at) else { return nil }
-        let myCost =
-            connections[worker].map { $0.requestCost > 0 ? $0.requestCost : speeds.typicalRequestCost } ?? 0
+        let myCost = requestCost(of: worker)
         let ownerSeconds = Double(at - piece.claimed) / longest.rate
         let mySeconds = Double(piece.end - at) / myRate + myCost
         let gain = longest.seconds - max(ownerSeconds, mySeconds)
         let minimumGain = shared ? 2 * settings.endgameMinimumGain : settings.endgameMinimumGain
         guard gain >= max(minimumGain, 2 * myCost) else { return nil }
         return (longest.index, longest.owner, at)
+    }
+
+    /// What a request of `worker` costs: its measured cost, else its peers' typical one (0 for a
+    /// connection the table does not know).
+    func requestCost(of worker: Worker) -> Double {
+        connections[worker].map { $0.requestCost > 0 ? $0.requestCost : speeds.typicalRequestCost } ?? 0
     }
 
     /// How long an owner must still need for the rest of its window before cutting it pays: the cut

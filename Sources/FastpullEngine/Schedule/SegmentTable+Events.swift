@@ -51,30 +51,20 @@ extension SegmentTable {
             waitingIndex() == nil || isFarSlower(victim)
                 || backlog(whileWaitingFor: index, heldBy: victim) > Double(settings.frontierBacklog)
         {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: true)
         }
         if let (index, victim, at) = frontierSplit(for: worker) {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: false)
         }
         if let waiting = takeWaiting(for: worker, now: now) { return waiting }
         if let (index, victim, at) = lateProbeSplit(for: worker, now: now) {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: false)
         }
         if let (index, victim, at) = stealCandidate() {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: false)
         }
         if let (index, victim, at) = hedgeCandidate(for: worker, now: now) {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: true)
         }
         // Work held back by the horizon (an output that takes bytes in order has not taken enough)
         // comes to this connection once the reader takes more: that is no endgame. Taking over the
@@ -89,17 +79,27 @@ extension SegmentTable {
         // connections are worth taking on smaller gains (what it would cost is a connection that is
         // idle anyway), so the download ends with its fastest connections, not its slowest.
         if let (index, victim, at) = hedgeCandidate(for: worker, now: now, endgame: true) {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .hedged(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: true)
         }
         if let overdue = takeOverdue(for: worker, now: now) { return overdue }
         if let (index, victim, at) = endgameSplit(for: worker, now: now) {
-            let new = map.split(index, at: at)
-            take(new, for: worker, now: now)
-            return (openWindow(new, for: worker), .stolen(from: victim, at: at))
+            return takeSplit(index, at: at, from: victim, for: worker, now: now, hedged: false)
         }
         return nil
+    }
+
+    /// Splits piece `index` at `at` and gives the upper part to `worker`: a window taken over from
+    /// `victim`, hedged or stolen.
+    private mutating func takeSplit(
+        _ index: Int, at: Int64, from victim: Worker, for worker: Worker, now: ContinuousClock.Instant,
+        hedged: Bool
+    ) -> (Window, Assignment) {
+        let new = map.split(index, at: at)
+        take(new, for: worker, now: now)
+        return (
+            openWindow(new, for: worker),
+            hedged ? .hedged(from: victim, at: at) : .stolen(from: victim, at: at)
+        )
     }
 
     /// The first waiting piece, for `worker` (with the untouched ones after it, up to its window).
@@ -141,9 +141,7 @@ extension SegmentTable {
                     == true
             else { continue }
             windowSizes[key]?.probe = nil
-            let cost =
-                connections[worker].map { $0.requestCost > 0 ? $0.requestCost : speeds.typicalRequestCost }
-                ?? 0
+            let cost = requestCost(of: worker)
             // The owner's speed in this window so far.
             let brought = (connections[owner]?.bytes ?? 0) - (connections[owner]?.bytesAtAsk ?? 0)
             let rate = Double(brought) / max((now - asked).seconds, 0.001)
