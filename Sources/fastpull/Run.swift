@@ -293,9 +293,17 @@ extension Run {
         case .file(let file): folder = file.deletingLastPathComponent()
         case .folder(let named): folder = named
         }
-        guard !FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else { return }
+        // Each folder is looked at once per run: a list of hundreds of files into one folder would
+        // otherwise look it up again for each.
+        let path = folder.path(percentEncoded: false)
+        guard foldersMade.withLock({ $0.insert(path).inserted }),
+            !FileManager.default.fileExists(atPath: path)
+        else { return }
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
+
+    /// The folders ``makeFolders(for:)`` has looked at in this run.
+    private static let foldersMade = Mutex<Set<String>>([])
 
     /// Where the file at `index` goes: its download's destination once it has one, else the output
     /// path it was given (nil for a name the server was to give).

@@ -1,6 +1,7 @@
 import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Downloads many files, a few at a time, and returns every file's outcome: one failure does not stop
@@ -415,10 +416,12 @@ public final class Batch: Sendable {
             file = named
         }
 
-        // A file at the output path: looked up once (none there when the naming just found none).
-        let present =
-            !absent && !FileSystem.isStandardOutput(file.path(percentEncoded: false))
-            && FileSystem.isRegularFile(file.path(percentEncoded: false))
+        // A file at the output path: looked up once (none there when the naming just found none), and
+        // not again by the download when nothing is there.
+        let standardOutput = FileSystem.isStandardOutput(file.path(percentEncoded: false))
+        let kind = absent || standardOutput ? nil : FileSystem.kind(of: file.path(percentEncoded: false))
+        let present = kind == S_IFREG
+        var seenAbsent = kind == nil && !standardOutput
         if present {
             switch options.existingFiles {
             case .skip:
@@ -439,6 +442,7 @@ public final class Batch: Sendable {
                 // as the resume itself compares them.
                 let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
                 file = freeName(beside: file, for: index, journalURL: journalURL)
+                seenAbsent = false
             case .keepIfVerified, .refuse, .replace:
                 break
             }
@@ -468,7 +472,8 @@ public final class Batch: Sendable {
 
         let download = Download(
             from: source, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
-            sharedConnections: connections, probed: probed, existingFileDecided: true, client: client)
+            sharedConnections: connections, probed: probed, existingFileDecided: true,
+            destinationSeenAbsent: seenAbsent, client: client)
         downloads.withLock { $0[index] = download }
         do {
             let report = try await download.run()

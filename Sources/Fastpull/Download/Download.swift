@@ -60,6 +60,9 @@ public final class Download: Sendable {
     /// Set by a batch, which decided about a file at the destination before this download started;
     /// otherwise ``run()`` decides (``ExistingFile/decide(_:url:configuration:refusing:connections:client:emit:)``).
     private let existingFileDecided: Bool
+    /// Set by a batch that found nothing at the destination when it decided (just before): the
+    /// pipeline does not look it up again.
+    package let destinationSeenAbsent: Bool
     /// What a plan-only download found, left here when its pipeline stops after the probe.
     private let planned = Mutex<Planned?>(nil)
     private let running = Mutex<Task<Report, any Error>?>(nil)
@@ -115,9 +118,10 @@ public final class Download: Sendable {
         from url: URL, to destination: URL, configuration: Configuration,
         observer: (@Sendable (Event) -> Void)?, planOnly: Bool = false, keepsProbeAnswer: Bool = false,
         sharedConnections: ConnectionCache? = nil, probed: Probed? = nil, existingFileDecided: Bool = false,
-        client: FastpullClient = .shared
+        destinationSeenAbsent: Bool = false, client: FastpullClient = .shared
     ) {
         self.existingFileDecided = existingFileDecided
+        self.destinationSeenAbsent = existingFileDecided && destinationSeenAbsent
         self.client = client
         self.planOnly = planOnly
         self.keepsProbeAnswer = keepsProbeAnswer

@@ -82,7 +82,7 @@ package struct Pipeline {
             do {
                 claimed.part = try OutputFile(claiming: partPath)
             } catch {
-                throw Failure(error, url: download.url).error
+                throw missingFolder(after: error) ?? Failure(error, url: download.url).error
             }
         }
         do {
@@ -94,6 +94,16 @@ package struct Pipeline {
             claimed.removeUnresumable(after: error)
             throw error
         }
+    }
+
+    /// The error of a `.part` that could not be created because its folder is not there, or nil when
+    /// `error` says something else.
+    private func missingFolder(after error: any Error) -> FastpullError? {
+        guard case .io(let failure) = error as? ClaimError, failure.errno == ENOENT else { return nil }
+        let folder = String(FileSystem.split(outputPath).folder)
+        guard !FileSystem.isDirectory(folder) else { return nil }
+        return FastpullError(
+            .localIO, "the folder \(folder) does not exist; create it or choose another output path")
     }
 
     /// What a failure to give the verified file its name throws: the file stays in its `.part` when
@@ -233,7 +243,9 @@ package struct Pipeline {
             retriesRefused: configuration.retries.retriesRefusedConnections,
             maximumTime: configuration.retries.maximumTime)
         // A plan's placeholder destination has no journal to look for.
-        let journaled = !download.planOnly && store.exists
+        // Nor has a `.part` this run created: a journal beside it is another file's (its own `.part`
+        // was removed), not looked for now; the resume of a large file still finds and discards it.
+        let journaled = !download.planOnly && part?.wasCreated != true && store.exists
         // Another program's partial file to continue: the probe asks with HEAD (an opening GET would
         // bring bytes the file has).
         let adoptable = adoptableLength()
@@ -522,16 +534,14 @@ package struct Pipeline {
         // A plan writes nothing: its destination is a placeholder, not looked at.
         if download.planOnly { return nil }
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
-        let output = FileSystem.kind(of: outputPath)
+        // Where the caller looked just before and found nothing, nothing is looked up again: whatever
+        // appears there since is not replaced (the verified file stays in its `.part`, as for a name
+        // taken during the download). A missing folder is told when the `.part` cannot be created.
+        let output = download.destinationSeenAbsent ? nil : FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
         let (folder, name) = FileSystem.split(outputPath)
         guard output != S_IFDIR else {
             throw FastpullError(.localIO, "\(outputPath) is a folder; give a file name to write to")
-        }
-        // A file that is there is in a folder that is there.
-        guard output != nil || FileSystem.isDirectory(folder) else {
-            throw FastpullError(
-                .localIO, "the folder \(folder) does not exist; create it or choose another output path")
         }
         let suffix = JournalStore.longestSuffix.utf8.count
         // No writable file system in use allows fewer than 143 bytes (eCryptfs): a shorter name needs no

@@ -486,7 +486,7 @@ package enum FileSystem {
 
     /// The kind of what `path` names, following symbolic links (`S_IFREG`, `S_IFDIR`, `S_IFIFO`, …), or
     /// nil when nothing is there.
-    static func kind(of path: String) -> mode_t? {
+    package static func kind(of path: String) -> mode_t? {
         var info = stat()
         return stat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
     }
