@@ -43,4 +43,45 @@ struct RenameResumeTests {
             #expect(FileManager.default.contents(atPath: part) == kept)
         }
     }
+
+    /// Sixteen batches at once (as sixteen `fastpull --auto-rename` runs), each saving the same URL beside
+    /// the same file: each takes a name of its own (`a.bin.1` … `a.bin.16`), none fails on a name
+    /// another took at the same moment, and each file holds the URL's bytes.
+    @Test func concurrentRenamesEachTakeANameOfTheirOwn() async throws {
+        let server = try FixtureServer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-race-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/gen/200000?seed=4")
+        let file = folder.appendingPathComponent("a.bin")
+        try Data("there".utf8).write(to: file)
+        let runs = 16
+        let outcomes = await withTaskGroup(of: BatchOutcome?.self) { group in
+            for _ in 0..<runs {
+                group.addTask {
+                    await Fastpull.download(
+                        [BatchItem(url: url, destination: file)],
+                        options: BatchOptions(existingFiles: .rename)
+                    ).first
+                }
+            }
+            var all: [BatchOutcome?] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        let errors = outcomes.compactMap { $0?.error.map { "\($0)" } }
+        #expect(errors.isEmpty, "\(errors)")
+        let names = Set(outcomes.compactMap { $0?.report?.outputPath })
+        #expect(names == Set((1...runs).map { file.path + ".\($0)" }), "\(names.sorted())")
+        let expected = Data(FixtureContent.bytes(count: 200_000, seed: 4))
+        for name in names {
+            #expect(FileManager.default.contents(atPath: name) == expected, "\(name)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+            $0.hasSuffix(".part")
+        }
+        #expect(left.isEmpty, "\(left)")
+        #expect(try Data(contentsOf: file) == Data("there".utf8))
+    }
 }

@@ -422,6 +422,8 @@ public final class Batch: Sendable {
         let kind = absent || standardOutput ? nil : FileSystem.kind(of: file.path(percentEncoded: false))
         let present = kind == S_IFREG
         var seenAbsent = kind == nil && !standardOutput
+        // Whether the rename below took its name by creating the name's `.part`.
+        var reservedPart = false
         if present {
             switch options.existingFiles {
             case .skip:
@@ -441,7 +443,7 @@ public final class Batch: Sendable {
                 // A journal names its download's URL and the part of the file it fetches (`--range`),
                 // as the resume itself compares them.
                 let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
-                file = freeName(beside: file, for: index, journalURL: journalURL)
+                (file, reservedPart) = freeName(beside: file, for: index, journalURL: journalURL)
                 seenAbsent = false
             case .keepIfVerified, .refuse, .replace:
                 break
@@ -479,6 +481,7 @@ public final class Batch: Sendable {
             let report = try await download.run()
             return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
         } catch {
+            if reservedPart { Self.releaseReservedPart(file) }
             return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)
         }
     }
@@ -489,22 +492,40 @@ public final class Batch: Sendable {
     /// download is there is skipped unless its journal names this download (`journalURL`: the URL,
     /// with the part of the file a `--range` fetches) and no other download holds it now: then it is
     /// this item's, from an earlier run, and resumed.
-    private func freeName(beside file: URL, for index: Int, journalURL: String) -> URL {
+    ///
+    /// A free name is taken by creating its `.part` (exclusively, empty): another process choosing at
+    /// the same moment finds it there, journal-less, and goes on to the next number instead of
+    /// failing on the same name. `created` says so, for ``releaseReservedPart(_:)``.
+    private func freeName(beside file: URL, for index: Int, journalURL: String) -> (name: URL, created: Bool)
+    {
         let path = file.path(percentEncoded: false)
         var number = 1
         while true {
             let candidate = "\(path).\(number)"
             let part = candidate + ".part"
-            if !FileSystem.exists(candidate),
-                !FileSystem.exists(part)
-                    || (JournalStore(partPath: part).records(url: journalURL)
-                        && !OutputFile.isLockedByAnother(part)),
-                reserve(URL(fileURLWithPath: candidate), for: index) == nil
-            {
-                return URL(fileURLWithPath: candidate)
-            }
             number += 1
+            guard !FileSystem.exists(candidate) else { continue }
+            let created = FileSystem.createEmpty(part)
+            guard
+                created
+                    || (JournalStore(partPath: part).records(url: journalURL)
+                        && !OutputFile.isLockedByAnother(part))
+            else { continue }
+            guard reserve(URL(fileURLWithPath: candidate), for: index) == nil else {
+                if created { try? FileSystem.remove(part) }
+                continue
+            }
+            return (URL(fileURLWithPath: candidate), created)
         }
+    }
+
+    /// After a download into a name ``freeName(beside:for:journalURL:)`` took by creating its `.part`
+    /// failed: that `.part`, still empty and held by nobody, goes (one that holds bytes stays for a
+    /// resume, as the download decided).
+    private static func releaseReservedPart(_ file: URL) {
+        let part = file.path(percentEncoded: false) + ".part"
+        guard FileSystem.size(part) == 0, !OutputFile.isLockedByAnother(part) else { return }
+        try? FileSystem.remove(part)
     }
 
     private func reserve(_ file: URL, for index: Int) -> Int? {

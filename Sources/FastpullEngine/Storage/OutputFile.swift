@@ -454,13 +454,24 @@ package enum FileSystem {
     }
 
     /// Removes a file if it exists; errors other than "not there" are reported.
-    static func remove(_ path: String) throws(StorageError) {
+    package static func remove(_ path: String) throws(StorageError) {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw StorageError(call: "unlink", path: path, errno: errno)
         }
     }
 
     /// Whether something (of any kind, including a dangling symlink) exists at `path`.
+    /// Creates an empty file at `path` where nothing is (exclusively, not following a link); false
+    /// when something is there or it cannot be created.
+    package static func createEmpty(_ path: String) -> Bool {
+        let fd = SystemCall.restarting {
+            open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+        }
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
