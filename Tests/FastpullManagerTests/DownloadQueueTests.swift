@@ -229,4 +229,29 @@ final class DownloadQueueTests {
         #expect(try queue.list.download(nested[1])?.outputName == "in/n.bin.1")
         #expect(try Data(contentsOf: folder.appendingPathComponent("in/n.bin.1")) == expected(size, seed: 7))
     }
+
+    /// Two items running at once whose server gives the same name: the second does not fail on the
+    /// `.part` the first writes ("another download is writing …"); it saves beside it as `name.1`,
+    /// and each file holds its own URL's bytes.
+    @Test func twoItemsTheServerNamesAlikeBothComplete() async throws {
+        let size = 1 << 20
+        let queue = DownloadQueue(
+            list: try DownloadList(path: listPath), client: FastpullClient(), maximumActive: 2)
+        let gids = try [1, 2].map { (seed: UInt64) in
+            let url = server.url("/gen/\(size)?seed=\(seed)").absoluteString
+            return (gid: try queue.add(uris: [url], directory: folder.path, outputName: nil).gid, seed: seed)
+        }
+        #expect(try await waitFor { try queue.list.downloads([.complete, .error]).count == 2 })
+        var names: Set<String> = []
+        for (gid, seed) in gids {
+            let item = try #require(try queue.list.download(gid))
+            #expect(item.status == .complete, "\(item.errorMessage ?? "")")
+            let name = try #require(item.outputName)
+            names.insert(name)
+            #expect(
+                try Data(contentsOf: folder.appendingPathComponent(name)) == expected(size, seed: seed),
+                "\(name)")
+        }
+        #expect(names == ["\(size)", "\(size).1"])
+    }
 }

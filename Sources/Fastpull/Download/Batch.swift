@@ -416,6 +416,8 @@ public final class Batch: Sendable {
             file = named
         }
 
+        // The name asked for, before any renaming.
+        let wanted = file
         // A file at the output path: looked up once (none there when the naming just found none), and
         // not again by the download when nothing is there.
         let standardOutput = FileSystem.isStandardOutput(file.path(percentEncoded: false))
@@ -472,18 +474,45 @@ public final class Batch: Sendable {
             }
         }
 
-        let download = Download(
-            from: source, to: file, configuration: settings, observer: { [self] in emit(index, $0) },
-            sharedConnections: connections, probed: probed, existingFileDecided: true,
-            destinationSeenAbsent: seenAbsent, client: client)
-        downloads.withLock { $0[index] = download }
-        do {
-            let report = try await download.run()
-            return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
-        } catch {
-            if reservedPart { Self.releaseReservedPart(file) }
-            return BatchOutcome(index: index, item: item, result: .failure(error), alreadyPresent: false)
+        let renaming = options.existingFiles == .rename && !standardOutput
+        while true {
+            let download = Download(
+                from: source, to: file, configuration: settings,
+                observer: { [self] event in
+                    // A name another download writes is left for the next free one, not failed on.
+                    if renaming, case .failed(let error) = event.detail, Self.isWrittenByAnother(error) {
+                        return
+                    }
+                    emit(index, event)
+                },
+                sharedConnections: connections, probed: probed, existingFileDecided: true,
+                destinationSeenAbsent: seenAbsent, client: client)
+            downloads.withLock { $0[index] = download }
+            do {
+                let report = try await download.run()
+                return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
+            } catch {
+                if reservedPart { Self.releaseReservedPart(file) }
+                guard renaming, Self.isWrittenByAnother(error), !Task.isCancelled else {
+                    if renaming, Self.isWrittenByAnother(error) { emit(index, .failed(error)) }
+                    return BatchOutcome(
+                        index: index, item: item, result: .failure(error), alreadyPresent: false)
+                }
+                // Another download took this name between the look and the claim (another run of
+                // `--auto-rename`, another item of a download list): the next free name. The kept
+                // answer of the naming probe went with the failed attempt.
+                probed = nil
+                seenAbsent = false
+                let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
+                (file, reservedPart) = freeName(beside: wanted, for: index, journalURL: journalURL)
+            }
         }
+    }
+
+    /// Whether `error` says that another download holds the output's `.part` (its claim was refused).
+    private static func isWrittenByAnother(_ error: any Error) -> Bool {
+        guard let error = error as? FastpullError else { return false }
+        return error.code == .localIO && error.systemError == EWOULDBLOCK
     }
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.

@@ -1,6 +1,7 @@
 import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
+import Glibc
 
 /// A failure, classified: the user-facing error and whether retrying may help.
 package struct Failure: Sendable {
@@ -99,7 +100,11 @@ package struct Failure: Sendable {
         case let error as OrderedOutputError:
             self.init(error: FastpullError(.localIO, "\(error) (\(location))"), retryable: false)
         case let error as ClaimError:
-            self.init(error: FastpullError(.localIO, error.description), retryable: false)
+            var failure = FastpullError(.localIO, error.description)
+            // Another download holds the `.part` (its `flock` would block): a caller that may choose
+            // another name tells it by this.
+            if case .busy = error { failure.systemError = EWOULDBLOCK }
+            self.init(error: failure, retryable: false)
         case let error as PlacementError:
             switch error {
             case .appeared:
