@@ -84,4 +84,41 @@ struct RenameResumeTests {
         #expect(left.isEmpty, "\(left)")
         #expect(try Data(contentsOf: file) == Data("there".utf8))
     }
+
+    /// A file that appears at the name while the download runs (another run finished first): the
+    /// verified file goes beside it as `a.bin.1`, not left in its `.part` with a failure; the file
+    /// that appeared is left alone.
+    @Test func aNameTakenDuringTheDownloadSendsTheFileBesideIt() async throws {
+        // A cap on the server's total: the download takes about a second however many connections
+        // it opens, so the file appears while it runs.
+        var capped = FixtureServer.Configuration()
+        capped.totalRate = 2_000_000
+        let server = try FixtureServer(capped)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-late-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let size = 2 << 20
+        let url = server.url("/gen/\(size)?seed=6")
+        let file = folder.appendingPathComponent("a.bin")
+        let run = Task {
+            await Fastpull.download(
+                [BatchItem(url: url, destination: file)], options: BatchOptions(existingFiles: .rename)
+            ).first
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.stats.bodyBytesSent < 256 << 10, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try Data("mine".utf8).write(to: file)
+        let outcome = await run.value
+        let error = outcome?.error.map { "\($0)" } ?? ""
+        let report = try #require(outcome?.report, "\(error)")
+        #expect(report.outputPath == file.path + ".1")
+        #expect(try Data(contentsOf: file) == Data("mine".utf8))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: file.path + ".1"))
+                == Data(FixtureContent.bytes(count: size, seed: 6)))
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".part"))
+    }
 }

@@ -228,6 +228,10 @@ extension Configuration {
         /// complete. A device, FIFO or folder at the destination is never replaced. In a batch, its
         /// `BatchOptions.existingFiles` decides instead.
         public var replacesExistingFile = false
+        /// Where a file appeared at the destination during the download (not replacing it), the
+        /// verified file is saved beside it as the first free `name.1`, `name.2`, … instead of failing:
+        /// what a batch's ``BatchOptions/ExistingFiles/rename`` (`--auto-rename`) asks for.
+        package var savesBesideTakenName = false
         /// Gives the saved file the server's `Last-Modified` as its modification time, as wget does
         /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's
         /// `-R`/`--remote-time`). A server that sends none leaves the time it was saved.

@@ -76,6 +76,7 @@ extension Pipeline {
             let verification = try verify(
                 digests: result.digests, lastByteAt: result.lastByteAt, size: result.size,
                 expectedSize: remote.size, expectations: expectations, file: file)
+            var placed = outputPath
             if let file {
                 if let time = serverTime(remote) { file.setModificationTime(time) }
                 // A part of the file (`--range`) is not the URL's file: no record says it is.
@@ -87,15 +88,13 @@ extension Pipeline {
                 }
                 try file.sync()
                 do {
-                    try file.place(
-                        at: outputPath,
-                        replacing: configuration.resume.replacesExistingFile || continuesDestination(file))
+                    placed = try placeVerified(file)
                 } catch {
                     throw Self.unplaced(error, url: remote.finalURL)
                 }
             }
             return Report(
-                url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: result.size,
+                url: download.url, finalURL: remote.finalURL, outputPath: placed, size: result.size,
                 seconds: (ContinuousClock.now - started).seconds,
                 bytesFetched: counters.bytesFetched.load(ordering: .relaxed),
                 sha256: Digest.hex(result.sha256), verifiedChecksums: verification.verified, connections: 1,

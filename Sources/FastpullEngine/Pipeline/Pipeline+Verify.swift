@@ -178,6 +178,35 @@ extension Pipeline {
         return verification
     }
 
+    /// Gives the verified `file` its name; returns the path it now has. A name taken during the
+    /// download fails with ``PlacementError/appeared(_:)``, unless ``Configuration/Resume/savesBesideTakenName``
+    /// sends the file to the first free `name.1`, `name.2`, … (one whose `.part` is there is another
+    /// download's, and skipped; the rename itself refuses a name taken meanwhile).
+    func placeVerified(_ file: OutputFile) throws -> String {
+        let replacing = configuration.resume.replacesExistingFile || continuesDestination(file)
+        do {
+            try file.place(at: outputPath, replacing: replacing)
+            return outputPath
+        } catch PlacementError.appeared where configuration.resume.savesBesideTakenName && !replacing {
+            var number = 1
+            while true {
+                let candidate = "\(outputPath).\(number)"
+                number += 1
+                if FileSystem.exists(candidate + ".part") { continue }
+                do {
+                    try file.place(at: candidate, replacing: false)
+                    download.emit(
+                        .warning(
+                            "\(outputPath) appeared during the download and was left alone; saved as \(candidate)"
+                        ))
+                    return candidate
+                } catch PlacementError.appeared {
+                    continue
+                }
+            }
+        }
+    }
+
     /// After a failed verification: the journal goes first, so that no later run can resume into bytes
     /// known to be bad, then the `.part` file unless ``Configuration/Integrity/keepsPartialOnMismatch`` keeps it
     /// (a later run finds it without a journal and starts over).

@@ -394,6 +394,7 @@ package struct Pipeline {
             discardAfterFailedVerification()
             throw failure
         }
+        var placed = outputPath
         do {
             if let time = serverTime(remote) { start.file.setModificationTime(time) }
             // A part of the file (`--range`) is not the URL's file: no record says it is.
@@ -402,9 +403,7 @@ package struct Pipeline {
                     OriginRecord(url: download.url, remote: remote, size: size, sha256: Digest.hex(sha256)))
             }
             try start.file.sync()
-            try start.file.place(
-                at: outputPath,
-                replacing: configuration.resume.replacesExistingFile || continuesDestination(start.file))
+            placed = try placeVerified(start.file)
             try? store.remove()
         } catch {
             // The file is verified; whatever kept it from its name, a later run finds it complete.
@@ -412,7 +411,7 @@ package struct Pipeline {
             throw Self.unplaced(error, url: remote.finalURL)
         }
         return Report(
-            url: download.url, finalURL: remote.finalURL, outputPath: outputPath, size: size,
+            url: download.url, finalURL: remote.finalURL, outputPath: placed, size: size,
             seconds: (ContinuousClock.now - started).seconds,
             bytesFetched: counters.bytesFetched.load(ordering: .relaxed), sha256: Digest.hex(sha256),
             verifiedChecksums: verification.verified, connections: peakConnections,
