@@ -1154,7 +1154,9 @@ struct SegmentTableTests {
     /// No request goes ahead where it does not pay or may not: a round trip shorter than 2 ms
     /// (loopback, where requests may well cost 50 ms on a loaded machine), the connection's speed
     /// not measured yet, the limit is shared (small windows one request deep),
-    /// or a server left one unanswered.
+    /// or a server left one unanswered (then no connection sends one, not even one whose lead was
+    /// taken before: with two connections sending ahead, the second went on after the first was not
+    /// proven).
     @Test func noRequestGoesAheadWhereItDoesNotPay() {
         #expect(
             ownerReadingItsSecondWindow(cost: 0.05, roundTrip: .microseconds(100)).aheadLead(for: 0) == nil)
@@ -1166,8 +1168,10 @@ struct SegmentTableTests {
         shared.sharedLimit = true
         #expect(ownerReadingItsSecondWindow(cost: 0.02, settings: shared).aheadLead(for: 0) == nil)
         var stopped = ownerReadingItsSecondWindow(cost: 0.02)
+        #expect(stopped.aheadLead(for: 0) != nil)
         stopped.stopRequestsAhead()
         #expect(stopped.aheadLead(for: 0) == nil)
+        #expect(stopped.windowAhead(for: 0) == nil)
     }
 
     /// A window asked for ahead that a hedge took meanwhile is not the connection's any more: its

@@ -203,7 +203,8 @@ extension SegmentTable {
     /// simulator's 200 ms model from 2.5 to 4.9 s, its last long runs taken over by new connections
     /// still in slow start) or the horizon holds it.
     mutating func windowAhead(for worker: Worker) -> Window? {
-        guard let index = map.ownedIndex(worker),
+        // A lead taken before a server left a request ahead unanswered sends none after it.
+        guard settings.requestsAhead, let index = map.ownedIndex(worker),
             pieces[index].owner == worker
         else { return nil }
         let from = pieces[index].windowEnd
