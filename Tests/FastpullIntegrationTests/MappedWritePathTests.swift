@@ -69,7 +69,10 @@ struct MappedWritePathTests {
     /// run (on the other path) resumes from its journal to the right bytes.
     @Test func whatWasReceivedResumes() async throws {
         let size = 16 << 20
-        let url = server.url("/gen/\(size)?seed=7&rate=4000000")
+        // Four connections at 1 MB/s: about four seconds, so the pause comes while it runs even when a
+        // test process running hundreds of tests at once delays this test's look by seconds (at
+        // 4 MB/s each, the file was complete by then).
+        let url = server.url("/gen/\(size)?seed=7&rate=1000000")
         let run = FaultRun(Download(from: url, to: output, configuration: configuration()))
         #expect(try await eventually { run.download.progress.bytesWritten > 2 << 20 })
         run.download.pause()

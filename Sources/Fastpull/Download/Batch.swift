@@ -251,8 +251,6 @@ public final class Batch: Sendable {
         // What is there is replaced, not continued: --force, or a file a run saved whose server
         // changed (below).
         if options.existingFiles == .replace { settings.resume.adoptsPartialFile = false }
-        // Renaming, a file that appears at the name during the download sends this one beside it too.
-        settings.resume.savesBesideTakenName = options.existingFiles == .rename
 
         var file: URL
         var probed: Probed?
@@ -295,8 +293,12 @@ public final class Batch: Sendable {
             file = named
         }
 
-        // The name asked for, before any renaming.
+        // The name asked for, before any renaming. Renaming, a file that appears at the name during
+        // the download sends this one to the next free name too.
         let wanted = file
+        if options.existingFiles == .rename {
+            settings.resume.renamingBase = wanted.path(percentEncoded: false)
+        }
         // A file at the output path: looked up once (none there when the naming just found none), and
         // not again by the download when nothing is there.
         let standardOutput = FileSystem.isStandardOutput(file.path(percentEncoded: false))

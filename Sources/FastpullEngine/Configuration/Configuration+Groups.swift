@@ -229,9 +229,10 @@ extension Configuration {
         /// `BatchOptions.existingFiles` decides instead.
         public var replacesExistingFile = false
         /// Where a file appeared at the destination during the download (not replacing it), the
-        /// verified file is saved beside it as the first free `name.1`, `name.2`, … instead of failing:
-        /// what a batch's ``BatchOptions/ExistingFiles/rename`` (`--auto-rename`) asks for.
-        package var savesBesideTakenName = false
+        /// verified file is saved as the first free `name.1`, `name.2`, … of this path (the name asked
+        /// for, before any renaming) instead of failing: what a batch's
+        /// ``BatchOptions/ExistingFiles/rename`` (`--auto-rename`) asks for. Nil: it fails.
+        package var renamingBase: String? = nil
         /// Gives the saved file the server's `Last-Modified` as its modification time, as wget does
         /// and curl and aria2 do with `-R` (default false: the time it was saved; the command line's
         /// `-R`/`--remote-time`). A server that sends none leaves the time it was saved.

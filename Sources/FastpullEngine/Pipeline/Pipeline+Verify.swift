@@ -179,18 +179,21 @@ extension Pipeline {
     }
 
     /// Gives the verified `file` its name; returns the path it now has. A name taken during the
-    /// download fails with ``PlacementError/appeared(_:)``, unless ``Configuration/Resume/savesBesideTakenName``
-    /// sends the file to the first free `name.1`, `name.2`, … (one whose `.part` is there is another
+    /// download fails with ``PlacementError/appeared(_:)``, unless ``Configuration/Resume/renamingBase``
+    /// sends the file to the first free `base.1`, `base.2`, … (one whose `.part` is there is another
     /// download's, and skipped; the rename itself refuses a name taken meanwhile).
     func placeVerified(_ file: OutputFile) throws -> String {
         let replacing = configuration.resume.replacesExistingFile || continuesDestination(file)
         do {
             try file.place(at: outputPath, replacing: replacing)
             return outputPath
-        } catch PlacementError.appeared where configuration.resume.savesBesideTakenName && !replacing {
+        } catch PlacementError.appeared where !replacing {
+            guard let base = configuration.resume.renamingBase else {
+                throw PlacementError.appeared(outputPath)
+            }
             var number = 1
             while true {
-                let candidate = "\(outputPath).\(number)"
+                let candidate = "\(base).\(number)"
                 number += 1
                 if FileSystem.exists(candidate + ".part") { continue }
                 do {
