@@ -241,11 +241,12 @@ public final class ManagerDaemon: Sendable {
                 ("Upgrade", "websocket"), ("Connection", "Upgrade"),
                 ("Sec-WebSocket-Accept", WebSocketFrame.acceptValue(forKey: key)),
             ], body: [])
-        response.upgrade = { fd, buffered in
+        response.upgrade = { fd, buffered, heard in
             let connection = WebSocketConnection(fd: fd)
             let ticket = hub.join(connection)
             defer { hub.leave(ticket) }
-            connection.run(buffered: buffered, largestMessage: RPCHTTPServer.largestBody) { text in
+            connection.run(buffered: buffered, largestMessage: RPCHTTPServer.largestBody, heard: heard) {
+                text in
                 let (body, refused) = rpc.respond(json: Array(text.utf8))
                 if refused { RPCHTTPServer.sleep(Aria2RPC.refusalDelay) }
                 connection.send(text: String(decoding: body, as: UTF8.self))

@@ -6,8 +6,8 @@ import Synchronization
 /// Every connection is in one of three states: *waiting* for its next request (or for the rest of
 /// one that has begun), *busy* while its request is handled and answered, or a *WebSocket* since its
 /// upgrade. A new connection always gets a place: when all ``capacity`` are taken, the one that has
-/// waited longest for a request (or for the rest of one) gives its place up, else the WebSocket that
-/// has been open longest;
+/// waited longest for a request (or for the rest of one) gives its place up, else the WebSocket
+/// whose client was heard from longest ago (each frame it sends counts);
 /// a busy one never does, and only when every place is busy is the newcomer turned away. So idle
 /// connections (a client that opens many and sends nothing) cannot lock anyone out of the RPC, and a
 /// front-end that reconnects always gets in.
@@ -65,7 +65,7 @@ final class RPCConnectionSlots: Sendable {
     /// (the request is then not handled: its answer could not be written).
     func busy(_ fd: Int32) -> Bool { set(fd, .busy) }
 
-    /// `fd` is a WebSocket from now on.
+    /// `fd` is a WebSocket from now on, or its client was just heard from.
     func webSocket(_ fd: Int32) { set(fd, .webSocket) }
 
     /// Frees `fd`'s place and closes it.

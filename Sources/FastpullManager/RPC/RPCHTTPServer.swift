@@ -26,9 +26,10 @@ final class RPCHTTPServer: Sendable {
         var delay: Duration? = nil
         /// Run once the answer is written (a shutdown the answer announces).
         var afterwards: (@Sendable () -> Void)? = nil
-        /// For `101 Switching Protocols`: serves the connection from then on, given its socket and
-        /// the bytes read past the request; the socket is closed when it returns.
-        var upgrade: (@Sendable (Int32, [UInt8]) -> Void)? = nil
+        /// For `101 Switching Protocols`: serves the connection from then on, given its socket, the
+        /// bytes read past the request, and what to call each time its client is heard from; the
+        /// socket is closed when it returns.
+        var upgrade: (@Sendable (Int32, [UInt8], _ heard: () -> Void) -> Void)? = nil
     }
 
     /// The largest request body read (aria2's own limit is 2 MiB).
@@ -143,7 +144,9 @@ final class RPCHTTPServer: Sendable {
             response.afterwards?()
             if let upgrade = response.upgrade {
                 slots.webSocket(fd)
-                if written { upgrade(fd, buffer) }
+                // Its place is ordered by when the client was last heard from, not by when it
+                // opened: a front-end's live socket outlasts one left open and silent.
+                if written { upgrade(fd, buffer, { slots.webSocket(fd) }) }
                 return
             }
             guard written, !closing else { return }

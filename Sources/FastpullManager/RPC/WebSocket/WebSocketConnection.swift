@@ -62,9 +62,12 @@ final class WebSocketConnection: Sendable {
     func flush() { sends.sync {} }
 
     /// Serves the connection until it closes; `buffered` holds bytes read past the handshake. Each
-    /// whole text message is given to `receive` (which answers through ``send(text:)``). Returns once
-    /// every send queued is written (the caller then closes the socket).
-    func run(buffered: [UInt8], largestMessage: Int, receive handle: (String) -> Void) {
+    /// whole text message is given to `receive` (which answers through ``send(text:)``); `heard` is
+    /// told of every frame the client sends (a pong to the server's ping too). Returns once every send
+    /// queued is written (the caller then closes the socket).
+    func run(
+        buffered: [UInt8], largestMessage: Int, heard: () -> Void = {}, receive handle: (String) -> Void
+    ) {
         var bytes = buffered
         var message: (opcode: WebSocketFrame.Opcode, payload: [UInt8])?
         var silentPeriods = 0
@@ -76,6 +79,7 @@ final class WebSocketConnection: Sendable {
                 send(.close(error.code, error.reason))
                 break loop
             }
+            if frame != nil { heard() }
             guard let frame else {
                 switch receive(into: &bytes) {
                 case .data: silentPeriods = 0
