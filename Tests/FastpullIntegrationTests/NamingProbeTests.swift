@@ -107,4 +107,21 @@ struct NamingProbeTests {
         let (most, looks) = state.withLock { ($0.most, $0.looks) }
         #expect(most == 1, "\(most) connections open at once over \(looks) looks")
     }
+
+    /// A folder at the name the server gives is refused before the file is fetched (the download
+    /// looks at it, as it did before the batch's look could tell it "nothing there"): the error says
+    /// it is a folder, and no more than the naming probe's first bytes were sent.
+    @Test func aFolderAtTheServersNameIsRefusedBeforeTheFileIsFetched() async throws {
+        let size = 4 << 20
+        try FileManager.default.createDirectory(
+            atPath: folder.path + "/\(size)", withIntermediateDirectories: true)
+        let outcomes = await Fastpull.download(
+            [
+                BatchItem(
+                    url: server.url("/gen/\(size)?seed=3"), destination: .folder(URL(filePath: folder.path)))
+            ])
+        let error = try #require(outcomes.first?.error)
+        #expect(error.message.contains("is a folder"), "\(error)")
+        #expect(server.stats.bodyBytesSent < size / 2, "\(server.stats)")
+    }
 }

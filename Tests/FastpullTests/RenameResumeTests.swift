@@ -86,8 +86,8 @@ struct RenameResumeTests {
     }
 
     /// A file that appears at the name while the download runs (another run finished first): the
-    /// verified file goes beside it as `a.bin.1`, not left in its `.part` with a failure; the file
-    /// that appeared is left alone.
+    /// verified file goes beside it, not left in its `.part` with a failure, passing a folder at
+    /// `a.bin.1` by (`a.bin.2`); the file that appeared is left alone.
     @Test func aNameTakenDuringTheDownloadSendsTheFileBesideIt() async throws {
         // A cap on the server's total: the download takes about four seconds however many
         // connections it opens, so the file appears while it runs (a test process running hundreds
@@ -112,14 +112,64 @@ struct RenameResumeTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         try Data("mine".utf8).write(to: file)
+        // And a folder where the first free name would be: it is passed by, not failed on.
+        try FileManager.default.createDirectory(atPath: file.path + ".1", withIntermediateDirectories: false)
         let outcome = await run.value
         let error = outcome?.error.map { "\($0)" } ?? ""
         let report = try #require(outcome?.report, "\(error)")
-        #expect(report.outputPath == file.path + ".1")
+        #expect(report.outputPath == file.path + ".2")
         #expect(try Data(contentsOf: file) == Data("mine".utf8))
         #expect(
-            try Data(contentsOf: URL(fileURLWithPath: file.path + ".1"))
+            try Data(contentsOf: URL(fileURLWithPath: file.path + ".2"))
                 == Data(FixtureContent.bytes(count: size, seed: 6)))
         #expect(!FileManager.default.fileExists(atPath: file.path + ".part"))
+    }
+
+    /// A resumable `a.bin.1.part` that something else holds a shared lock on (a backup, `flock -s`):
+    /// the rename passes it by to `a.bin.2`, once, instead of trying it again and again (a lock test
+    /// that allowed a shared holder took it for free, and the claim's exclusive lock was refused).
+    @Test func aPartHeldWithASharedLockIsPassedBy() async throws {
+        let server = try FixtureServer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-held-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/gen/300000?seed=8")
+        let file = folder.appendingPathComponent("a.bin")
+        try Data("there".utf8).write(to: file)
+        let part = folder.appendingPathComponent("a.bin.1.part").path
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: part))
+        let journal = Journal(
+            url: Journal.downloadURL(url, byteRange: nil), finalURL: url.absoluteString, size: 300_000,
+            checksums: [], segments: [.init(start: 0, end: 300_000, durable: 0, written: 0)])
+        try JournalStore(partPath: part).write(journal, durably: true)
+        let holder = open(part, O_RDONLY)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_SH) == 0)
+        let outcomes = await Fastpull.download(
+            [BatchItem(url: url, destination: file)], options: BatchOptions(existingFiles: .rename))
+        let error = outcomes.first?.error.map { "\($0)" } ?? ""
+        let report = try #require(outcomes.first?.report, "\(error)")
+        #expect(report.outputPath == file.path + ".2")
+        #expect(FileManager.default.contents(atPath: part) == Data(repeating: 7, count: 1000))
+    }
+
+    /// A name whose `.part` cannot be made for a reason other than being taken (here: too long for
+    /// the file system) fails the item with that reason, at once, instead of trying the next number
+    /// for ever.
+    @Test func aNameThatCannotBeMadeFailsSayingWhy() async throws {
+        let server = try FixtureServer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-long-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent(String(repeating: "n", count: 251))
+        try Data("there".utf8).write(to: file)
+        let outcomes = await Fastpull.download(
+            [BatchItem(url: server.url("/gen/1000?seed=1"), destination: file)],
+            options: BatchOptions(existingFiles: .rename))
+        let error = try #require(outcomes.first?.error)
+        #expect(error.message.contains("bytes"), "\(error)")
+        #expect(try Data(contentsOf: file) == Data("there".utf8))
     }
 }

@@ -305,8 +305,8 @@ public final class Batch: Sendable {
         let kind = absent || standardOutput ? nil : FileSystem.kind(of: file.path(percentEncoded: false))
         let present = kind == S_IFREG
         var seenAbsent = kind == nil && !standardOutput
-        // Whether the rename below took its name by creating the name's `.part`.
-        var reservedPart = false
+        // The `.part` the rename below made to take its name, if it made one.
+        var reservedPart: FileSystem.Creation? = nil
         if present {
             switch options.existingFiles {
             case .skip:
@@ -356,6 +356,8 @@ public final class Batch: Sendable {
         }
 
         let renaming = options.existingFiles == .rename && !standardOutput
+        // The names another download held when this item tried them.
+        var tried: Set<String> = []
         while true {
             let download = Download(
                 from: source, to: file, configuration: settings,
@@ -373,11 +375,23 @@ public final class Batch: Sendable {
                 let report = try await download.run()
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
             } catch {
-                if reservedPart { Self.releaseReservedPart(file) }
-                guard renaming, Self.isWrittenByAnother(error), !Task.isCancelled else {
-                    if renaming, Self.isWrittenByAnother(error) { emit(index, .failed(error)) }
+                Self.releaseReservedPart(file, reservedPart)
+                let heldByAnother = renaming && Self.isWrittenByAnother(error)
+                tried.insert(file.path(percentEncoded: false))
+                guard heldByAnother, !Task.isCancelled, tried.count <= Self.mostRenamesPerItem else {
+                    // The failure the observer held back is told now (stopped: as an interruption).
+                    var failure = error
+                    if heldByAnother {
+                        let told =
+                            Task.isCancelled
+                            ? FastpullError(
+                                .interrupted, "interrupted before \(item.url.redactedForDisplay) was started")
+                            : error
+                        emit(index, .failed(told))
+                        failure = told
+                    }
                     return BatchOutcome(
-                        index: index, item: item, result: .failure(error), alreadyPresent: false)
+                        index: index, item: item, result: .failure(failure), alreadyPresent: false)
                 }
                 // Another download took this name between the look and the claim (another run of
                 // `--auto-rename`, another item of a download list): the next free name. The kept
@@ -385,28 +399,35 @@ public final class Batch: Sendable {
                 probed = nil
                 seenAbsent = false
                 let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
-                (file, reservedPart) = freeName(beside: wanted, for: index, journalURL: journalURL)
+                (file, reservedPart) = freeName(
+                    beside: wanted, for: index, journalURL: journalURL, tried: tried)
             }
         }
     }
 
+    /// How many names a renaming item tries, each held by another download when it came to it,
+    /// before it fails as the last one's claim did.
+    private static let mostRenamesPerItem = 100
+
     /// Whether `error` says that another download holds the output's `.part` (its claim was refused).
     private static func isWrittenByAnother(_ error: any Error) -> Bool {
-        guard let error = error as? FastpullError else { return false }
-        return error.code == .localIO && error.systemError == EWOULDBLOCK
+        (error as? FastpullError)?.heldByAnotherDownload == true
     }
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
-    /// The first of `name.1`, `name.2`, … beside `file` that holds no file and that no other item
-    /// took (``BatchOptions/ExistingFiles/rename``); reserved for item `index`. A name whose partial
-    /// download is there is skipped unless its journal names this download (`journalURL`: the URL,
-    /// with the part of the file a `--range` fetches) and no other download holds it now: then it is
-    /// this item's, from an earlier run, and resumed.
+    /// The first of `name.1`, `name.2`, … beside `file` that holds no file, that no other item took
+    /// (``BatchOptions/ExistingFiles/rename``) and that is not in `tried`; reserved for item `index`. A
+    /// name whose partial download is there is skipped unless its journal names this download
+    /// (`journalURL`: the URL, with the part of the file a `--range` fetches) and no other download
+    /// holds it now: then it is this item's, from an earlier run, and resumed.
     ///
     /// A free name is taken by creating its `.part` (exclusively, empty): another process choosing at
     /// the same moment finds it there, journal-less, and goes on to the next number instead of
-    /// failing on the same name. `created` says so, for ``releaseReservedPart(_:)``.
-    private func freeName(beside file: URL, for index: Int, journalURL: String) -> (name: URL, created: Bool)
+    /// failing on the same name. `created` identifies that file, for ``releaseReservedPart(_:_:)``.
+    /// Where it cannot be created for another reason (no permission, no room, a name too long), that
+    /// name is returned as it is: the download then fails saying why.
+    private func freeName(beside file: URL, for index: Int, journalURL: String, tried: Set<String> = [])
+        -> (name: URL, created: FileSystem.Creation?)
     {
         let path = file.path(percentEncoded: false)
         var number = 1
@@ -414,28 +435,35 @@ public final class Batch: Sendable {
             let candidate = "\(path).\(number)"
             let part = candidate + ".part"
             number += 1
-            guard !FileSystem.exists(candidate) else { continue }
-            let created = FileSystem.createEmpty(part)
-            guard
-                created
-                    || (JournalStore(partPath: part).records(url: journalURL)
-                        && !OutputFile.isLockedByAnother(part))
-            else { continue }
+            guard !tried.contains(candidate), !FileSystem.exists(candidate) else { continue }
+            let creation = FileSystem.createEmpty(part)
+            switch creation {
+            case .failed:
+                return (URL(fileURLWithPath: candidate), nil)
+            case .taken:
+                guard JournalStore(partPath: part).records(url: journalURL),
+                    !OutputFile.isLockedByAnother(part)
+                else { continue }
+            case .created:
+                break
+            }
+            let created: FileSystem.Creation? = if case .created = creation { creation } else { nil }
             guard reserve(URL(fileURLWithPath: candidate), for: index) == nil else {
-                if created { try? FileSystem.remove(part) }
+                if case .created(let device, let inode) = creation {
+                    FileSystem.removeIfUntouched(part, device: device, inode: inode)
+                }
                 continue
             }
             return (URL(fileURLWithPath: candidate), created)
         }
     }
 
-    /// After a download into a name ``freeName(beside:for:journalURL:)`` took by creating its `.part`
-    /// failed: that `.part`, still empty and held by nobody, goes (one that holds bytes stays for a
-    /// resume, as the download decided).
-    private static func releaseReservedPart(_ file: URL) {
-        let part = file.path(percentEncoded: false) + ".part"
-        guard FileSystem.size(part) == 0, !OutputFile.isLockedByAnother(part) else { return }
-        try? FileSystem.remove(part)
+    /// After a download into a name ``freeName(beside:for:journalURL:tried:)`` took by creating its
+    /// `.part` failed: that `.part` goes if it is still the empty file made then, held by nobody (one
+    /// that holds bytes stays for a resume, as the download decided; one made since is another's).
+    private static func releaseReservedPart(_ file: URL, _ creation: FileSystem.Creation?) {
+        guard case .created(let device, let inode) = creation else { return }
+        FileSystem.removeIfUntouched(file.path(percentEncoded: false) + ".part", device: device, inode: inode)
     }
 
     private func reserve(_ file: URL, for index: Int) -> Int? {
@@ -478,7 +506,7 @@ public final class Batch: Sendable {
 
     /// The file in `folder` that `url` is saved as: named by the server's `Content-Disposition`, else
     /// the URL (see ``OutputName``). Probes the URL for the header, and returns what the probe found
-    /// for the download that follows, and whether neither the file nor its `.part` was there when it
+    /// for the download that follows, and whether nothing was at the name and no `.part` beside it when it
     /// looked; `exchanges` gets the probe's request and response heads.
     static func name(
         _ url: URL, in folder: URL, configuration: Configuration, connections: ConnectionCache? = nil,
@@ -497,7 +525,11 @@ public final class Batch: Sendable {
         // that one request. Not where the file may be there already (a rerun) or resumes from its
         // `.part`: a HEAD then tells what is needed, and costs no body that nobody reads.
         let path = FileSystem.join(folderPath, fallbackName)
-        let fresh = !FileSystem.isRegularFile(path) && !FileSystem.isRegularFile(path + ".part")
+        // Whether nothing at all is at the name (a folder, a FIFO or a link there is for the download
+        // to look at and refuse or write to), and whether no file is there nor its `.part`.
+        let nothingThere = !FileSystem.exists(path)
+        let fresh =
+            (nothingThere || !FileSystem.isRegularFile(path)) && !FileSystem.isRegularFile(path + ".part")
         let planned: Planned
         do {
             // Of the probe's events only its request and response heads (`--verbose`) are passed on:
@@ -516,7 +548,8 @@ public final class Batch: Sendable {
         }
         let name = OutputName.derive(from: url, contentDisposition: planned.plan.probe.contentDisposition)
         return (
-            name == fallbackName ? fallback : file(named: name), planned.probed, name == fallbackName && fresh
+            name == fallbackName ? fallback : file(named: name), planned.probed,
+            name == fallbackName && fresh && nothingThere
         )
     }
 }

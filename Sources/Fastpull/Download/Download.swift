@@ -61,8 +61,8 @@ public final class Download: Sendable {
     /// otherwise ``run()`` decides (``ExistingFile/decide(_:url:configuration:refusing:connections:client:emit:)``).
     private let existingFileDecided: Bool
     /// Set by a batch that found nothing at the destination when it decided (just before): the
-    /// pipeline does not look it up again.
-    package let destinationSeenAbsent: Bool
+    /// first run's pipeline does not look it up again.
+    private let destinationSeenAbsent: Mutex<Bool>
     /// What a plan-only download found, left here when its pipeline stops after the probe.
     private let planned = Mutex<Planned?>(nil)
     private let running = Mutex<Task<Report, any Error>?>(nil)
@@ -121,7 +121,7 @@ public final class Download: Sendable {
         destinationSeenAbsent: Bool = false, client: FastpullClient = .shared
     ) {
         self.existingFileDecided = existingFileDecided
-        self.destinationSeenAbsent = existingFileDecided && destinationSeenAbsent
+        self.destinationSeenAbsent = Mutex(existingFileDecided && destinationSeenAbsent)
         self.client = client
         self.planOnly = planOnly
         self.keepsProbeAnswer = keepsProbeAnswer
@@ -464,6 +464,13 @@ public final class Download: Sendable {
 }
 
 extension Download: DownloadJob {
+    package func takeDestinationSeenAbsent() -> Bool {
+        destinationSeenAbsent.withLock { seen in
+            defer { seen = false }
+            return seen
+        }
+    }
+
     /// What the engine shares with the other downloads of this download's client.
     package var resources: EngineResources { client.resources }
 }

@@ -1,7 +1,6 @@
 import FastpullHTTP
 import FastpullNet
 import FoundationEssentials
-import Glibc
 
 /// A failure, classified: the user-facing error and whether retrying may help.
 package struct Failure: Sendable {
@@ -103,7 +102,7 @@ package struct Failure: Sendable {
             var failure = FastpullError(.localIO, error.description)
             // Another download holds the `.part` (its `flock` would block): a caller that may choose
             // another name tells it by this.
-            if case .busy = error { failure.systemError = EWOULDBLOCK }
+            if case .busy = error { failure.heldByAnotherDownload = true }
             self.init(error: failure, retryable: false)
         case let error as PlacementError:
             switch error {

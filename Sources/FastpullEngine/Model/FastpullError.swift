@@ -42,6 +42,9 @@ public struct FastpullError: Error, Sendable, Equatable, CustomStringConvertible
     public var url: URL?
     /// The system's error number behind the failure (`ENOSPC`, `ECONNREFUSED`, …), where one is known.
     public var systemError: Int32?
+    /// Another download held the output's `.part` when this one came to claim it: a caller that may
+    /// save under another name (`--auto-rename`) goes on to the next.
+    package var heldByAnotherDownload = false
 
     /// Creates an error with a code, a message and, where there is one, the step that gets past it.
     public init(_ code: Code, _ message: String, remedy: Remedy? = nil) {

@@ -19,8 +19,9 @@ package protocol DownloadJob: AnyObject, Sendable {
     /// For a plan: probe with the file's first GET and keep its answer unread in the findings.
     var keepsProbeAnswer: Bool { get }
     /// Whether its caller looked at the destination just before and found nothing there (a batch
-    /// deciding about existing files): the pipeline does not look again.
-    var destinationSeenAbsent: Bool { get }
+    /// deciding about existing files): the pipeline does not look again. True once at most (a run
+    /// resumed later looks for itself).
+    func takeDestinationSeenAbsent() -> Bool
     /// Kept-alive connections shared with the other files of a batch (nil: the client's).
     var sharedConnections: ConnectionCache? { get }
     /// Why the download stopped itself (too slow), when it did.

@@ -203,7 +203,8 @@ extension Pipeline {
                             "\(outputPath) appeared during the download and was left alone; saved as \(candidate)"
                         ))
                     return candidate
-                } catch PlacementError.appeared {
+                } catch PlacementError.appeared, PlacementError.notAFile {
+                    // Taken meanwhile, or by a folder, a FIFO: the next.
                     continue
                 }
             }

@@ -243,9 +243,7 @@ package struct Pipeline {
             retriesRefused: configuration.retries.retriesRefusedConnections,
             maximumTime: configuration.retries.maximumTime)
         // A plan's placeholder destination has no journal to look for.
-        // Nor has a `.part` this run created: a journal beside it is another file's (its own `.part`
-        // was removed), not looked for now; the resume of a large file still finds and discards it.
-        let journaled = !download.planOnly && part?.wasCreated != true && store.exists
+        let journaled = !download.planOnly && store.exists
         // Another program's partial file to continue: the probe asks with HEAD (an opening GET would
         // bring bytes the file has).
         let adoptable = adoptableLength()
@@ -536,7 +534,7 @@ package struct Pipeline {
         // Where the caller looked just before and found nothing, nothing is looked up again: whatever
         // appears there since is not replaced (the verified file stays in its `.part`, as for a name
         // taken during the download). A missing folder is told when the `.part` cannot be created.
-        let output = download.destinationSeenAbsent ? nil : FileSystem.kind(of: outputPath)
+        let output = download.takeDestinationSeenAbsent() ? nil : FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
         let (folder, name) = FileSystem.split(outputPath)
         guard output != S_IFDIR else {

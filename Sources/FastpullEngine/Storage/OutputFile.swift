@@ -425,7 +425,9 @@ package final class OutputFile: Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
-        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+        // Exclusive: a shared lock someone else holds counts too (a download's claim asks for an
+        // exclusive one, which that would refuse).
+        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
     /// Why what is at `destination` keeps the file from its name, or nil when nothing is there: it is
@@ -460,18 +462,39 @@ package enum FileSystem {
         }
     }
 
-    /// Whether something (of any kind, including a dangling symlink) exists at `path`.
-    /// Creates an empty file at `path` where nothing is (exclusively, not following a link); false
-    /// when something is there or it cannot be created.
-    package static func createEmpty(_ path: String) -> Bool {
+    /// What ``createEmpty(_:)`` did.
+    package enum Creation: Equatable {
+        /// The file was made; its device and inode, to know it again.
+        case created(device: UInt64, inode: UInt64)
+        /// Something is at the path already.
+        case taken
+        /// It could not be made (`errno`): no room, no permission, a name too long, no such folder.
+        case failed(Int32)
+    }
+
+    /// Creates an empty file at `path` where nothing is (exclusively, not following a link).
+    package static func createEmpty(_ path: String) -> Creation {
         let fd = SystemCall.restarting {
             open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
         }
-        guard fd >= 0 else { return false }
-        close(fd)
-        return true
+        guard fd >= 0 else { return errno == EEXIST ? .taken : .failed(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .created(device: 0, inode: 0) }
+        return .created(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
+    /// Removes the file at `path` if it is still the one ``createEmpty(_:)`` made (`device`, `inode`),
+    /// empty, and held by no download.
+    package static func removeIfUntouched(_ path: String, device: UInt64, inode: UInt64) {
+        var info = stat()
+        guard lstat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode,
+            info.st_size == 0, !OutputFile.isLockedByAnother(path)
+        else { return }
+        _ = unlink(path)
+    }
+
+    /// Whether something (of any kind, including a dangling symlink) exists at `path`.
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
