@@ -8,27 +8,39 @@ import Testing
 /// `--auto-rename` (``BatchOptions/ExistingFiles/rename``) beside a file that is there: a `name.1.part`
 /// left by an earlier run is this download's only when its journal names this download, the URL and
 /// the part of the file it fetches, as the resume itself compares them.
-struct RenameResumeTests {
+final class RenameResumeTests {
+    /// A folder of its own for each test, removed after it.
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fastpull-rename-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    /// A durable journal beside `part` for a whole download of `url` of `size` bytes, none written.
+    func writeJournal(beside part: String, naming url: URL, size: Int64) throws {
+        let journal = Journal(
+            url: Journal.downloadURL(url, byteRange: nil), finalURL: url.absoluteString, size: size,
+            checksums: [], segments: [.init(start: 0, end: size, durable: 0, written: 0)])
+        try JournalStore(partPath: part).write(journal, durably: true)
+    }
+
     /// A `.part` whose journal is a whole download of the URL: a `--range` download of the same URL
     /// saves beside it as `name.2` and leaves it alone (it took it, threw its bytes away, and said
     /// "belongs to …, not this URL"); a download of the whole URL takes `name.1`.
     @Test(arguments: [true, false])
     func aPartIsTakenOnlyByTheDownloadItsJournalNames(ranged: Bool) async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rename-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let url = server.url("/gen/300000?seed=9")
         let file = folder.appendingPathComponent("a.bin")
         try Data("there".utf8).write(to: file)
         let part = folder.appendingPathComponent("a.bin.1.part").path
         let kept = Data(repeating: 7, count: 1000)
         try kept.write(to: URL(fileURLWithPath: part))
-        let journal = Journal(
-            url: Journal.downloadURL(url, byteRange: nil), finalURL: url.absoluteString, size: 300_000,
-            checksums: [], segments: [.init(start: 0, end: 300_000, durable: 0, written: 0)])
-        try JournalStore(partPath: part).write(journal, durably: true)
+        try writeJournal(beside: part, naming: url, size: 300_000)
         var configuration = Configuration()
         if ranged { configuration.request.byteRange = .from(1000, through: 1999) }
         let outcomes = await Fastpull.download(
@@ -49,10 +61,6 @@ struct RenameResumeTests {
     /// another took at the same moment, and each file holds the URL's bytes.
     @Test func concurrentRenamesEachTakeANameOfTheirOwn() async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rename-race-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let url = server.url("/gen/200000?seed=4")
         let file = folder.appendingPathComponent("a.bin")
         try Data("there".utf8).write(to: file)
@@ -95,10 +103,6 @@ struct RenameResumeTests {
         var capped = FixtureServer.Configuration()
         capped.totalRate = 500_000
         let server = try FixtureServer(capped)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rename-late-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let size = 2 << 20
         let url = server.url("/gen/\(size)?seed=6")
         let file = folder.appendingPathComponent("a.bin")
@@ -130,19 +134,12 @@ struct RenameResumeTests {
     /// that allowed a shared holder took it for free, and the claim's exclusive lock was refused).
     @Test func aPartHeldWithASharedLockIsPassedBy() async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rename-held-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let url = server.url("/gen/300000?seed=8")
         let file = folder.appendingPathComponent("a.bin")
         try Data("there".utf8).write(to: file)
         let part = folder.appendingPathComponent("a.bin.1.part").path
         try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: part))
-        let journal = Journal(
-            url: Journal.downloadURL(url, byteRange: nil), finalURL: url.absoluteString, size: 300_000,
-            checksums: [], segments: [.init(start: 0, end: 300_000, durable: 0, written: 0)])
-        try JournalStore(partPath: part).write(journal, durably: true)
+        try writeJournal(beside: part, naming: url, size: 300_000)
         let holder = open(part, O_RDONLY)
         defer { close(holder) }
         #expect(flock(holder, LOCK_SH) == 0)
@@ -159,10 +156,6 @@ struct RenameResumeTests {
     /// for ever.
     @Test func aNameThatCannotBeMadeFailsSayingWhy() async throws {
         let server = try FixtureServer()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "fastpull-rename-long-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent(String(repeating: "n", count: 251))
         try Data("there".utf8).write(to: file)
         let outcomes = await Fastpull.download(
