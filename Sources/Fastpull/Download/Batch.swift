@@ -299,6 +299,9 @@ public final class Batch: Sendable {
         if options.existingFiles == .rename {
             settings.resume.renamingBase = wanted.path(percentEncoded: false)
         }
+        // A journal names its download's URL and the part of the file it fetches (`--range`), as the
+        // resume itself compares them: a `name.N.part` is this item's when its journal says this.
+        let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
         // A file at the output path: looked up once (none there when the naming just found none), and
         // not again by the download when nothing is there.
         let standardOutput = FileSystem.isStandardOutput(file.path(percentEncoded: false))
@@ -323,10 +326,7 @@ public final class Batch: Sendable {
             case .rename:
                 probed?.answer?.discard()
                 probed = nil
-                // A journal names its download's URL and the part of the file it fetches (`--range`),
-                // as the resume itself compares them.
-                let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
-                (file, reservedPart) = freeName(beside: file, for: index, journalURL: journalURL)
+                (file, reservedPart) = freeName(beside: wanted, for: index, journalURL: journalURL)
                 seenAbsent = false
             case .keepIfVerified, .refuse, .replace:
                 break
@@ -363,7 +363,7 @@ public final class Batch: Sendable {
                 from: source, to: file, configuration: settings,
                 observer: { [self] event in
                     // A name another download writes is left for the next free one, not failed on.
-                    if renaming, case .failed(let error) = event.detail, Self.isWrittenByAnother(error) {
+                    if renaming, case .failed(let error) = event.detail, error.heldByAnotherDownload {
                         return
                     }
                     emit(index, event)
@@ -376,29 +376,27 @@ public final class Batch: Sendable {
                 return BatchOutcome(index: index, item: item, result: .success(report), alreadyPresent: false)
             } catch {
                 Self.releaseReservedPart(file, reservedPart)
-                let heldByAnother = renaming && Self.isWrittenByAnother(error)
-                tried.insert(file.path(percentEncoded: false))
-                guard heldByAnother, !Task.isCancelled, tried.count <= Self.mostRenamesPerItem else {
-                    // The failure the observer held back is told now (stopped: as an interruption).
-                    var failure = error
-                    if heldByAnother {
-                        let told =
-                            Task.isCancelled
-                            ? FastpullError(
-                                .interrupted, "interrupted before \(item.url.redactedForDisplay) was started")
-                            : error
-                        emit(index, .failed(told))
-                        failure = told
-                    }
+                guard renaming, error.heldByAnotherDownload else {
                     return BatchOutcome(
-                        index: index, item: item, result: .failure(failure), alreadyPresent: false)
+                        index: index, item: item, result: .failure(error), alreadyPresent: false)
+                }
+                tried.insert(file.path(percentEncoded: false))
+                guard !Task.isCancelled, tried.count <= Self.mostRenamesPerItem else {
+                    // The failure the observer held back is told now (stopped: as an interruption).
+                    let told =
+                        Task.isCancelled
+                        ? FastpullError(
+                            .interrupted, "interrupted before \(item.url.redactedForDisplay) was started")
+                        : error
+                    emit(index, .failed(told))
+                    return BatchOutcome(
+                        index: index, item: item, result: .failure(told), alreadyPresent: false)
                 }
                 // Another download took this name between the look and the claim (another run of
                 // `--auto-rename`, another item of a download list): the next free name. The kept
                 // answer of the naming probe went with the failed attempt.
                 probed = nil
                 seenAbsent = false
-                let journalURL = Journal.downloadURL(source, byteRange: settings.request.byteRange)
                 (file, reservedPart) = freeName(
                     beside: wanted, for: index, journalURL: journalURL, tried: tried)
             }
@@ -408,11 +406,6 @@ public final class Batch: Sendable {
     /// How many names a renaming item tries, each held by another download when it came to it,
     /// before it fails as the last one's claim did.
     private static let mostRenamesPerItem = 100
-
-    /// Whether `error` says that another download holds the output's `.part` (its claim was refused).
-    private static func isWrittenByAnother(_ error: any Error) -> Bool {
-        (error as? FastpullError)?.heldByAnotherDownload == true
-    }
 
     /// Reserves `file` as item `index`'s output; returns the item that has it already, if any.
     /// The first of `name.1`, `name.2`, … beside `file` that holds no file, that no other item took

@@ -100,7 +100,7 @@ package struct Pipeline {
     /// `error` says something else.
     private func missingFolder(after error: any Error) -> FastpullError? {
         guard case .io(let failure) = error as? ClaimError, failure.errno == ENOENT else { return nil }
-        let folder = String(FileSystem.split(outputPath).folder)
+        let folder = FileSystem.split(outputPath).folder
         guard !FileSystem.isDirectory(folder) else { return nil }
         return FastpullError(
             .localIO, "the folder \(folder) does not exist; create it or choose another output path")
@@ -532,8 +532,8 @@ package struct Pipeline {
         if download.planOnly { return nil }
         // An output that takes bytes in order (standard output, a FIFO, a device) is opened, not created.
         // Where the caller looked just before and found nothing, nothing is looked up again: whatever
-        // appears there since is not replaced (the verified file stays in its `.part`, as for a name
-        // taken during the download). A missing folder is told when the `.part` cannot be created.
+        // appears there since is not replaced (``placeVerified(_:)``, as for a name taken during the
+        // download). A missing folder is told when the `.part` cannot be created.
         let output = download.takeDestinationSeenAbsent() ? nil : FileSystem.kind(of: outputPath)
         if let ordered = orderedTarget(kind: output) { return ordered }
         let (folder, name) = FileSystem.split(outputPath)

@@ -456,7 +456,7 @@ package enum FileSystem {
     }
 
     /// Removes a file if it exists; errors other than "not there" are reported.
-    package static func remove(_ path: String) throws(StorageError) {
+    static func remove(_ path: String) throws(StorageError) {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw StorageError(call: "unlink", path: path, errno: errno)
         }
